@@ -1,0 +1,153 @@
+// Status and Result<T>: how every fallible skilldb call reports failure.
+//
+// A Status is either OK or carries a code and a message; Result<T> holds a
+// value or a non-OK Status. Neither throws. Both are cheap to move and are
+// safe to use from any thread (they are plain values).
+//
+// This header is the one piece of libskilldb that the retrieval module below
+// it also uses; it depends on nothing but the standard library.
+#ifndef SKILLDB_STATUS_H_
+#define SKILLDB_STATUS_H_
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace skilldb {
+
+// The small, fixed set of error codes. Callers branch on the code, never on
+// the message. Values are stable (they appear in JSON error output).
+enum class StatusCode {
+  kOk = 0,
+  kNotFound = 1,
+  kInvalidArgument = 2,
+  kAlreadyExists = 3,
+  kFailedPrecondition = 4,
+  kAborted = 5,  // retryable conflict
+  kCorruption = 6,
+  kIOError = 7,
+  kUnavailable = 8,
+  kDeadlineExceeded = 9,
+  kNotSupported = 10,
+  kInternal = 11,
+};
+
+// Returns a short lower_snake name for `code` ("not_found", ...).
+std::string_view StatusCodeName(StatusCode code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message)
+      : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+  static Status NotFound(std::string m) {
+    return {StatusCode::kNotFound, std::move(m)};
+  }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
+  static Status AlreadyExists(std::string m) {
+    return {StatusCode::kAlreadyExists, std::move(m)};
+  }
+  static Status FailedPrecondition(std::string m) {
+    return {StatusCode::kFailedPrecondition, std::move(m)};
+  }
+  static Status Aborted(std::string m) {
+    return {StatusCode::kAborted, std::move(m)};
+  }
+  static Status Corruption(std::string m) {
+    return {StatusCode::kCorruption, std::move(m)};
+  }
+  static Status IOError(std::string m) {
+    return {StatusCode::kIOError, std::move(m)};
+  }
+  static Status Unavailable(std::string m) {
+    return {StatusCode::kUnavailable, std::move(m)};
+  }
+  static Status DeadlineExceeded(std::string m) {
+    return {StatusCode::kDeadlineExceeded, std::move(m)};
+  }
+  static Status NotSupported(std::string m) {
+    return {StatusCode::kNotSupported, std::move(m)};
+  }
+  static Status Internal(std::string m) {
+    return {StatusCode::kInternal, std::move(m)};
+  }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+  // "not_found: skill 'x' does not exist" (or "ok").
+  std::string ToString() const;
+
+  // Returns a copy whose message is "`context`: <message>". OK stays OK.
+  Status WithContext(std::string_view context) const;
+
+  bool IsNotFound() const { return code_ == StatusCode::kNotFound; }
+  bool IsInvalidArgument() const {
+    return code_ == StatusCode::kInvalidArgument;
+  }
+  bool IsAborted() const { return code_ == StatusCode::kAborted; }
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+// Result<T> holds either a T or a non-OK Status.
+// REQUIRES: a Result is never constructed from an OK Status.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT
+    assert(!status_.ok());
+    if (status_.ok()) status_ = Status::Internal("Result built from OK");
+  }
+
+  bool ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+
+  // REQUIRES: ok().
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
+
+ private:
+  std::optional<T> value_;
+  Status status_;  // OK when value_ is set
+};
+
+}  // namespace skilldb
+
+#define SKILLDB_CONCAT_INNER_(a, b) a##b
+#define SKILLDB_CONCAT_(a, b) SKILLDB_CONCAT_INNER_(a, b)
+
+// Returns from the enclosing function if `expr` (a Status) is not OK.
+#define SKILLDB_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::skilldb::Status skilldb_status_ = (expr);        \
+    if (!skilldb_status_.ok()) return skilldb_status_; \
+  } while (0)
+
+// Evaluates `rexpr` (a Result<T>); on error returns its Status, otherwise
+// assigns the value to `lhs` (which may be a declaration).
+#define SKILLDB_ASSIGN_OR_RETURN(lhs, rexpr)                                 \
+  SKILLDB_ASSIGN_OR_RETURN_IMPL_(SKILLDB_CONCAT_(skilldb_result_, __LINE__), \
+                                 lhs, rexpr)
+#define SKILLDB_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, rexpr) \
+  auto tmp = (rexpr);                                   \
+  if (!tmp.ok()) return tmp.status();                   \
+  lhs = std::move(tmp).value()
+
+#endif  // SKILLDB_STATUS_H_

@@ -1,0 +1,135 @@
+// The Verifier interface: how the engine asks for execution-based evidence
+// that a candidate skill's code is correct and reproducibly faster.
+//
+// The engine only calls out through this interface; implementations live in
+// consumers (verify/ has the GPU and host verifiers; the CLI has one that
+// replays a recorded report). The value types here are plain structs, safe to
+// copy and to share read-only across threads. A Verifier implementation
+// states its own thread safety.
+#ifndef SKILLDB_VERIFIER_H_
+#define SKILLDB_VERIFIER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skilldb/status.h"
+
+namespace skilldb {
+
+// A piece of code to verify: a kernel source plus the entry point the
+// verifier's task protocol expects.
+struct Artifact {
+  std::string name;      // human label, e.g. "reference" or a file name
+  std::string language;  // "cuda" | "cpp" | "triton"
+  std::string source;    // full source text; "" = the task's reference
+};
+
+// What the engine asks a verifier to establish.
+struct VerificationRequest {
+  std::string task;    // a task the verifier knows, e.g. "softmax_rows_fp32"
+  Artifact baseline;   // what the candidate must beat ("" source: reference)
+  Artifact candidate;  // the code under test
+  int rounds = 3;      // independent timing rounds wanted. Default: 3.
+  int timed_calls_per_round = 30;  // timed calls per side per round.
+  bool check_correctness = true;   // compare against the float64 reference
+  // Device class the evidence must come from ("sm_90", "host"); "" = any.
+  std::string device_class;
+  // Seed for input generation; 0 = the verifier draws one the candidate
+  // cannot predict. Fixed seeds are for tests only.
+  uint64_t seed = 0;
+};
+
+// The correctness half of a report.
+struct CorrectnessResult {
+  bool checked = false;  // false when correctness was not asked for
+  bool passed = false;
+  int trials = 0;               // fresh-input trials run
+  double max_abs_error = 0.0;   // over all trials and elements
+  double max_rel_error = 0.0;
+  std::vector<std::string> errors;  // first few mismatches, in words
+};
+
+// One independent timing round: baseline and candidate interleaved.
+struct RoundTiming {
+  std::vector<double> baseline_ms;   // per timed call, device-event time
+  std::vector<double> candidate_ms;
+  double baseline_median_ms = 0.0;
+  double candidate_median_ms = 0.0;
+  double speedup_ratio = 0.0;  // baseline_median_ms / candidate_median_ms
+};
+
+// The combined speedup estimate with its confidence interval.
+struct SpeedupEstimate {
+  double ratio = 0.0;     // point estimate (median of per-round ratios)
+  double ci_low = 0.0;    // lower bound of the confidence interval
+  double ci_high = 0.0;   // upper bound
+  double confidence = 0.95;
+};
+
+// Everything a verifier found out about one request. Expected outcomes
+// (a compile error, a wrong answer, a hack) are reports with passed == false,
+// not errors.
+struct VerificationReport {
+  std::string verifier;          // implementation name, e.g. "cuda"
+  std::string verifier_version;  // bumps whenever the protocol changes
+  std::string device;            // e.g. "NVIDIA H200 (sm_90)"
+  std::string device_class;      // e.g. "sm_90" or "host"
+  std::string task;
+  std::string candidate_hash;  // hex digest of the candidate source
+  bool compiled = false;
+  std::string compile_log;  // compiler output, verbatim
+  CorrectnessResult correctness;
+  std::vector<RoundTiming> rounds;
+  SpeedupEstimate speedup;
+  // Largest speedup the task's roofline allows on this device, if known.
+  std::optional<double> max_plausible_speedup;
+  bool passed = false;               // the verifier's own verdict
+  std::vector<std::string> reasons;  // why it failed, or notes if it passed
+  int64_t finished_at_ms = 0;        // Unix time in milliseconds
+};
+
+// What the engine requires before a candidate may enter the library.
+struct VerificationPolicy {
+  int min_rounds = 3;           // Default: 3 independent rounds.
+  double min_speedup = 1.05;    // every round at or above. Default: 1.05.
+  double min_ci_low = 1.0;      // confidence lower bound must exceed this.
+  bool require_correctness = true;  // Default: true.
+  // Reports claiming more than this are implausible. Default: 50.
+  double max_plausible_speedup = 50.0;
+  std::string device_class;  // required device class; "" = any.
+};
+
+// Returns the reasons `report` does not satisfy `policy` (empty: it does).
+// Reasons are sentences naming the figure and the bound it missed.
+std::vector<std::string> PolicyViolations(const VerificationPolicy& policy,
+                                          const VerificationReport& report);
+
+// Serializes a report as one line of compact JSON; ReportFromJson reads it
+// back. Timings are kept in full.
+std::string ReportToJson(const VerificationReport& report);
+// Returns InvalidArgument naming the field on malformed input.
+Result<VerificationReport> ReportFromJson(std::string_view json);
+
+// The interface the engine calls to obtain evidence.
+class Verifier {
+ public:
+  virtual ~Verifier() = default;
+
+  // Name used in reports and audit entries ("cuda", "host", "replay").
+  virtual std::string_view Name() const = 0;
+
+  // Verifies `request`. A candidate that fails to compile, is wrong, is not
+  // faster or tries to cheat yields OK with report.passed == false and the
+  // reasons. Errors are for the verifier itself: InvalidArgument for an
+  // unknown task or malformed request, Unavailable when the device or worker
+  // cannot be had, DeadlineExceeded when verification itself timed out.
+  virtual Result<VerificationReport> Verify(
+      const VerificationRequest& request) = 0;
+};
+
+}  // namespace skilldb
+
+#endif  // SKILLDB_VERIFIER_H_

@@ -1,0 +1,153 @@
+// Index segments: an immutable batch of documents with their posting lists.
+//
+// A document is one revision of a skill. Docids are global, assigned in
+// ascending order, and each segment covers a contiguous docid range, so the
+// segments of a library partition the docid space and queries walk them one
+// after another. A document is live at version V when start <= V < end; the
+// end is the one mutable per-document fact (set once, when the revision is
+// replaced or deleted).
+//
+// SegmentBuilder is single-threaded. SegmentDocs is safe for concurrent
+// readers alongside one writer calling SetEnd.
+#ifndef SKILLDB_RETRIEVAL_SEGMENT_H_
+#define SKILLDB_RETRIEVAL_SEGMENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "skilldb/status.h"
+
+namespace skilldb::retrieval {
+
+using DocVersion = uint64_t;
+inline constexpr DocVersion kLiveForever =
+    std::numeric_limits<DocVersion>::max();
+
+// Filter terms share the term space but start with this byte, which no
+// analyzer emits, so they can never collide with text terms.
+inline constexpr char kFilterTermPrefix = '\x1f';
+
+// The length recorded for a dropped document.
+inline constexpr uint32_t kDroppedLength =
+    std::numeric_limits<uint32_t>::max();
+
+// Returns the filter term for `field` ("tag", "op", "arch", "lang",
+// "status") and `value`, case-folded (ASCII).
+std::string FilterTerm(std::string_view field, std::string_view value);
+
+// One document as the builder sees it.
+struct DocInput {
+  uint32_t docid = 0;
+  DocVersion start = 0;  // version that created this revision
+  std::string id;        // the skill id (ties are broken on it)
+  uint32_t length = 0;   // number of text terms (dl)
+  // Distinct text terms with their frequencies.
+  std::vector<std::pair<std::string, uint32_t>> term_freqs;
+  // Filter terms (see FilterTerm); not counted in length.
+  std::vector<std::string> filter_terms;
+};
+
+// The per-document facts of one segment, held in memory while queried.
+class SegmentDocs {
+ public:
+  // Decodes a doc table written by SegmentBuilder::EncodeDocTable or
+  // SegmentDocs::Encode. Every end starts as kLiveForever. Corruption if the
+  // blob is malformed.
+  static Result<std::unique_ptr<SegmentDocs>> Decode(std::string_view blob);
+
+  // The doc table (ends excluded: they live elsewhere).
+  std::string Encode() const;
+
+  uint32_t base() const { return base_; }
+  uint32_t count() const { return static_cast<uint32_t>(lengths_.size()); }
+  uint32_t limit() const { return base_ + count(); }  // one past the last
+  bool Contains(uint32_t docid) const {
+    return docid >= base_ && docid < limit();
+  }
+  DocVersion min_start() const { return min_start_; }
+  DocVersion max_start() const { return max_start_; }
+
+  // REQUIRES: Contains(docid) for all of these.
+  uint32_t length(uint32_t docid) const { return lengths_[docid - base_]; }
+  DocVersion start(uint32_t docid) const {
+    return min_start_ + start_deltas_[docid - base_];
+  }
+  std::string_view id(uint32_t docid) const;
+  // Dropped documents (removed by a merge after garbage collection) keep
+  // their docid but are never live.
+  bool dropped(uint32_t docid) const {
+    return lengths_[docid - base_] == kDroppedLength;
+  }
+  DocVersion end(uint32_t docid) const {
+    return ends_[docid - base_].load(std::memory_order_acquire);
+  }
+  bool LiveAt(uint32_t docid, DocVersion version) const {
+    return start(docid) <= version && end(docid) > version;
+  }
+
+  // Records that the document stopped being live at `version`.
+  // REQUIRES: !dropped(docid).
+  void SetEnd(uint32_t docid, DocVersion version) {
+    ends_[docid - base_].store(version, std::memory_order_release);
+  }
+
+  size_t memory_bytes() const;
+
+ private:
+  SegmentDocs() = default;
+
+  uint32_t base_ = 0;
+  DocVersion min_start_ = 0;
+  DocVersion max_start_ = 0;
+  std::vector<uint32_t> lengths_;
+  std::vector<uint32_t> start_deltas_;
+  std::vector<uint32_t> id_offsets_;  // count() + 1 entries
+  std::string ids_;
+  std::unique_ptr<std::atomic<DocVersion>[]> ends_;
+};
+
+// Accumulates documents and encodes them as a doc table plus one posting
+// list per term.
+class SegmentBuilder {
+ public:
+  // REQUIRES: docids strictly ascending and contiguous across calls.
+  void Add(DocInput doc);
+  // Keeps `docid`'s slot without a document (see SegmentDocs::dropped).
+  void AddDropped(uint32_t docid);
+
+  size_t num_docs() const { return lengths_.size(); }
+  bool empty() const { return lengths_.empty(); }
+  uint32_t base() const { return base_; }
+  // Rough heap footprint, for deciding when to cut a segment.
+  size_t memory_bytes() const { return memory_bytes_; }
+
+  std::string EncodeDocTable() const;
+  // Calls `sink(term, posting_list)` for every term, in byte order of terms.
+  void EmitPostingLists(
+      const std::function<void(std::string_view, std::string)>& sink) const;
+
+ private:
+  struct TermPosting {
+    uint32_t docid;
+    uint32_t tf;
+  };
+  uint32_t base_ = 0;
+  std::vector<uint32_t> lengths_;
+  std::vector<DocVersion> starts_;
+  std::vector<uint32_t> id_offsets_ = {0};
+  std::string ids_;
+  std::unordered_map<std::string, std::vector<TermPosting>> postings_;
+  size_t memory_bytes_ = 0;
+};
+
+}  // namespace skilldb::retrieval
+
+#endif  // SKILLDB_RETRIEVAL_SEGMENT_H_

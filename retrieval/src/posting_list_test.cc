@@ -1,0 +1,104 @@
+#include "posting_list.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+namespace skilldb::retrieval::internal {
+namespace {
+
+std::vector<Posting> RandomPostings(size_t n, uint32_t max_gap, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<Posting> out;
+  uint32_t doc = static_cast<uint32_t>(rng() % 10);
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back({doc, static_cast<uint32_t>(1 + rng() % 7),
+                   static_cast<uint32_t>(10 + rng() % 300)});
+    doc += 1 + static_cast<uint32_t>(rng() % max_gap);
+  }
+  return out;
+}
+
+TEST_CASE("a cursor walks every posting in order") {
+  for (size_t n : {size_t{1}, size_t{127}, size_t{128}, size_t{129},
+                   size_t{1000}}) {
+    auto postings = RandomPostings(n, 50, static_cast<unsigned>(n));
+    std::string blob = EncodePostingList(postings);
+    PostingCursor cursor;
+    REQUIRE(cursor.Init(blob).ok());
+    CHECK(cursor.num_docs() == n);
+    for (const Posting& p : postings) {
+      REQUIRE(cursor.doc() == p.docid);
+      CHECK(cursor.tf() == p.tf);
+      cursor.Next();
+    }
+    CHECK(cursor.doc() == kNoMoreDocs);
+    CHECK_FALSE(cursor.corrupt());
+  }
+}
+
+TEST_CASE("Advance lands on the first posting at or after the target") {
+  auto postings = RandomPostings(5000, 20, 3);
+  std::string blob = EncodePostingList(postings);
+  std::mt19937 rng(11);
+  PostingCursor cursor;
+  REQUIRE(cursor.Init(blob).ok());
+  uint32_t target = 0;
+  size_t i = 0;
+  while (true) {
+    target += rng() % 400;
+    cursor.Advance(target);
+    while (i < postings.size() && postings[i].docid < target) ++i;
+    if (i == postings.size()) {
+      CHECK(cursor.doc() == kNoMoreDocs);
+      break;
+    }
+    REQUIRE(cursor.doc() == postings[i].docid);
+    CHECK(cursor.tf() == postings[i].tf);
+  }
+}
+
+TEST_CASE("block frontiers bound every posting of their block") {
+  auto postings = RandomPostings(2000, 5, 5);
+  std::string blob = EncodePostingList(postings);
+  PostingCursor cursor;
+  REQUIRE(cursor.Init(blob).ok());
+  Bm25 bm25(Bm25Params{}, 150.0);
+  for (const Posting& p : postings) {
+    REQUIRE(cursor.ShallowAdvance(p.docid));
+    CHECK(cursor.BlockLastDoc() >= p.docid);
+    Impact frontier[kMaxFrontier];
+    size_t n = PostingCursor::ReadFrontier(cursor.BlockFrontierRecord(),
+                                           frontier);
+    const double bound = MaxScore(bm25, 2.0, frontier, n);
+    CHECK(bound >= bm25.TermScore(2.0, p.tf, p.dl));
+    const auto& term = cursor.TermFrontier();
+    CHECK(MaxScore(bm25, 2.0, term.data(), term.size()) >= bound);
+  }
+}
+
+TEST_CASE("the impact frontier keeps only undominated pairs") {
+  auto frontier = ImpactFrontier({{1, 100}, {2, 100}, {2, 50}, {3, 200},
+                                  {1, 10}});
+  // (2,100) is dominated by (2,50); (1,100) by (2,50).
+  REQUIRE(frontier.size() == 3);
+  CHECK(frontier[0].tf == 3);
+  CHECK(frontier[1].tf == 2);
+  CHECK(frontier[1].dl == 50);
+  CHECK(frontier[2].tf == 1);
+  CHECK(frontier[2].dl == 10);
+}
+
+TEST_CASE("a truncated posting list is reported as corrupt") {
+  std::string blob = EncodePostingList(RandomPostings(300, 9, 2));
+  PostingCursor cursor;
+  CHECK(cursor.Init(std::string_view(blob).substr(0, 10)).code() ==
+        StatusCode::kCorruption);
+  // Cut inside the last block: the header still reads, the block does not.
+  REQUIRE(cursor.Init(std::string_view(blob).substr(0, blob.size() - 40)).ok());
+  while (cursor.doc() != kNoMoreDocs) cursor.Next();
+  CHECK(cursor.corrupt());
+}
+
+}  // namespace
+}  // namespace skilldb::retrieval::internal

@@ -1,0 +1,260 @@
+#include "skilldb/retrieval/searcher.h"
+
+#include <algorithm>
+
+#include "posting_list.h"
+#include "top_k.h"
+
+namespace skilldb::retrieval {
+namespace {
+
+using internal::Impact;
+using internal::kNoMoreDocs;
+using internal::PostingCursor;
+
+// A bound within this relative margin of the threshold is treated as able to
+// reach it: bounds and scores are summed in different orders, and rounding
+// must never prune a document that would have entered (ties enter on id).
+inline bool MayReach(double bound, double threshold) {
+  return bound * (1.0 + 1e-9) >= threshold;
+}
+
+struct TermCursor {
+  PostingCursor cursor;
+  std::unique_ptr<Blob> blob;
+  double idf = 0.0;
+  double max_score = 0.0;  // bound over the whole list in this segment
+  size_t order = 0;        // index in request.terms: the summation order
+};
+
+class SegmentSearch {
+ public:
+  SegmentSearch(const SearchRequest& request, const Bm25& bm25,
+                const SegmentDocs& docs, internal::TopK* top)
+      : request_(request), bm25_(bm25), docs_(docs), top_(top) {}
+
+  // Opens the cursors; returns false (and OK) if nothing can match here.
+  Result<bool> Open(PostingSource* source);
+  void RunExhaustive();
+  void RunBlockMaxWand();
+  Status Finish(SearchStats* stats) const;
+
+ private:
+  // Moves the filter cursors to their first common doc >= target.
+  uint32_t AlignFilters(uint32_t target);
+  double BlockBound(TermCursor& t);
+  void Evaluate(uint32_t doc);
+  void SortByDoc();
+
+  const SearchRequest& request_;
+  const Bm25& bm25_;
+  const SegmentDocs& docs_;
+  internal::TopK* top_;
+  std::vector<TermCursor> terms_;      // in request order
+  std::vector<TermCursor*> by_doc_;    // sorted by current doc
+  std::vector<PostingCursor> filters_;
+  std::vector<std::unique_ptr<Blob>> filter_blobs_;
+  uint64_t docs_scored_ = 0;
+};
+
+Result<bool> SegmentSearch::Open(PostingSource* source) {
+  terms_.resize(request_.terms.size());
+  for (size_t i = 0; i < request_.terms.size(); ++i) {
+    TermCursor& t = terms_[i];
+    t.order = i;
+    t.idf = request_.terms[i].idf;
+    SKILLDB_RETURN_IF_ERROR(source->Get(request_.terms[i].term, &t.blob));
+    if (t.blob == nullptr) continue;
+    SKILLDB_RETURN_IF_ERROR(t.cursor.Init(t.blob->data()));
+    const auto& frontier = t.cursor.TermFrontier();
+    t.max_score =
+        internal::MaxScore(bm25_, t.idf, frontier.data(), frontier.size());
+  }
+  std::erase_if(terms_, [](const TermCursor& t) { return t.blob == nullptr; });
+  if (terms_.empty()) return false;
+  for (const std::string& term : request_.filter_terms) {
+    std::unique_ptr<Blob> blob;
+    SKILLDB_RETURN_IF_ERROR(source->Get(term, &blob));
+    if (blob == nullptr) return false;  // a required filter matches nothing
+    filters_.emplace_back();
+    SKILLDB_RETURN_IF_ERROR(filters_.back().Init(blob->data()));
+    filter_blobs_.push_back(std::move(blob));
+  }
+  for (TermCursor& t : terms_) by_doc_.push_back(&t);
+  return true;
+}
+
+uint32_t SegmentSearch::AlignFilters(uint32_t target) {
+  if (filters_.empty()) return target;
+  bool moved = true;
+  while (moved && target != kNoMoreDocs) {
+    moved = false;
+    for (PostingCursor& f : filters_) {
+      f.Advance(target);
+      if (f.doc() != target) {
+        target = f.doc();
+        moved = true;
+      }
+    }
+  }
+  return target;
+}
+
+// Scores `doc` (which at least one cursor is on) if it is live and passes
+// the filters, summing term scores in request order.
+void SegmentSearch::Evaluate(uint32_t doc) {
+  if (!docs_.LiveAt(doc, request_.as_of)) return;
+  const uint32_t dl = docs_.length(doc);
+  double score = 0.0;
+  for (TermCursor& t : terms_) {
+    if (t.cursor.doc() == doc) {
+      score += bm25_.TermScore(t.idf, t.cursor.tf(), dl);
+    }
+  }
+  ++docs_scored_;
+  top_->Offer(doc, score, docs_.id(doc));
+}
+
+void SegmentSearch::RunExhaustive() {
+  while (true) {
+    uint32_t doc = kNoMoreDocs;
+    for (TermCursor& t : terms_) doc = std::min(doc, t.cursor.doc());
+    if (doc == kNoMoreDocs) return;
+    const uint32_t aligned = AlignFilters(doc);
+    if (aligned == doc) Evaluate(doc);
+    const uint32_t next = aligned == doc ? doc + 1 : aligned;
+    for (TermCursor& t : terms_) t.cursor.Advance(next);
+    if (aligned == kNoMoreDocs) return;
+  }
+}
+
+void SegmentSearch::SortByDoc() {
+  // Few cursors and mostly sorted input: insertion sort.
+  for (size_t i = 1; i < by_doc_.size(); ++i) {
+    TermCursor* t = by_doc_[i];
+    size_t j = i;
+    while (j > 0 && by_doc_[j - 1]->cursor.doc() > t->cursor.doc()) {
+      by_doc_[j] = by_doc_[j - 1];
+      --j;
+    }
+    by_doc_[j] = t;
+  }
+}
+
+double SegmentSearch::BlockBound(TermCursor& t) {
+  Impact frontier[internal::kMaxFrontier];
+  const size_t n =
+      PostingCursor::ReadFrontier(t.cursor.BlockFrontierRecord(), frontier);
+  return internal::MaxScore(bm25_, t.idf, frontier, n);
+}
+
+// Block-max WAND (Ding and Suel, SIGIR 2011), with filters checked at the
+// pivot before scoring and ties allowed to enter (see MayReach).
+void SegmentSearch::RunBlockMaxWand() {
+  const size_t n = by_doc_.size();
+  while (true) {
+    SortByDoc();
+    const double threshold = top_->threshold();
+    // Pivot: the first cursor at which the summed list bounds may reach the
+    // threshold. Documents before it cannot enter.
+    double bound = 0.0;
+    size_t pivot = n;
+    for (size_t i = 0; i < n; ++i) {
+      if (by_doc_[i]->cursor.doc() == kNoMoreDocs) break;
+      bound += by_doc_[i]->max_score;
+      if (MayReach(bound, threshold)) {
+        pivot = i;
+        break;
+      }
+    }
+    if (pivot == n) return;
+    const uint32_t pivot_doc = by_doc_[pivot]->cursor.doc();
+    while (pivot + 1 < n && by_doc_[pivot + 1]->cursor.doc() == pivot_doc) {
+      ++pivot;
+    }
+    // Refine with the block bounds of the blocks holding pivot_doc.
+    double block_bound = 0.0;
+    for (size_t i = 0; i <= pivot; ++i) {
+      by_doc_[i]->cursor.ShallowAdvance(pivot_doc);
+      block_bound += BlockBound(*by_doc_[i]);
+    }
+    if (MayReach(block_bound, threshold)) {
+      if (by_doc_[0]->cursor.doc() == pivot_doc) {
+        const uint32_t aligned = AlignFilters(pivot_doc);
+        if (aligned == pivot_doc) Evaluate(pivot_doc);
+        if (aligned == kNoMoreDocs) return;
+        const uint32_t next = aligned == pivot_doc ? pivot_doc + 1 : aligned;
+        for (size_t i = 0; i <= pivot; ++i) by_doc_[i]->cursor.Advance(next);
+      } else {
+        // Move the cursor with the largest bound among those before the
+        // pivot up to it.
+        size_t best = 0;
+        for (size_t i = 1; i < pivot && by_doc_[i]->cursor.doc() < pivot_doc;
+             ++i) {
+          if (by_doc_[i]->max_score > by_doc_[best]->max_score) best = i;
+        }
+        by_doc_[best]->cursor.Advance(pivot_doc);
+      }
+      continue;
+    }
+    // No document up to the end of the smallest current block can enter:
+    // jump past it (or to the next cursor's doc, whichever comes first).
+    uint32_t next = kNoMoreDocs;
+    for (size_t i = 0; i <= pivot; ++i) {
+      const uint32_t last = by_doc_[i]->cursor.BlockLastDoc();
+      next = std::min(next, last == kNoMoreDocs ? last : last + 1);
+    }
+    if (pivot + 1 < n) next = std::min(next, by_doc_[pivot + 1]->cursor.doc());
+    if (next <= pivot_doc) next = pivot_doc + 1;  // always make progress
+    size_t best = 0;
+    for (size_t i = 1; i <= pivot; ++i) {
+      if (by_doc_[i]->max_score > by_doc_[best]->max_score) best = i;
+    }
+    by_doc_[best]->cursor.Advance(next);
+  }
+}
+
+Status SegmentSearch::Finish(SearchStats* stats) const {
+  for (const TermCursor& t : terms_) {
+    if (t.cursor.corrupt()) return Status::Corruption("malformed posting block");
+  }
+  for (const PostingCursor& f : filters_) {
+    if (f.corrupt()) return Status::Corruption("malformed posting block");
+  }
+  if (stats != nullptr) {
+    stats->docs_scored += docs_scored_;
+    for (const TermCursor& t : terms_) {
+      stats->blocks_decoded += t.cursor.blocks_decoded();
+    }
+    for (const PostingCursor& f : filters_) {
+      stats->blocks_decoded += f.blocks_decoded();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<ScoredDoc>> Search(const SearchRequest& request,
+                                      const Bm25& bm25,
+                                      const std::vector<SegmentInput>& segments,
+                                      SearchStats* stats) {
+  internal::TopK top(request.k);
+  if (request.k == 0 || request.terms.empty()) return top.Take();
+  for (const SegmentInput& segment : segments) {
+    const SegmentDocs& docs = *segment.docs;
+    if (docs.count() == 0 || docs.min_start() > request.as_of) continue;
+    SegmentSearch search(request, bm25, docs, &top);
+    SKILLDB_ASSIGN_OR_RETURN(const bool any, search.Open(segment.postings));
+    if (!any) continue;
+    if (request.algorithm == SearchAlgorithm::kExhaustive) {
+      search.RunExhaustive();
+    } else {
+      search.RunBlockMaxWand();
+    }
+    SKILLDB_RETURN_IF_ERROR(search.Finish(stats));
+  }
+  return top.Take();
+}
+
+}  // namespace skilldb::retrieval

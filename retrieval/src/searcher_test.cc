@@ -1,0 +1,278 @@
+#include "skilldb/retrieval/searcher.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "skilldb/retrieval/segment_merger.h"
+
+namespace skilldb::retrieval {
+namespace {
+
+struct StringBlob : Blob {
+  explicit StringBlob(std::string_view s) : bytes(s) {}
+  std::string_view data() const override { return bytes; }
+  std::string_view bytes;
+};
+
+// One in-memory segment: its doc table and posting lists.
+struct MemSegment : PostingSource {
+  std::unique_ptr<SegmentDocs> docs;
+  std::map<std::string, std::string, std::less<>> lists;
+
+  Status Get(std::string_view term, std::unique_ptr<Blob>* blob) override {
+    auto it = lists.find(term);
+    *blob = it == lists.end() ? nullptr : std::make_unique<StringBlob>(it->second);
+    return Status::Ok();
+  }
+};
+
+struct Doc {
+  std::string id;
+  std::map<std::string, uint32_t> tf;
+  uint32_t length = 0;
+  std::vector<std::string> tags;
+  DocVersion start = 1;
+  DocVersion end = kLiveForever;
+};
+
+MemSegment Build(const std::vector<Doc>& docs, uint32_t base) {
+  SegmentBuilder builder;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    DocInput in;
+    in.docid = base + static_cast<uint32_t>(i);
+    in.start = docs[i].start;
+    in.id = docs[i].id;
+    in.length = docs[i].length;
+    for (const auto& [t, f] : docs[i].tf) in.term_freqs.emplace_back(t, f);
+    for (const auto& tag : docs[i].tags) {
+      in.filter_terms.push_back(FilterTerm("tag", tag));
+    }
+    builder.Add(std::move(in));
+  }
+  MemSegment seg;
+  auto decoded = SegmentDocs::Decode(builder.EncodeDocTable());
+  REQUIRE(decoded.ok());
+  seg.docs = std::move(decoded).value();
+  builder.EmitPostingLists([&](std::string_view term, std::string list) {
+    seg.lists.emplace(std::string(term), std::move(list));
+  });
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (docs[i].end != kLiveForever) {
+      seg.docs->SetEnd(base + static_cast<uint32_t>(i), docs[i].end);
+    }
+  }
+  return seg;
+}
+
+std::vector<Doc> RandomCorpus(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  // Zipf-ish vocabulary: term i drawn with weight 1 / (i + 1).
+  std::vector<double> weights;
+  for (int i = 0; i < 300; ++i) weights.push_back(1.0 / (i + 1));
+  std::discrete_distribution<int> term(weights.begin(), weights.end());
+  std::vector<Doc> docs(n);
+  for (size_t i = 0; i < n; ++i) {
+    char id[32];
+    std::snprintf(id, sizeof(id), "doc-%05zu", (i * 7919) % n);  // ids not in docid order
+    docs[i].id = id;
+    const uint32_t len = 5 + rng() % 120;
+    for (uint32_t j = 0; j < len; ++j) docs[i].tf["t" + std::to_string(term(rng))]++;
+    docs[i].length = len;
+    if (rng() % 3 == 0) docs[i].tags.push_back("even");
+    if (rng() % 5 == 0) docs[i].tags.push_back("rare");
+    docs[i].start = 1 + rng() % 4;
+    if (rng() % 4 == 0) docs[i].end = docs[i].start + 1 + rng() % 3;
+  }
+  // A block of exact duplicates, to exercise ties.
+  for (size_t i = 0; i + 1 < n && i < 40; i += 2) {
+    docs[i + 1].tf = docs[i].tf;
+    docs[i + 1].length = docs[i].length;
+  }
+  return docs;
+}
+
+// The plain formula over every document: the oracle.
+std::vector<std::pair<std::string, double>> BruteForce(
+    const std::vector<Doc>& docs, const std::vector<std::string>& terms,
+    DocVersion as_of, size_t k, const std::string& tag) {
+  auto live = [&](const Doc& d) { return d.start <= as_of && d.end > as_of; };
+  double n = 0, total = 0;
+  for (const Doc& d : docs) {
+    if (live(d)) {
+      n += 1;
+      total += d.length;
+    }
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (const Doc& d : docs) {
+    if (!live(d)) continue;
+    if (!tag.empty() && std::find(d.tags.begin(), d.tags.end(), tag) == d.tags.end()) continue;
+    double score = 0;
+    bool any = false;
+    for (const auto& t : terms) {
+      auto it = d.tf.find(t);
+      if (it == d.tf.end()) continue;
+      double df = 0;
+      for (const Doc& e : docs) df += (live(e) && e.tf.count(t)) ? 1 : 0;
+      const double idf = std::log(1 + (n - df + 0.5) / (df + 0.5));
+      const double tf = it->second;
+      score += idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * d.length / (total / n)));
+      any = true;
+    }
+    if (any) out.emplace_back(d.id, score);
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
+SearchRequest MakeRequest(const std::vector<Doc>& docs,
+                          const std::vector<std::string>& terms,
+                          DocVersion as_of, size_t k, Bm25Params params,
+                          double* avgdl) {
+  auto live = [&](const Doc& d) { return d.start <= as_of && d.end > as_of; };
+  uint64_t n = 0;
+  double total = 0;
+  for (const Doc& d : docs) {
+    if (live(d)) {
+      ++n;
+      total += d.length;
+    }
+  }
+  *avgdl = total / static_cast<double>(n);
+  (void)params;
+  SearchRequest request;
+  request.as_of = as_of;
+  request.k = k;
+  for (const auto& t : terms) {
+    uint64_t df = 0;
+    for (const Doc& d : docs) df += (live(d) && d.tf.count(t)) ? 1 : 0;
+    if (df > 0) request.terms.push_back({t, Bm25::Idf(n, df)});
+  }
+  return request;
+}
+
+TEST_CASE("block-max WAND and exhaustive search equal the plain formula") {
+  auto docs = RandomCorpus(3000, 42);
+  // Three adjacent segments.
+  std::vector<MemSegment> segs;
+  segs.push_back(Build({docs.begin(), docs.begin() + 1000}, 0));
+  segs.push_back(Build({docs.begin() + 1000, docs.begin() + 2500}, 1000));
+  segs.push_back(Build({docs.begin() + 2500, docs.end()}, 2500));
+  std::vector<SegmentInput> inputs;
+  for (auto& s : segs) inputs.push_back({s.docs.get(), &s});
+
+  std::mt19937 rng(9);
+  for (int q = 0; q < 200; ++q) {
+    std::vector<std::string> terms;
+    const int nterms = 1 + static_cast<int>(rng() % 5);
+    for (int i = 0; i < nterms; ++i) {
+      terms.push_back("t" + std::to_string(rng() % 300));
+    }
+    std::sort(terms.begin(), terms.end());
+    terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+    const DocVersion as_of = 1 + rng() % 6;
+    const size_t k = (q % 3 == 0) ? 100 : 10;
+    const std::string tag = (q % 4 == 0) ? "even" : "";
+    double avgdl = 0;
+    SearchRequest request = MakeRequest(docs, terms, as_of, k, {}, &avgdl);
+    if (!tag.empty()) request.filter_terms.push_back(FilterTerm("tag", tag));
+    Bm25 bm25(Bm25Params{}, avgdl);
+    auto expected = BruteForce(docs, terms, as_of, k, tag);
+    for (auto algorithm :
+         {SearchAlgorithm::kBlockMaxWand, SearchAlgorithm::kExhaustive}) {
+      request.algorithm = algorithm;
+      auto got = Search(request, bm25, inputs);
+      REQUIRE(got.ok());
+      REQUIRE(got->size() == expected.size());
+      for (size_t i = 0; i < expected.size(); ++i) {
+        CHECK((*got)[i].id == expected[i].first);
+        CHECK((*got)[i].score == doctest::Approx(expected[i].second).epsilon(1e-9));
+      }
+    }
+  }
+}
+
+TEST_CASE("block-max WAND scores fewer documents than exhaustive search") {
+  auto docs = RandomCorpus(20000, 5);
+  for (auto& d : docs) {
+    d.start = 1;
+    d.end = kLiveForever;
+  }
+  auto seg = Build(docs, 0);
+  std::vector<SegmentInput> inputs = {{seg.docs.get(), &seg}};
+  double avgdl = 0;
+  auto request = MakeRequest(docs, {"t0", "t1", "t250"}, 1, 10, {}, &avgdl);
+  Bm25 bm25(Bm25Params{}, avgdl);
+  SearchStats wand_stats, full_stats;
+  request.algorithm = SearchAlgorithm::kBlockMaxWand;
+  auto wand = Search(request, bm25, inputs, &wand_stats);
+  request.algorithm = SearchAlgorithm::kExhaustive;
+  auto full = Search(request, bm25, inputs, &full_stats);
+  REQUIRE(wand.ok());
+  REQUIRE(full.ok());
+  CHECK(wand->size() == full->size());
+  CHECK(wand_stats.docs_scored * 4 < full_stats.docs_scored);
+}
+
+TEST_CASE("merging segments keeps results and drops unkept documents") {
+  auto docs = RandomCorpus(1200, 77);
+  std::vector<MemSegment> segs;
+  segs.push_back(Build({docs.begin(), docs.begin() + 500}, 0));
+  segs.push_back(Build({docs.begin() + 500, docs.end()}, 500));
+  // Drop documents that ended by version 3 (as a gc keeping >= 3 would).
+  auto keep = [&](uint32_t d) { return docs[d].end > 3; };
+  SegmentMerger merger({segs[0].docs.get(), segs[1].docs.get()}, keep);
+  REQUIRE(merger.Validate().ok());
+  struct MapIterator : TermIterator {
+    explicit MapIterator(const MemSegment& s) : it(s.lists.begin()), end(s.lists.end()) {}
+    bool Valid() const override { return it != end; }
+    std::string_view term() const override { return it->first; }
+    std::string_view posting_list() const override { return it->second; }
+    void Next() override { ++it; }
+    Status status() const override { return Status::Ok(); }
+    std::map<std::string, std::string>::const_iterator it, end;
+  };
+  MapIterator a(segs[0]), b(segs[1]);
+  MemSegment merged;
+  auto decoded = SegmentDocs::Decode(merger.EncodeDocTable());
+  REQUIRE(decoded.ok());
+  merged.docs = std::move(decoded).value();
+  REQUIRE(merger
+              .MergePostings({&a, &b},
+                             [&](std::string_view t, std::string list) {
+                               merged.lists.emplace(std::string(t), std::move(list));
+                             })
+              .ok());
+  for (uint32_t d = 0; d < docs.size(); ++d) {
+    CHECK(merged.docs->dropped(d) == !keep(d));
+    if (!merged.docs->dropped(d) && docs[d].end != kLiveForever) {
+      merged.docs->SetEnd(d, docs[d].end);
+    }
+  }
+  std::vector<SegmentInput> before = {{segs[0].docs.get(), &segs[0]},
+                                      {segs[1].docs.get(), &segs[1]}};
+  std::vector<SegmentInput> after = {{merged.docs.get(), &merged}};
+  for (DocVersion as_of : {3, 4, 5, 6}) {
+    double avgdl = 0;
+    auto request = MakeRequest(docs, {"t2", "t7", "t40"}, as_of, 50, {}, &avgdl);
+    Bm25 bm25(Bm25Params{}, avgdl);
+    auto x = Search(request, bm25, before);
+    auto y = Search(request, bm25, after);
+    REQUIRE(x.ok());
+    REQUIRE(y.ok());
+    REQUIRE(x->size() == y->size());
+    for (size_t i = 0; i < x->size(); ++i) {
+      CHECK((*x)[i].id == (*y)[i].id);
+      CHECK((*x)[i].score == (*y)[i].score);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace skilldb::retrieval

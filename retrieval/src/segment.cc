@@ -1,0 +1,200 @@
+#include "skilldb/retrieval/segment.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "doc_table.h"
+#include "posting_list.h"
+
+namespace skilldb::retrieval {
+namespace {
+
+constexpr uint32_t kDocTableMagic = 0x31544453;  // "SDT1"
+constexpr size_t kDocTableHeader = 4 + 4 + 4 + 8 + 8;
+
+template <typename T>
+void PutRaw(std::string* out, const T& v) {
+  char buf[sizeof(T)];
+  std::memcpy(buf, &v, sizeof(T));
+  out->append(buf, sizeof(T));
+}
+
+template <typename T>
+T GetRaw(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void PutArray(std::string* out, const std::vector<T>& v) {
+  out->append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+template <typename T>
+void GetArray(const char* p, size_t n, std::vector<T>* out) {
+  out->resize(n);
+  if (n > 0) std::memcpy(out->data(), p, n * sizeof(T));
+}
+
+}  // namespace
+
+namespace internal {
+
+std::string EncodeDocTable(uint32_t base, const std::vector<uint32_t>& lengths,
+                           const std::vector<DocVersion>& starts,
+                           const std::vector<uint32_t>& id_offsets,
+                           const std::string& ids) {
+  DocVersion min_start = kLiveForever;
+  DocVersion max_start = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (lengths[i] == kDroppedLength) continue;
+    min_start = std::min(min_start, starts[i]);
+    max_start = std::max(max_start, starts[i]);
+  }
+  if (min_start == kLiveForever) min_start = 0;
+  std::vector<uint32_t> deltas(starts.size(), 0);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (lengths[i] != kDroppedLength) {
+      deltas[i] = static_cast<uint32_t>(starts[i] - min_start);
+    }
+  }
+  std::string out;
+  out.reserve(kDocTableHeader + lengths.size() * 12 + ids.size() + 4);
+  PutRaw(&out, kDocTableMagic);
+  PutRaw(&out, base);
+  PutRaw(&out, static_cast<uint32_t>(lengths.size()));
+  PutRaw(&out, min_start);
+  PutRaw(&out, max_start);
+  PutArray(&out, lengths);
+  PutArray(&out, deltas);
+  PutArray(&out, id_offsets);
+  out += ids;
+  return out;
+}
+
+}  // namespace internal
+
+std::string FilterTerm(std::string_view field, std::string_view value) {
+  std::string term(1, kFilterTermPrefix);
+  term.append(field);
+  term.push_back('=');
+  for (char c : value) {
+    term.push_back((c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c);
+  }
+  return term;
+}
+
+Result<std::unique_ptr<SegmentDocs>> SegmentDocs::Decode(
+    std::string_view blob) {
+  if (blob.size() < kDocTableHeader ||
+      GetRaw<uint32_t>(blob.data()) != kDocTableMagic) {
+    return Status::Corruption("doc table: bad header");
+  }
+  const char* p = blob.data() + 4;
+  auto docs = std::unique_ptr<SegmentDocs>(new SegmentDocs());
+  docs->base_ = GetRaw<uint32_t>(p);
+  const uint32_t count = GetRaw<uint32_t>(p + 4);
+  docs->min_start_ = GetRaw<DocVersion>(p + 8);
+  docs->max_start_ = GetRaw<DocVersion>(p + 16);
+  p = blob.data() + kDocTableHeader;
+  const size_t arrays = static_cast<size_t>(count) * 12 + 4;
+  if (blob.size() - kDocTableHeader < arrays) {
+    return Status::Corruption("doc table: truncated arrays");
+  }
+  GetArray(p, count, &docs->lengths_);
+  GetArray(p + 4 * static_cast<size_t>(count), count, &docs->start_deltas_);
+  GetArray(p + 8 * static_cast<size_t>(count), count + 1, &docs->id_offsets_);
+  p += arrays;
+  const size_t id_bytes = blob.size() - kDocTableHeader - arrays;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (docs->id_offsets_[i] > docs->id_offsets_[i + 1]) {
+      return Status::Corruption("doc table: id offsets not ascending");
+    }
+  }
+  if (docs->id_offsets_.front() != 0 || docs->id_offsets_.back() != id_bytes) {
+    return Status::Corruption("doc table: id bytes do not match offsets");
+  }
+  docs->ids_.assign(p, id_bytes);
+  docs->ends_ = std::make_unique<std::atomic<DocVersion>[]>(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    // A dropped document is dead at every version: end 0 <= any version.
+    docs->ends_[i].store(
+        docs->lengths_[i] == kDroppedLength ? 0 : kLiveForever,
+        std::memory_order_relaxed);
+  }
+  return docs;
+}
+
+std::string SegmentDocs::Encode() const {
+  std::vector<DocVersion> starts(count());
+  for (uint32_t i = 0; i < count(); ++i) {
+    starts[i] = min_start_ + start_deltas_[i];
+  }
+  return internal::EncodeDocTable(base_, lengths_, starts, id_offsets_, ids_);
+}
+
+std::string_view SegmentDocs::id(uint32_t docid) const {
+  const uint32_t i = docid - base_;
+  return std::string_view(ids_).substr(id_offsets_[i],
+                                       id_offsets_[i + 1] - id_offsets_[i]);
+}
+
+size_t SegmentDocs::memory_bytes() const {
+  return sizeof(*this) + lengths_.capacity() * 4 + start_deltas_.capacity() * 4 +
+         id_offsets_.capacity() * 4 + ids_.capacity() +
+         static_cast<size_t>(count()) * sizeof(DocVersion);
+}
+
+void SegmentBuilder::Add(DocInput doc) {
+  if (lengths_.empty()) base_ = doc.docid;
+  lengths_.push_back(doc.length);
+  starts_.push_back(doc.start);
+  ids_ += doc.id;
+  id_offsets_.push_back(static_cast<uint32_t>(ids_.size()));
+  memory_bytes_ += 16 + doc.id.size();
+  for (auto& [term, tf] : doc.term_freqs) {
+    auto [it, inserted] = postings_.try_emplace(std::move(term));
+    if (inserted) memory_bytes_ += 64 + it->first.size();
+    it->second.push_back({doc.docid, tf});
+    memory_bytes_ += sizeof(TermPosting);
+  }
+  for (auto& term : doc.filter_terms) {
+    auto [it, inserted] = postings_.try_emplace(std::move(term));
+    if (inserted) memory_bytes_ += 64 + it->first.size();
+    it->second.push_back({doc.docid, 1});
+    memory_bytes_ += sizeof(TermPosting);
+  }
+}
+
+void SegmentBuilder::AddDropped(uint32_t docid) {
+  if (lengths_.empty()) base_ = docid;
+  lengths_.push_back(kDroppedLength);
+  starts_.push_back(0);
+  id_offsets_.push_back(static_cast<uint32_t>(ids_.size()));
+  memory_bytes_ += 16;
+}
+
+std::string SegmentBuilder::EncodeDocTable() const {
+  return internal::EncodeDocTable(base_, lengths_, starts_, id_offsets_, ids_);
+}
+
+void SegmentBuilder::EmitPostingLists(
+    const std::function<void(std::string_view, std::string)>& sink) const {
+  std::vector<const std::string*> terms;
+  terms.reserve(postings_.size());
+  for (const auto& [term, list] : postings_) terms.push_back(&term);
+  std::sort(terms.begin(), terms.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  std::vector<internal::Posting> postings;
+  for (const std::string* term : terms) {
+    const auto& list = postings_.at(*term);
+    postings.clear();
+    for (const TermPosting& p : list) {
+      postings.push_back({p.docid, p.tf, lengths_[p.docid - base_]});
+    }
+    sink(*term, internal::EncodePostingList(postings));
+  }
+}
+
+}  // namespace skilldb::retrieval
