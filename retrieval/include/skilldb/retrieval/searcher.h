@@ -85,6 +85,11 @@ Result<std::vector<ScoredDoc>> Search(const SearchRequest& request,
                                       const std::vector<SegmentInput>& segments,
                                       SearchStats* stats = nullptr);
 
+// Counts the documents of `posting_list` live at `as_of` (used for filter
+// terms: how many skills carry a tag at a version). Corruption if malformed.
+Result<uint64_t> CountLive(std::string_view posting_list,
+                           const SegmentDocs& docs, DocVersion as_of);
+
 }  // namespace skilldb::retrieval
 
 #endif  // SKILLDB_RETRIEVAL_SEARCHER_H_

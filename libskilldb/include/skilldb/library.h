@@ -1,0 +1,187 @@
+// A Library is a versioned, persistent collection of skills with a BM25 index
+// that commits atomically with the skills it indexes.
+//
+// Every commit (one put, the import of a batch, one delete) creates exactly
+// one new version with a commit record. Every read (get, scan, history, diff,
+// stats and BM25 queries) can be made as of any retained version, and a query
+// as of version V returns the same hits with the same scores as a fresh
+// library holding exactly the skills live at V.
+//
+// A Library is safe for concurrent use by multiple threads: reads never block
+// on writes, and writes are serialized. One process at a time may hold a
+// library open for writing; any number may open it read-only beside it.
+#ifndef SKILLDB_LIBRARY_H_
+#define SKILLDB_LIBRARY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skilldb/options.h"
+#include "skilldb/skill.h"
+#include "skilldb/status.h"
+
+namespace skilldb {
+
+// What one commit did to one skill.
+enum class ChangeKind { kAdded, kUpdated, kDeleted };
+std::string_view ChangeKindName(ChangeKind kind);
+
+struct Change {
+  std::string id;
+  ChangeKind kind = ChangeKind::kAdded;
+};
+
+// The record of one commit.
+struct CommitInfo {
+  Version version = 0;
+  int64_t time_ms = 0;  // Unix time, milliseconds
+  std::string kind;     // "put", "import", "delete", ...
+  std::string message;
+  std::string author;
+  uint64_t added = 0;  // counts of changes by kind
+  uint64_t updated = 0;
+  uint64_t deleted = 0;
+  uint64_t num_skills = 0;    // skills live after the commit
+  uint64_t total_length = 0;  // sum of their indexed lengths (terms)
+};
+
+// One revision of a skill: the state a commit left it in.
+struct Revision {
+  Version version = 0;
+  bool deleted = false;
+  Skill skill;  // empty when deleted
+};
+
+// One difference between two versions.
+struct DiffEntry {
+  std::string id;
+  ChangeKind kind = ChangeKind::kAdded;  // from `from` to `to`
+  std::optional<Skill> before;           // at `from`; unset if added
+  std::optional<Skill> after;            // at `to`; unset if deleted
+};
+
+// A BM25 hit.
+struct Hit {
+  std::string id;
+  double score = 0.0;
+  std::string title;  // "" unless QueryOptions::with_titles
+};
+
+struct QueryResult {
+  Version version = 0;  // the version the query was answered as of
+  std::vector<Hit> hits;
+};
+
+// Settings fixed at creation, and where the library stands.
+struct LibraryInfo {
+  std::string path;
+  std::string analyzer;
+  double k1 = 1.2;
+  double b = 0.75;
+  bool read_only = false;
+  Version head = 0;             // newest version
+  Version oldest_retained = 0;  // oldest version reads may ask for
+};
+
+struct LibraryStats {
+  Version version = 0;
+  uint64_t num_skills = 0;
+  uint64_t total_length = 0;
+  double avg_length = 0.0;
+  // Skills by status and by language, live at `version`.
+  uint64_t candidate = 0, active = 0, deprecated = 0, pruned = 0;
+  uint64_t cuda = 0, triton = 0, any_language = 0;
+  // Physical state (independent of `version`).
+  uint64_t num_segments = 0;
+  uint64_t num_documents = 0;  // indexed revisions, all versions
+  uint64_t disk_bytes = 0;     // SST files plus write-ahead log
+};
+
+struct LogOptions {
+  size_t limit = 0;                 // 0 = all
+  std::optional<Version> from;      // newest version to list; unset = head
+};
+
+class Library {
+ public:
+  // Opens (or, with options.create_if_missing, creates) the library at
+  // `path`. Errors: NotFound if absent and not to be created; AlreadyExists
+  // with error_if_exists; InvalidArgument for bad creation settings;
+  // Unavailable if another process holds the write lock past
+  // options.lock_timeout_ms; Corruption if the files are not a skilldb
+  // library; IOError for the file system.
+  static Result<std::unique_ptr<Library>> Open(const Options& options,
+                                               std::string_view path);
+
+  Library() = default;
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+  virtual ~Library() = default;
+
+  virtual LibraryInfo Info() const = 0;
+  virtual Version CurrentVersion() const = 0;
+
+  // ---- Writes: each call is one atomic, durable commit. ----
+  // On success the result is the new version. Errors: InvalidArgument for a
+  // skill that fails ValidateSkill, a duplicate id within one call, or an
+  // empty change; NotFound for deleting a skill not live at the head;
+  // Aborted when CommitOptions::expected_head no longer holds;
+  // FailedPrecondition when opened read-only; whatever the precondition
+  // returns. Nothing is written on error.
+
+  // Adds `skill`, or makes a new revision of the skill with its id.
+  virtual Result<Version> Put(const Skill& skill,
+                              const CommitOptions& options = {}) = 0;
+  // Adds or revises every skill in `skills` in one commit (an import).
+  virtual Result<Version> PutMany(const std::vector<Skill>& skills,
+                                  const CommitOptions& options = {}) = 0;
+  // Deletes the skill `id` (its history stays readable).
+  virtual Result<Version> Delete(std::string_view id,
+                                 const CommitOptions& options = {}) = 0;
+  // Puts and deletes in one commit. REQUIRES: no id in both lists.
+  virtual Result<Version> Commit(const std::vector<Skill>& puts,
+                                 const std::vector<std::string>& deletes,
+                                 const CommitOptions& options = {}) = 0;
+
+  // ---- Reads: as of options.as_of, or the head. ----
+  // Errors common to all reads: NotFound naming the version when as_of is
+  // newer than the head or older than the oldest retained version.
+
+  // The skill `id` as of the version; NotFound if it is not live then.
+  virtual Result<Skill> Get(std::string_view id,
+                            const ReadOptions& options = {}) = 0;
+  // Calls `fn` for every skill live at the version, in id order; stops
+  // early when `fn` returns false.
+  virtual Status Scan(const ReadOptions& options,
+                      const std::function<bool(const Skill&)>& fn) = 0;
+  // Every retained revision of `id`, newest first. NotFound if none.
+  virtual Result<std::vector<Revision>> History(std::string_view id) = 0;
+  // Commit records, newest first.
+  virtual Result<std::vector<CommitInfo>> Log(const LogOptions& options) = 0;
+  virtual Result<CommitInfo> GetCommit(Version version) = 0;
+  // The ids changed by one commit.
+  virtual Result<std::vector<Change>> CommitChanges(Version version) = 0;
+  // What differs between the skills live at `from` and at `to` (either
+  // order), by id.
+  virtual Result<std::vector<DiffEntry>> Diff(Version from, Version to) = 0;
+  virtual Result<LibraryStats> Stats(const ReadOptions& options) = 0;
+
+  // The top options.k skills for `text` by BM25, ties by id ascending.
+  // A query whose text has no terms returns no hits.
+  virtual Result<QueryResult> Query(const QueryOptions& options,
+                                    std::string_view text) = 0;
+  // Query for each text, on up to `threads` threads (0 = hardware
+  // concurrency); results in input order, all as of one version.
+  virtual Result<std::vector<QueryResult>> QueryBatch(
+      const QueryOptions& options, const std::vector<std::string>& texts,
+      int threads) = 0;
+};
+
+}  // namespace skilldb
+
+#endif  // SKILLDB_LIBRARY_H_

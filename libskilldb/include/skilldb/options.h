@@ -1,0 +1,100 @@
+// Configuration structs for opening, writing, reading and querying a
+// library. Plain values with defaults; pass them by const reference.
+#ifndef SKILLDB_OPTIONS_H_
+#define SKILLDB_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skilldb/skill.h"
+#include "skilldb/status.h"
+
+namespace skilldb {
+
+// How to open a library.
+struct Options {
+  // Create the library (and missing parent directories) if absent.
+  // Default: false.
+  bool create_if_missing = false;
+  // Fail with AlreadyExists if a library is already there. Default: false.
+  bool error_if_exists = false;
+  // Open without taking the write lock: works while another process holds
+  // the library open for writing, sees the newest commit at open time, and
+  // refuses writes with FailedPrecondition. Default: false.
+  bool read_only = false;
+
+  // Settings fixed when the library is created (ignored when opening an
+  // existing one; Library::Info reports the stored values).
+  std::string analyzer = "code";  // whitespace | standard | code
+  double k1 = 1.2;                // BM25 k1, finite and >= 0
+  double b = 0.75;                // BM25 b, in [0, 1]
+
+  // Sync the write-ahead log before a commit is acknowledged, so every
+  // acknowledged commit survives a machine crash. With false, commits are
+  // grouped and a machine crash (not a process crash) may lose the last
+  // acknowledged ones; the library is still consistent. Default: true.
+  bool sync_commits = true;
+
+  // A writer that finds the library locked by another process retries for
+  // this long before failing with Unavailable. Default: 10 s.
+  int lock_timeout_ms = 10000;
+
+  // RocksDB block cache for records and postings. Default: 256 MiB.
+  size_t block_cache_bytes = size_t{256} << 20;
+
+  // Merge policy: merge this many adjacent segments of similar size into
+  // one. Default: 10.
+  int merge_factor = 10;
+  // A commit larger than this (encoded bytes) is written in stages before
+  // its final atomic batch; staged bytes stay invisible until it commits.
+  // Default: 128 MiB.
+  size_t stage_bytes = size_t{128} << 20;
+};
+
+// Metadata and checks attached to one commit.
+struct CommitOptions {
+  std::string message;  // free text for the log
+  std::string author;   // person or agent; "" = $USER or "unknown"
+  std::string kind;     // "" = derived from the change ("put", "import", ...)
+  // If set, the commit fails with Aborted unless the head is still exactly
+  // this version (optimistic concurrency for read-modify-write callers).
+  std::optional<Version> expected_head;
+  // Run under the write lock with the head the commit will build on; a
+  // non-OK result aborts the commit and is returned as is. It may read the
+  // library as of that head (the read methods take no write lock) but must
+  // not call the write methods.
+  std::function<Status(Version head)> precondition;
+};
+
+// Which version a read sees.
+struct ReadOptions {
+  std::optional<Version> as_of;  // unset = the newest version
+};
+
+// A BM25 query.
+struct QueryOptions {
+  size_t k = 10;                 // hits wanted. Default: 10.
+  std::optional<Version> as_of;  // unset = the newest version
+  // Filters: a hit must carry every tag, every op and every arch listed
+  // (case-insensitive), and the language if set.
+  std::vector<std::string> tags;
+  std::vector<std::string> ops;
+  std::vector<std::string> arch;
+  std::optional<Language> language;
+  // Status filter: unset = active and candidate skills (deprecated and
+  // pruned ones are hidden); set = exactly that status.
+  std::optional<SkillStatus> status;
+  // Fill Hit::title (one record read per hit). Default: true.
+  bool with_titles = true;
+  // Score every match instead of block-max pruning; same results, slower.
+  // For tests and benchmarks.
+  bool exhaustive = false;
+};
+
+}  // namespace skilldb
+
+#endif  // SKILLDB_OPTIONS_H_

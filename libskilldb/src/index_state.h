@@ -1,0 +1,89 @@
+// The in-memory side of the index: segments (doc tables loaded on first
+// use) and the immutable read state published after every commit. Internal.
+//
+// A ReadState is never modified after publication; readers hold it by
+// shared_ptr for the duration of a read, so a read sees one version's
+// segment list and one RocksDB snapshot. Segment doc tables are shared
+// between states; their only mutable part, the per-document end versions,
+// changes monotonically under the writer (see Segment::ApplyEnd).
+#ifndef SKILLDB_LIBSKILLDB_INDEX_STATE_H_
+#define SKILLDB_LIBSKILLDB_INDEX_STATE_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "skilldb/library.h"
+#include "skilldb/retrieval/searcher.h"
+#include "skilldb/retrieval/segment.h"
+#include "storage.h"
+
+namespace skilldb::internal {
+
+// One manifest entry.
+struct SegmentMeta {
+  uint32_t id = 0;
+  uint32_t base = 0;   // first docid
+  uint32_t count = 0;  // docids [base, base + count)
+};
+
+std::string EncodeManifest(const std::vector<SegmentMeta>& segments);
+Result<std::vector<SegmentMeta>> DecodeManifest(std::string_view value);
+
+class Segment {
+ public:
+  explicit Segment(SegmentMeta meta) : meta_(meta) {}
+  // A segment whose doc table the writer already holds.
+  Segment(SegmentMeta meta, std::unique_ptr<retrieval::SegmentDocs> docs);
+
+  const SegmentMeta& meta() const { return meta_; }
+
+  // The doc table with current end versions, loaded on first use from the
+  // latest database state. Thread-safe. The writer loads every segment
+  // before a merge retires it, so a segment still reachable from an old
+  // ReadState never needs its (by then deleted) keys.
+  Result<const retrieval::SegmentDocs*> Docs(const Storage& storage);
+
+  // The writer calls this after the batch ending `docid` is durable. A
+  // segment not loaded yet will read the end from storage when it loads.
+  void ApplyEnd(uint32_t docid, Version end);
+
+ private:
+  const SegmentMeta meta_;
+  std::atomic<retrieval::SegmentDocs*> loaded_{nullptr};
+  std::mutex mu_;
+  std::unique_ptr<retrieval::SegmentDocs> docs_;  // guarded by mu_
+};
+
+// Reads one segment's posting lists from storage under a snapshot.
+class StoragePostingSource : public retrieval::PostingSource {
+ public:
+  StoragePostingSource(const Storage& storage, uint32_t segment,
+                       const rocksdb::Snapshot* snapshot)
+      : storage_(storage), segment_(segment), snapshot_(snapshot) {}
+  Status Get(std::string_view term,
+             std::unique_ptr<retrieval::Blob>* blob) override;
+
+ private:
+  const Storage& storage_;
+  uint32_t segment_;
+  const rocksdb::Snapshot* snapshot_;
+  std::string key_;
+};
+
+// Everything a read needs, fixed at one commit.
+struct ReadState {
+  Version head = 0;
+  Version oldest = 0;
+  CommitInfo head_commit;  // statistics of the head version
+  std::shared_ptr<const rocksdb::Snapshot> snapshot;
+  std::vector<std::shared_ptr<Segment>> segments;  // ascending docids
+
+  const rocksdb::Snapshot* snap() const { return snapshot.get(); }
+};
+
+}  // namespace skilldb::internal
+
+#endif  // SKILLDB_LIBSKILLDB_INDEX_STATE_H_

@@ -1,0 +1,318 @@
+#include "library_impl.h"
+
+#include <charconv>
+#include <cstdio>
+
+#include "records.h"
+
+namespace skilldb {
+
+std::string_view ChangeKindName(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kAdded:
+      return "added";
+    case ChangeKind::kUpdated:
+      return "updated";
+    case ChangeKind::kDeleted:
+      return "deleted";
+  }
+  return "added";
+}
+
+Result<std::unique_ptr<Library>> Library::Open(const Options& options,
+                                               std::string_view path) {
+  return internal::LibraryImpl::Open(options, path);
+}
+
+namespace internal {
+namespace {
+
+std::string FormatDouble(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+Result<double> ParseDouble(const std::optional<std::string>& s,
+                           std::string_view what) {
+  if (!s) return Status::Corruption(std::string(what) + " is missing");
+  double v = 0;
+  auto [end, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+  if (ec != std::errc() || end != s->data() + s->size()) {
+    return Status::Corruption(std::string(what) + " is malformed");
+  }
+  return v;
+}
+
+Result<uint64_t> ReadCounter(const Storage& storage, std::string_view key,
+                             size_t width) {
+  SKILLDB_ASSIGN_OR_RETURN(auto value, storage.Get(kMeta, key));
+  if (!value) return uint64_t{0};
+  if (value->size() != width) {
+    return Status::Corruption("meta value '" + std::string(key) +
+                              "' is malformed");
+  }
+  return width == 4 ? GetBe32(value->data()) : GetBe64(value->data());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Library>> LibraryImpl::Open(const Options& options,
+                                                   std::string_view path) {
+  SKILLDB_ASSIGN_OR_RETURN(retrieval::AnalyzerKind kind,
+                           retrieval::ParseAnalyzerKind(options.analyzer));
+  (void)kind;
+  SKILLDB_RETURN_IF_ERROR(
+      retrieval::ValidateBm25Params({options.k1, options.b}));
+  if (options.merge_factor < 2) {
+    return Status::InvalidArgument("merge_factor must be at least 2");
+  }
+  auto impl = std::unique_ptr<LibraryImpl>(new LibraryImpl());
+  impl->options_ = options;
+  bool created = false;
+  SKILLDB_ASSIGN_OR_RETURN(impl->storage_,
+                           Storage::Open(options, std::string(path), &created));
+  SKILLDB_RETURN_IF_ERROR(impl->Initialize(options, created));
+  if (!options.read_only) SKILLDB_RETURN_IF_ERROR(impl->RecoverStaging());
+  SKILLDB_RETURN_IF_ERROR(impl->LoadState());
+  return std::unique_ptr<Library>(std::move(impl));
+}
+
+LibraryImpl::~LibraryImpl() {
+  // Drop the published state (and its snapshot) before the database.
+  std::lock_guard<std::mutex> lock(state_mu_);
+  state_.reset();
+}
+
+Status LibraryImpl::Initialize(const Options& options, bool created) {
+  if (created) {
+    rocksdb::WriteBatch batch;
+    auto put = [&](std::string_view k, std::string_view v) {
+      batch.Put(storage_->cf(kMeta), rocksdb::Slice(k.data(), k.size()),
+                rocksdb::Slice(v.data(), v.size()));
+    };
+    put(kFormatKey, kFormatValue);
+    put(kAnalyzerKey, options.analyzer);
+    put(kK1Key, FormatDouble(options.k1));
+    put(kBKey, FormatDouble(options.b));
+    put(kHeadKey, Be64(0));
+    put(kOldestKey, Be64(0));
+    put(kNextDocidKey, Be32(0));
+    put(kNextSegmentKey, Be32(0));
+    put(kManifestKey, EncodeManifest({}));
+    SKILLDB_RETURN_IF_ERROR(storage_->Write(&batch, /*sync=*/true));
+  }
+  SKILLDB_ASSIGN_OR_RETURN(auto format, storage_->Get(kMeta, kFormatKey));
+  if (!format || *format != kFormatValue) {
+    return Status::Corruption("'" + storage_->path() +
+                              "' is not a skilldb library (format " +
+                              (format ? "'" + *format + "'" : "missing") + ")");
+  }
+  SKILLDB_ASSIGN_OR_RETURN(auto analyzer, storage_->Get(kMeta, kAnalyzerKey));
+  if (!analyzer) return Status::Corruption("analyzer setting is missing");
+  SKILLDB_ASSIGN_OR_RETURN(retrieval::AnalyzerKind kind,
+                           retrieval::ParseAnalyzerKind(*analyzer));
+  analyzer_ = retrieval::MakeAnalyzer(kind);
+  analyzer_name_ = *analyzer;
+  SKILLDB_ASSIGN_OR_RETURN(auto k1, storage_->Get(kMeta, kK1Key));
+  SKILLDB_ASSIGN_OR_RETURN(auto b, storage_->Get(kMeta, kBKey));
+  SKILLDB_ASSIGN_OR_RETURN(bm25_params_.k1, ParseDouble(k1, "bm25.k1"));
+  SKILLDB_ASSIGN_OR_RETURN(bm25_params_.b, ParseDouble(b, "bm25.b"));
+  SKILLDB_ASSIGN_OR_RETURN(uint64_t docid, ReadCounter(*storage_, kNextDocidKey, 4));
+  SKILLDB_ASSIGN_OR_RETURN(uint64_t seg, ReadCounter(*storage_, kNextSegmentKey, 4));
+  next_docid_ = static_cast<uint32_t>(docid);
+  next_segment_ = static_cast<uint32_t>(seg);
+  return Status::Ok();
+}
+
+// A large commit writes its bulk in staged batches before the final batch
+// that makes it visible. If the process died in between, the staged keys
+// (revisions and changes of the unborn version, segments numbered from the
+// persisted next_segment) are unreachable garbage: delete them.
+Status LibraryImpl::RecoverStaging() {
+  SKILLDB_ASSIGN_OR_RETURN(auto staging, storage_->Get(kMeta, kStagingKey));
+  if (!staging) return Status::Ok();
+  if (staging->size() != 16) return Status::Corruption("malformed staging marker");
+  const Version version = GetBe64(staging->data());
+  const uint32_t first_segment = GetBe32(staging->data() + 8);
+  const uint32_t end_segment = GetBe32(staging->data() + 12);
+  SKILLDB_ASSIGN_OR_RETURN(uint64_t head, ReadCounter(*storage_, kHeadKey, 8));
+  rocksdb::WriteBatch batch;
+  SKILLDB_ASSIGN_OR_RETURN(auto manifest, storage_->Get(kMeta, kManifestKey));
+  if (!manifest) return Status::Corruption("manifest is missing");
+  SKILLDB_ASSIGN_OR_RETURN(auto live, DecodeManifest(*manifest));
+  auto in_manifest = [&](uint32_t id) {
+    for (const SegmentMeta& m : live) {
+      if (m.id == id) return true;
+    }
+    return false;
+  };
+  if (head < version) {
+    const std::string prefix = Be64(version);
+    auto it = storage_->NewIterator(kChanges);
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix);
+         it->Next()) {
+      const std::string id = it->key().ToString().substr(8);
+      batch.Delete(storage_->cf(kRevisions), RevisionKey(id, version));
+      batch.Delete(storage_->cf(kChanges), it->key());
+    }
+    SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "recovering staging"));
+  }
+  // Staged segments of a commit or merge that never landed.
+  for (uint32_t s = first_segment; s < end_segment; ++s) {
+    if (in_manifest(s)) continue;
+    batch.Delete(storage_->cf(kDocTables), Be32(s));
+    batch.DeleteRange(storage_->cf(kPostings), Be32(s), Be32(s + 1));
+  }
+  batch.Delete(storage_->cf(kMeta), std::string(kStagingKey));
+  return storage_->Write(&batch, /*sync=*/true);
+}
+
+Status LibraryImpl::LoadState() {
+  auto next = std::make_shared<ReadState>();
+  next->snapshot = storage_->NewSnapshot();
+  SKILLDB_ASSIGN_OR_RETURN(next->head, ReadCounter(*storage_, kHeadKey, 8));
+  SKILLDB_ASSIGN_OR_RETURN(next->oldest, ReadCounter(*storage_, kOldestKey, 8));
+  SKILLDB_ASSIGN_OR_RETURN(auto manifest, storage_->Get(kMeta, kManifestKey));
+  if (!manifest) return Status::Corruption("manifest is missing");
+  SKILLDB_ASSIGN_OR_RETURN(auto metas, DecodeManifest(*manifest));
+  for (const SegmentMeta& m : metas) {
+    next->segments.push_back(std::make_shared<Segment>(m));
+  }
+  if (next->head > 0) {
+    SKILLDB_ASSIGN_OR_RETURN(next->head_commit, ReadCommit(*next, next->head));
+  }
+  Publish(std::move(next));
+  return Status::Ok();
+}
+
+std::shared_ptr<const ReadState> LibraryImpl::state() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return state_;
+}
+
+void LibraryImpl::Publish(std::shared_ptr<const ReadState> next) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  state_ = std::move(next);
+}
+
+Result<Version> LibraryImpl::ResolveVersion(
+    const ReadState& state, std::optional<Version> as_of) const {
+  if (!as_of) return state.head;
+  if (*as_of > state.head) {
+    return Status::NotFound("version " + std::to_string(*as_of) +
+                            " does not exist (the newest is " +
+                            std::to_string(state.head) + ")");
+  }
+  if (*as_of < state.oldest) {
+    return Status::NotFound("version " + std::to_string(*as_of) +
+                            " is no longer retained (the oldest is " +
+                            std::to_string(state.oldest) + ")");
+  }
+  return *as_of;
+}
+
+Result<std::optional<StoredRevision>> LibraryImpl::ReadRevision(
+    const ReadState& state, std::string_view id, Version version) const {
+  auto it = storage_->NewIterator(kRevisions, state.snap());
+  const std::string prefix = RevisionPrefix(id);
+  it->Seek(RevisionKey(id, version));
+  SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading a revision"));
+  if (!it->Valid() || !it->key().starts_with(prefix)) {
+    return std::optional<StoredRevision>();
+  }
+  std::string_view key_id;
+  StoredRevision rev;
+  RevisionValue value;
+  if (!ParseRevisionKey(std::string_view(it->key().data(), it->key().size()),
+                        &key_id, &rev.version) ||
+      !DecodeRevision(std::string_view(it->value().data(), it->value().size()),
+                      &value)) {
+    return Status::Corruption("malformed revision of '" + std::string(id) + "'");
+  }
+  rev.kind = value.kind;
+  rev.docid = value.docid;
+  rev.skill_json.assign(value.skill_json);
+  return std::optional<StoredRevision>(std::move(rev));
+}
+
+Result<CommitInfo> LibraryImpl::ReadCommit(const ReadState& state,
+                                           Version version) const {
+  SKILLDB_ASSIGN_OR_RETURN(auto value,
+                           storage_->Get(kCommits, Be64(version), state.snap()));
+  if (!value) {
+    return Status::NotFound("no commit record for version " +
+                            std::to_string(version));
+  }
+  return DecodeCommit(*value);
+}
+
+LibraryInfo LibraryImpl::Info() const {
+  auto s = state();
+  LibraryInfo info;
+  info.path = storage_->path();
+  info.analyzer = analyzer_name_;
+  info.k1 = bm25_params_.k1;
+  info.b = bm25_params_.b;
+  info.read_only = storage_->read_only();
+  info.head = s->head;
+  info.oldest_retained = s->oldest;
+  return info;
+}
+
+Version LibraryImpl::CurrentVersion() const { return state()->head; }
+
+Result<Skill> LibraryImpl::Get(std::string_view id,
+                               const ReadOptions& options) {
+  SKILLDB_RETURN_IF_ERROR(ValidateSkillId(id));
+  auto s = state();
+  SKILLDB_ASSIGN_OR_RETURN(Version version, ResolveVersion(*s, options.as_of));
+  SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*s, id, version));
+  if (!rev || rev->kind == RevisionKind::kDelete) {
+    return Status::NotFound("skill '" + std::string(id) +
+                            "' does not exist at version " +
+                            std::to_string(version));
+  }
+  return ParseSkillJson(rev->skill_json);
+}
+
+// Walks the revisions column family once: for each id, the first key at or
+// before `version` decides; the rest of that id's keys are skipped by
+// seeking past its prefix.
+Status LibraryImpl::Scan(const ReadOptions& options,
+                         const std::function<bool(const Skill&)>& fn) {
+  auto s = state();
+  SKILLDB_ASSIGN_OR_RETURN(Version version, ResolveVersion(*s, options.as_of));
+  auto it = storage_->NewIterator(kRevisions, s->snap());
+  it->SeekToFirst();
+  while (it->Valid()) {
+    std::string_view id;
+    Version rev_version = 0;
+    if (!ParseRevisionKey(std::string_view(it->key().data(), it->key().size()),
+                          &id, &rev_version)) {
+      return Status::Corruption("malformed revision key");
+    }
+    const std::string id_copy(id);
+    if (rev_version > version) {
+      it->Seek(RevisionKey(id_copy, version));
+      if (!it->Valid() || !it->key().starts_with(RevisionPrefix(id_copy))) {
+        continue;
+      }
+    }
+    RevisionValue value;
+    if (!DecodeRevision(std::string_view(it->value().data(), it->value().size()),
+                        &value)) {
+      return Status::Corruption("malformed revision of '" + id_copy + "'");
+    }
+    if (value.kind == RevisionKind::kPut) {
+      SKILLDB_ASSIGN_OR_RETURN(Skill skill, ParseSkillJson(value.skill_json));
+      if (!fn(skill)) return Status::Ok();
+    }
+    // Skip the id's older revisions: '\x01' sorts after the '\0' separator.
+    it->Seek(id_copy + '\x01');
+  }
+  return FromRocks(it->status(), "scanning skills");
+}
+
+}  // namespace internal
+}  // namespace skilldb

@@ -1,0 +1,234 @@
+#include "skilldb/library.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "../../tests/test_util.h"
+
+namespace skilldb {
+namespace {
+
+using testing::TempLibrary;
+
+double ReferenceBm25(double n, double df, double tf, double dl, double avgdl) {
+  const double idf = std::log(1 + (n - df + 0.5) / (df + 0.5));
+  return idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl));
+}
+
+Options Whitespace() {
+  Options o = TempLibrary::DefaultOptions();
+  o.analyzer = "whitespace";
+  return o;
+}
+
+TEST_CASE("Library returns the newest version after reopen") {
+  TempLibrary lib;
+  REQUIRE(lib->Put(Skill::Make("a", "one")).ok());
+  REQUIRE(lib->Put(Skill::Make("b", "two")).ok());
+  CHECK(lib->CurrentVersion() == 2);
+  lib.Reopen();
+  CHECK(lib->CurrentVersion() == 2);
+  auto b = lib->Get("b");
+  REQUIRE(b.ok());
+  CHECK(b->title == "two");
+}
+
+TEST_CASE("a query as of an old version scores with that version's statistics") {
+  TempLibrary lib(Whitespace());
+  REQUIRE(lib->Put(Skill::Make("a", "shared memory tiling")).ok());
+  const Version v1 = lib->CurrentVersion();
+  REQUIRE(lib->Put(Skill::Make("b", "shared memory bank conflicts")).ok());
+  auto old_hits = lib->Query(QueryOptions{.as_of = v1}, "shared");
+  REQUIRE(old_hits.ok());
+  REQUIRE(old_hits->hits.size() == 1);
+  CHECK(old_hits->hits[0].score ==
+        doctest::Approx(ReferenceBm25(1, 1, 1, 3, 3)).epsilon(1e-12));
+  auto new_hits = lib->Query(QueryOptions{}, "shared");
+  REQUIRE(new_hits.ok());
+  REQUIRE(new_hits->hits.size() == 2);
+  CHECK(new_hits->version == 2);
+  // The shorter document wins; both share df = 2, avgdl = 3.5.
+  CHECK(new_hits->hits[0].id == "a");
+  CHECK(new_hits->hits[0].score ==
+        doctest::Approx(ReferenceBm25(2, 2, 1, 3, 3.5)).epsilon(1e-12));
+  CHECK(new_hits->hits[1].score ==
+        doctest::Approx(ReferenceBm25(2, 2, 1, 4, 3.5)).epsilon(1e-12));
+  CHECK(new_hits->hits[0].title == "shared memory tiling");
+}
+
+TEST_CASE("updates and deletes create versions and keep history") {
+  TempLibrary lib;
+  REQUIRE(lib->Put(Skill::Make("a", "first title")).ok());
+  REQUIRE(lib->Put(Skill::Make("a", "second title")).ok());
+  REQUIRE(lib->Delete("a").ok());
+  CHECK(lib->CurrentVersion() == 3);
+  CHECK(lib->Get("a").status().code() == StatusCode::kNotFound);
+  auto v1 = lib->Get("a", ReadOptions{.as_of = 1});
+  REQUIRE(v1.ok());
+  CHECK(v1->title == "first title");
+  auto history = lib->History("a");
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == 3);
+  CHECK((*history)[0].deleted);
+  CHECK((*history)[1].skill.title == "second title");
+  CHECK((*history)[2].version == 1);
+  auto log = lib->Log({});
+  REQUIRE(log.ok());
+  REQUIRE(log->size() == 3);
+  CHECK((*log)[0].version == 3);
+  CHECK((*log)[0].kind == "delete");
+  CHECK((*log)[0].num_skills == 0);
+  CHECK((*log)[1].updated == 1);
+  auto diff = lib->Diff(1, 2);
+  REQUIRE(diff.ok());
+  REQUIRE(diff->size() == 1);
+  CHECK((*diff)[0].kind == ChangeKind::kUpdated);
+  CHECK(lib->Query({}, "title")->hits.empty());
+  CHECK(lib->Query(QueryOptions{.as_of = 2}, "title")->hits.size() == 1);
+}
+
+TEST_CASE("deleting a missing skill is NotFound and writes nothing") {
+  TempLibrary lib;
+  CHECK(lib->Delete("nope").status().code() == StatusCode::kNotFound);
+  CHECK(lib->CurrentVersion() == 0);
+}
+
+TEST_CASE("an import with one bad skill writes nothing") {
+  TempLibrary lib;
+  std::vector<Skill> skills = {Skill::Make("a", "ok"), Skill::Make("B", "bad")};
+  CHECK(lib->PutMany(skills).status().code() == StatusCode::kInvalidArgument);
+  skills = {Skill::Make("a", "ok"), Skill::Make("a", "dup")};
+  CHECK(lib->PutMany(skills).status().code() == StatusCode::kInvalidArgument);
+  CHECK(lib->CurrentVersion() == 0);
+  CHECK(lib->Get("a").status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("versions beyond the head are NotFound for every read") {
+  TempLibrary lib;
+  REQUIRE(lib->Put(Skill::Make("a", "x")).ok());
+  CHECK(lib->Get("a", {.as_of = 5}).status().code() == StatusCode::kNotFound);
+  CHECK(lib->Query({.as_of = 5}, "x").status().code() == StatusCode::kNotFound);
+  CHECK(lib->Diff(1, 7).status().code() == StatusCode::kNotFound);
+  CHECK(lib->Stats({.as_of = 2}).status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("expected_head and preconditions abort commits") {
+  TempLibrary lib;
+  REQUIRE(lib->Put(Skill::Make("a", "x")).ok());
+  CommitOptions stale;
+  stale.expected_head = 0;
+  CHECK(lib->Put(Skill::Make("b", "y"), stale).status().code() ==
+        StatusCode::kAborted);
+  CommitOptions refuse;
+  refuse.precondition = [&](Version head) {
+    CHECK(head == 1);
+    return lib->Get("a", {.as_of = head}).ok()
+               ? Status::Aborted("a already there")
+               : Status::Ok();
+  };
+  CHECK(lib->Put(Skill::Make("b", "y"), refuse).status().code() ==
+        StatusCode::kAborted);
+  CHECK(lib->CurrentVersion() == 1);
+}
+
+TEST_CASE("filters restrict hits by tag, op, language and status") {
+  TempLibrary lib;
+  Skill a = Skill::Make("a", "warp shuffle reduction");
+  a.tags = {"Warp"};
+  a.ops = {"reduction"};
+  a.language = Language::kCuda;
+  Skill b = Skill::Make("b", "warp specialization");
+  b.tags = {"warp", "hopper"};
+  b.language = Language::kTriton;
+  Skill c = Skill::Make("c", "warp level old trick");
+  c.status = SkillStatus::kDeprecated;
+  REQUIRE(lib->PutMany({a, b, c}).ok());
+  auto ids = [&](const QueryOptions& o) {
+    std::vector<std::string> out;
+    auto result = lib->Query(o, "warp");
+    REQUIRE(result.ok());
+    for (const Hit& h : result->hits) out.push_back(h.id);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  CHECK(ids({}) == std::vector<std::string>{"a", "b"});
+  CHECK(ids({.tags = {"warp"}}) == std::vector<std::string>{"a", "b"});
+  CHECK(ids({.tags = {"warp", "hopper"}}) == std::vector<std::string>{"b"});
+  CHECK(ids({.ops = {"reduction"}}) == std::vector<std::string>{"a"});
+  CHECK(ids({.language = Language::kTriton}) == std::vector<std::string>{"b"});
+  CHECK(ids({.status = SkillStatus::kDeprecated}) ==
+        std::vector<std::string>{"c"});
+}
+
+TEST_CASE("many small commits are merged and queries stay exact") {
+  Options o = Whitespace();
+  o.merge_factor = 3;
+  TempLibrary lib(o);
+  for (int i = 0; i < 60; ++i) {
+    Skill s = Skill::Make("s" + std::to_string(i % 25),
+                          "term" + std::to_string(i % 7) + " common word" +
+                              std::string(static_cast<size_t>(i % 5), 'x'));
+    REQUIRE(lib->Put(s).ok());
+    if (i % 9 == 8) REQUIRE(lib->Delete("s" + std::to_string(i % 25)).ok());
+  }
+  auto stats = lib->Stats({});
+  REQUIRE(stats.ok());
+  CHECK(stats->num_segments < 10);
+  for (Version v : {Version{5}, Version{30}, lib->CurrentVersion()}) {
+    QueryOptions pruned{.k = 7, .as_of = v};
+    QueryOptions full = pruned;
+    full.exhaustive = true;
+    auto x = lib->Query(pruned, "term3 common term5");
+    auto y = lib->Query(full, "term3 common term5");
+    REQUIRE(x.ok());
+    REQUIRE(y.ok());
+    REQUIRE(x->hits.size() == y->hits.size());
+    for (size_t i = 0; i < x->hits.size(); ++i) {
+      CHECK(x->hits[i].id == y->hits[i].id);
+      CHECK(x->hits[i].score == y->hits[i].score);
+    }
+  }
+  lib.Reopen();
+  CHECK(lib->Query({}, "common")->hits.size() > 0);
+}
+
+TEST_CASE("a read-only open sees the data and refuses writes") {
+  TempLibrary lib;
+  REQUIRE(lib->Put(Skill::Make("a", "x")).ok());
+  Options ro;
+  ro.read_only = true;
+  auto reader = Library::Open(ro, lib.path());
+  REQUIRE_MESSAGE(reader.ok(), reader.status().ToString());
+  CHECK((*reader)->Get("a").ok());
+  CHECK((*reader)->Put(Skill::Make("b", "y")).status().code() ==
+        StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("opening creation settings are validated and stored") {
+  testing::TempDir dir;
+  Options bad = TempLibrary::DefaultOptions();
+  bad.analyzer = "klingon";
+  CHECK(Library::Open(bad, dir.Sub("x")).status().code() ==
+        StatusCode::kInvalidArgument);
+  bad = TempLibrary::DefaultOptions();
+  bad.b = 1.5;
+  CHECK(Library::Open(bad, dir.Sub("x")).status().code() ==
+        StatusCode::kInvalidArgument);
+  Options plain;
+  CHECK(Library::Open(plain, dir.Sub("missing")).status().code() ==
+        StatusCode::kNotFound);
+  Options ws = Whitespace();
+  ws.k1 = 0.9;
+  {
+    auto lib = Library::Open(ws, dir.Sub("w"));
+    REQUIRE(lib.ok());
+  }
+  auto again = Library::Open(TempLibrary::DefaultOptions(), dir.Sub("w"));
+  REQUIRE(again.ok());
+  CHECK((*again)->Info().analyzer == "whitespace");
+  CHECK((*again)->Info().k1 == 0.9);
+}
+
+}  // namespace
+}  // namespace skilldb

@@ -1,0 +1,186 @@
+// BM25 queries as of a version.
+//
+// The statistics of version V come from storage, not from the index: N and
+// the total length from V's commit record, each term's document frequency
+// from the dfs history (one seek). The index itself holds every document of
+// every retained version; the searcher keeps those live at V. Together this
+// makes a query as of V score exactly as a fresh index of V's skills would.
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "library_impl.h"
+
+namespace skilldb::internal {
+
+Result<uint64_t> LibraryImpl::DocFreq(const ReadState& state,
+                                      rocksdb::Iterator* it,
+                                      std::string_view term,
+                                      Version version) const {
+  (void)state;
+  const std::string key = DfKey(term, version);
+  it->Seek(key);
+  if (!it->Valid()) {
+    SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading a df"));
+    return uint64_t{0};
+  }
+  const size_t prefix = term.size() + 1;
+  const rocksdb::Slice found = it->key();
+  if (found.size() != prefix + 8 ||
+      std::string_view(found.data(), prefix) != std::string_view(key.data(), prefix)) {
+    return uint64_t{0};
+  }
+  if (it->value().size() != 8) return Status::Corruption("malformed df entry");
+  return GetBe64(it->value().data());
+}
+
+namespace {
+
+std::vector<std::string> QueryFilters(const QueryOptions& options) {
+  std::vector<std::string> filters;
+  for (const auto& t : options.tags) filters.push_back(retrieval::FilterTerm("tag", t));
+  for (const auto& o : options.ops) filters.push_back(retrieval::FilterTerm("op", o));
+  for (const auto& a : options.arch) filters.push_back(retrieval::FilterTerm("arch", a));
+  if (options.language) {
+    filters.push_back(
+        retrieval::FilterTerm("lang", LanguageName(*options.language)));
+  }
+  filters.push_back(options.status
+                        ? retrieval::FilterTerm(
+                              "status", SkillStatusName(*options.status))
+                        : retrieval::FilterTerm("visible", "1"));
+  std::sort(filters.begin(), filters.end());
+  filters.erase(std::unique(filters.begin(), filters.end()), filters.end());
+  return filters;
+}
+
+}  // namespace
+
+Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
+                                            const QueryOptions& options,
+                                            std::string_view text) const {
+  SKILLDB_ASSIGN_OR_RETURN(Version version, ResolveVersion(state, options.as_of));
+  QueryResult result;
+  result.version = version;
+  if (options.k == 0 || version == 0) return result;
+
+  CommitInfo stats = state.head_commit;
+  if (version != state.head) {
+    SKILLDB_ASSIGN_OR_RETURN(stats, ReadCommit(state, version));
+  }
+  if (stats.num_skills == 0 || stats.total_length == 0) return result;
+
+  std::vector<std::string> terms = analyzer_->Terms(text);
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+
+  retrieval::SearchRequest request;
+  request.as_of = version;
+  request.k = options.k;
+  request.algorithm = options.exhaustive
+                          ? retrieval::SearchAlgorithm::kExhaustive
+                          : retrieval::SearchAlgorithm::kBlockMaxWand;
+  request.filter_terms = QueryFilters(options);
+  auto df_it = storage_->NewIterator(kDfs, state.snap());
+  for (std::string& term : terms) {
+    SKILLDB_ASSIGN_OR_RETURN(uint64_t df,
+                             DocFreq(state, df_it.get(), term, version));
+    if (df == 0) continue;
+    const double idf = retrieval::Bm25::Idf(stats.num_skills, df);
+    request.terms.push_back({std::move(term), idf});
+  }
+  if (request.terms.empty()) return result;
+
+  const double avgdl = static_cast<double>(stats.total_length) /
+                       static_cast<double>(stats.num_skills);
+  retrieval::Bm25 bm25(bm25_params_, avgdl);
+
+  std::vector<std::unique_ptr<StoragePostingSource>> sources;
+  std::vector<retrieval::SegmentInput> inputs;
+  for (const auto& segment : state.segments) {
+    SKILLDB_ASSIGN_OR_RETURN(const retrieval::SegmentDocs* docs,
+                             segment->Docs(*storage_));
+    sources.push_back(std::make_unique<StoragePostingSource>(
+        *storage_, segment->meta().id, state.snap()));
+    inputs.push_back({docs, sources.back().get()});
+  }
+  SKILLDB_ASSIGN_OR_RETURN(auto scored,
+                           retrieval::Search(request, bm25, inputs));
+  result.hits.reserve(scored.size());
+  for (const retrieval::ScoredDoc& doc : scored) {
+    Hit hit;
+    hit.id.assign(doc.id);
+    hit.score = doc.score;
+    result.hits.push_back(std::move(hit));
+  }
+  if (options.with_titles) {
+    for (Hit& hit : result.hits) {
+      SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(state, hit.id, version));
+      if (!rev || rev->kind != RevisionKind::kPut) {
+        return Status::Corruption("hit '" + hit.id + "' has no live revision");
+      }
+      SKILLDB_ASSIGN_OR_RETURN(Skill skill, ParseSkillJson(rev->skill_json));
+      hit.title = std::move(skill.title);
+    }
+  }
+  return result;
+}
+
+Result<QueryResult> LibraryImpl::Query(const QueryOptions& options,
+                                       std::string_view text) {
+  auto s = state();
+  return QueryState(*s, options, text);
+}
+
+Result<std::vector<QueryResult>> LibraryImpl::QueryBatch(
+    const QueryOptions& options, const std::vector<std::string>& texts,
+    int threads) {
+  auto s = state();
+  // Pin the version once so every query of the batch answers as of it.
+  QueryOptions pinned = options;
+  SKILLDB_ASSIGN_OR_RETURN(Version version, ResolveVersion(*s, options.as_of));
+  pinned.as_of = version;
+  std::vector<std::optional<Result<QueryResult>>> results(texts.size());
+  int n = threads > 0 ? threads
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  n = std::min<int>(n, static_cast<int>(texts.size()));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < texts.size(); i = next++) {
+      results[i].emplace(QueryState(*s, pinned, texts[i]));
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  std::vector<QueryResult> out;
+  out.reserve(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (!results[i]->ok()) {
+      return results[i]->status().WithContext("query " + std::to_string(i + 1));
+    }
+    out.push_back(std::move(*results[i]).value());
+  }
+  return out;
+}
+
+Result<uint64_t> LibraryImpl::CountFilter(const ReadState& state,
+                                          const std::string& term,
+                                          Version version) const {
+  uint64_t count = 0;
+  for (const auto& segment : state.segments) {
+    SKILLDB_ASSIGN_OR_RETURN(const retrieval::SegmentDocs* docs,
+                             segment->Docs(*storage_));
+    if (docs->min_start() > version) continue;
+    StoragePostingSource source(*storage_, segment->meta().id, state.snap());
+    std::unique_ptr<retrieval::Blob> blob;
+    SKILLDB_RETURN_IF_ERROR(source.Get(term, &blob));
+    if (blob == nullptr) continue;
+    SKILLDB_ASSIGN_OR_RETURN(uint64_t n, retrieval::CountLive(blob->data(), *docs, version));
+    count += n;
+  }
+  return count;
+}
+
+}  // namespace skilldb::internal

@@ -1,0 +1,243 @@
+#include "storage.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+namespace skilldb::internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+rocksdb::ColumnFamilyOptions CfOptions(Cf which,
+                                       const std::shared_ptr<rocksdb::Cache>&
+                                           cache) {
+  rocksdb::ColumnFamilyOptions cf;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  table.format_version = 5;
+  switch (which) {
+    case kPostings:
+    case kDocTables:
+      // Already compressed by our codec; RocksDB compression would only
+      // cost decompression on every read.
+      cf.compression = rocksdb::kNoCompression;
+      table.block_size = 16 * 1024;
+      break;
+    case kRevisions:
+    case kDfs:
+    case kEnds:
+      cf.compression = rocksdb::kLZ4Compression;
+      table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+      table.whole_key_filtering = true;
+      break;
+    default:
+      cf.compression = rocksdb::kLZ4Compression;
+      break;
+  }
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return cf;
+}
+
+bool IsLockError(const rocksdb::Status& s) {
+  return s.IsIOError() &&
+         (s.ToString().find("lock") != std::string::npos ||
+          s.ToString().find("Resource temporarily unavailable") !=
+              std::string::npos);
+}
+
+// Refuse to turn a directory that holds something else into a library.
+Status CheckPath(const std::string& path, bool* exists) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  *exists = false;
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return Status::IOError("cannot access '" + path + "': " + ec.message());
+  }
+  if (!fs::exists(st)) return Status::Ok();
+  if (!fs::is_directory(st)) {
+    return Status::InvalidArgument("'" + path +
+                                   "' exists and is not a directory");
+  }
+  if (fs::exists(fs::path(path) / "CURRENT", ec)) {
+    *exists = true;
+    return Status::Ok();
+  }
+  if (!fs::is_empty(path, ec)) {
+    return Status::InvalidArgument("'" + path +
+                                   "' is a non-empty directory that is not a "
+                                   "skilldb library");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status FromRocks(const rocksdb::Status& s, std::string_view context) {
+  if (s.ok()) return Status::Ok();
+  std::string message(context);
+  message += ": ";
+  message += s.ToString();
+  if (s.IsNotFound()) return Status::NotFound(message);
+  if (s.IsCorruption()) return Status::Corruption(message);
+  if (s.IsIOError()) return Status::IOError(message);
+  if (s.IsInvalidArgument()) return Status::InvalidArgument(message);
+  if (s.IsNotSupported()) return Status::NotSupported(message);
+  if (s.IsBusy() || s.IsTryAgain()) return Status::Unavailable(message);
+  return Status::Internal(message);
+}
+
+Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
+                                               const std::string& path,
+                                               bool* created) {
+  bool exists = false;
+  SKILLDB_RETURN_IF_ERROR(CheckPath(path, &exists));
+  *created = false;
+  if (exists && options.error_if_exists) {
+    return Status::AlreadyExists("a library already exists at '" + path + "'");
+  }
+  if (!exists && (!options.create_if_missing || options.read_only)) {
+    return Status::NotFound("no library at '" + path + "'");
+  }
+  if (!exists) {
+    std::error_code ec;
+    fs::create_directories(path, ec);  // RocksDB does not create parents
+    if (ec) {
+      return Status::IOError("cannot create '" + path + "': " + ec.message());
+    }
+  }
+
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = !exists;
+  db_options.create_missing_column_families = true;
+  db_options.paranoid_checks = true;
+  // Read-only openers may outlive SST files the writer compacts away; with
+  // every table opened up front they keep them readable.
+  db_options.max_open_files = options.read_only ? -1 : 512;
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  db_options.keep_log_file_num = 2;
+  db_options.IncreaseParallelism(2);
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (int i = 0; i < kNumCfs; ++i) {
+    descriptors.emplace_back(kColumnFamilies[i],
+                             CfOptions(static_cast<Cf>(i), cache));
+  }
+
+  auto storage = std::unique_ptr<Storage>(new Storage());
+  storage->path_ = path;
+  storage->read_only_ = options.read_only;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(options.lock_timeout_ms);
+  while (true) {
+    if (options.read_only) {
+      s = rocksdb::DB::OpenForReadOnly(db_options, path, descriptors,
+                                       &storage->handles_, &raw);
+    } else {
+      s = rocksdb::DB::Open(db_options, path, descriptors, &storage->handles_,
+                            &raw);
+    }
+    // A read-only open can race the writer deleting a log file it listed.
+    const bool retry = options.read_only ? s.IsIOError() || s.IsPathNotFound()
+                                         : IsLockError(s);
+    if (s.ok() || !retry || std::chrono::steady_clock::now() >= deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!s.ok()) {
+    if (IsLockError(s)) {
+      return Status::Unavailable("library at '" + path +
+                                 "' is open for writing by another process");
+    }
+    if (s.IsInvalidArgument() && exists) {
+      return Status::Corruption("'" + path + "' is not a skilldb library (" +
+                                s.ToString() + ")");
+    }
+    return FromRocks(s, "opening '" + path + "'");
+  }
+  storage->db_.reset(raw);
+  *created = !exists;
+  return storage;
+}
+
+Storage::~Storage() {
+  for (auto* handle : handles_) {
+    if (db_) db_->DestroyColumnFamilyHandle(handle);
+  }
+  handles_.clear();
+  if (db_ && !read_only_) db_->Close().PermitUncheckedError();
+  db_.reset();
+}
+
+std::shared_ptr<const rocksdb::Snapshot> Storage::NewSnapshot() {
+  if (read_only_) return nullptr;
+  rocksdb::DB* db = db_.get();
+  return std::shared_ptr<const rocksdb::Snapshot>(
+      db->GetSnapshot(),
+      [db](const rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); });
+}
+
+Result<std::optional<std::string>> Storage::Get(
+    Cf which, std::string_view key, const rocksdb::Snapshot* snapshot) const {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::string value;
+  rocksdb::Status s =
+      db_->Get(ro, handles_[which], rocksdb::Slice(key.data(), key.size()),
+               &value);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  if (!s.ok()) return FromRocks(s, "read");
+  return std::optional<std::string>(std::move(value));
+}
+
+Status Storage::GetPinned(Cf which, std::string_view key,
+                          const rocksdb::Snapshot* snapshot,
+                          rocksdb::PinnableSlice* value, bool* found) const {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  rocksdb::Status s = db_->Get(ro, handles_[which],
+                               rocksdb::Slice(key.data(), key.size()), value);
+  *found = s.ok();
+  if (s.IsNotFound()) return Status::Ok();
+  return FromRocks(s, "read");
+}
+
+std::unique_ptr<rocksdb::Iterator> Storage::NewIterator(
+    Cf which, const rocksdb::Snapshot* snapshot) const {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  return std::unique_ptr<rocksdb::Iterator>(
+      db_->NewIterator(ro, handles_[which]));
+}
+
+Status Storage::Write(rocksdb::WriteBatch* batch, bool sync) {
+  if (read_only_) {
+    return Status::FailedPrecondition("library is open read-only");
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = sync;
+  return FromRocks(db_->Write(wo, batch), "commit");
+}
+
+uint64_t Storage::DiskBytes() const {
+  // Everything in the directory: SST files, logs and manifests alike.
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(path_, ec)) {
+    if (entry.is_regular_file(ec)) total += entry.file_size(ec);
+  }
+  return total;
+}
+
+}  // namespace skilldb::internal

@@ -1,0 +1,74 @@
+// RocksDB behind the engine: opening (read-write or read-only, with the
+// column families of keys.h), snapshots, reads and atomic batch writes.
+// Internal.
+//
+// A Storage is safe for concurrent use; write ordering is the caller's job
+// (LibraryImpl serializes commits).
+#ifndef SKILLDB_LIBSKILLDB_STORAGE_H_
+#define SKILLDB_LIBSKILLDB_STORAGE_H_
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "keys.h"
+#include "skilldb/options.h"
+#include "skilldb/status.h"
+
+namespace skilldb::internal {
+
+// Converts a RocksDB status, prefixing `context` to the message.
+Status FromRocks(const rocksdb::Status& s, std::string_view context);
+
+class Storage {
+ public:
+  // Opens the database at `path`. Sets *created when it did not exist.
+  // See Library::Open for the errors.
+  static Result<std::unique_ptr<Storage>> Open(const Options& options,
+                                               const std::string& path,
+                                               bool* created);
+  ~Storage();
+
+  bool read_only() const { return read_only_; }
+  const std::string& path() const { return path_; }
+  rocksdb::DB* db() const { return db_.get(); }
+  rocksdb::ColumnFamilyHandle* cf(Cf which) const { return handles_[which]; }
+
+  // A consistent view of the database as it is now; released when the last
+  // reference goes. Null in read-only mode, where nothing changes.
+  std::shared_ptr<const rocksdb::Snapshot> NewSnapshot();
+
+  // Reads `key`; nullopt if absent.
+  Result<std::optional<std::string>> Get(
+      Cf which, std::string_view key,
+      const rocksdb::Snapshot* snapshot = nullptr) const;
+  // Reads `key` into a pinned slice (no copy from the block cache). Sets
+  // *found.
+  Status GetPinned(Cf which, std::string_view key,
+                   const rocksdb::Snapshot* snapshot,
+                   rocksdb::PinnableSlice* value, bool* found) const;
+  std::unique_ptr<rocksdb::Iterator> NewIterator(
+      Cf which, const rocksdb::Snapshot* snapshot = nullptr) const;
+
+  // Applies `batch` atomically; with `sync`, after syncing the log.
+  Status Write(rocksdb::WriteBatch* batch, bool sync);
+
+  // Bytes of every file in the library directory.
+  uint64_t DiskBytes() const;
+
+ private:
+  Storage() = default;
+
+  std::string path_;
+  bool read_only_ = false;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+};
+
+}  // namespace skilldb::internal
+
+#endif  // SKILLDB_LIBSKILLDB_STORAGE_H_
