@@ -21,7 +21,8 @@ struct Args {
   std::string phase;
   std::string corpus, index, queries, out, dump;
   int threads = 0;
-  int64_t warmup = 2000;
+  int64_t warmup = 4000;
+  double warmup_seconds = 3.0;
   double min_qps_seconds = 2.0;
 };
 
@@ -40,6 +41,7 @@ Args ParseArgs(int argc, char** argv) {
     else if (key == "--dump") a.dump = v;
     else if (key == "--threads") a.threads = std::stoi(v);
     else if (key == "--warmup") a.warmup = std::stoll(v);
+    else if (key == "--warmup-seconds") a.warmup_seconds = std::stod(v);
     else if (key == "--min-qps-seconds") a.min_qps_seconds = std::stod(v);
     else Die("unknown option " + key);
   }
@@ -247,7 +249,7 @@ int RunSearch(const Args& a, Engine* engine) {
     TimePass(s0, queries, 10, nullptr);
     TimePass(s0, queries, 100, nullptr);
     warm += 2 * static_cast<int64_t>(queries.size());
-  } while (warm < a.warmup);
+  } while (warm < a.warmup || NowSeconds() - w0 < a.warmup_seconds);
   const double warm_s = NowSeconds() - w0;
 
   std::vector<std::vector<Hit>> top10, top100;

@@ -10,7 +10,7 @@
 // Timing protocol of `search` (the same in the Java and Python drivers):
 //   1. open (timed: open_ms), then one searcher per thread;
 //   2. warm-up: the query set with k=10 and k=100, repeated until at least
-//      --warmup queries ran (at least one pass);
+//      --warmup queries ran and --warmup-seconds passed (at least one pass);
 //   3. latency: every query once with k=10, then once with k=100, on one
 //      thread; only the Searcher::Search call is inside the timer;
 //   4. QPS: all queries with k=10 on --threads threads pulling from a shared

@@ -212,7 +212,8 @@ public final class LuceneBench {
     List<Q> qs = readQueries(Paths.get(a.get("queries")));
     int threads = Integer.parseInt(a.getOrDefault("threads",
         String.valueOf(Runtime.getRuntime().availableProcessors())));
-    long warmup = Long.parseLong(a.getOrDefault("warmup", "2000"));
+    long warmup = Long.parseLong(a.getOrDefault("warmup", "4000"));
+    double warmupS = Double.parseDouble(a.getOrDefault("warmup-seconds", "3"));
     double minQpsS = Double.parseDouble(a.getOrDefault("min-qps-seconds", "2"));
 
     long t0 = System.nanoTime();
@@ -230,7 +231,7 @@ public final class LuceneBench {
       timePass(searcher, qs, 10, null);
       timePass(searcher, qs, 100, null);
       warm += 2L * qs.size();
-    } while (warm < warmup);
+    } while (warm < warmup || (System.nanoTime() - w0) / 1e9 < warmupS);
     double warmS = (System.nanoTime() - w0) / 1e9;
 
     List<TopDocs> top10 = new ArrayList<>();

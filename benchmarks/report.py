@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Merges one benchmark run's per-engine JSON files into results.json, a
+markdown table (results.md) and a plot (results.png).
+
+  report.py RUN_DIR
+
+RUN_DIR holds machine.json, run.json, and per corpus C and engine E:
+C/E.build.json, C/E.search.json, C/E.top10.tsv, C/E.status (when a phase
+failed or was skipped: one line saying why), and optionally C/ref.top10.tsv
+and C/exact_check.json. Overlap@10 of every engine is measured against
+skilldb's top-10 (our exact ranking); if skilldb did not run on a corpus,
+against the Python reference (marked "ref").
+"""
+import json
+import os
+import sys
+from collections import defaultdict
+
+ENGINE_ORDER = ["skilldb", "lucene", "tantivy", "pisa", "xapian",
+                "sqlite-fts5", "lucene++", "bm25s"]
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def read_dump(path):
+    out = defaultdict(list)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        for line in f:
+            qid, _, doc_id, _ = line.rstrip("\n").split("\t")
+            out[qid].append(doc_id)
+    return out
+
+
+def overlap(got, ref):
+    """Mean over queries with reference hits of |got ∩ ref| / |ref|."""
+    vals = []
+    for qid, r in ref.items():
+        if r:
+            vals.append(len(set(got.get(qid, [])) & set(r)) / len(r))
+    return sum(vals) / len(vals) if vals else None
+
+
+def collect(run_dir):
+    rows = []
+    for corpus in sorted(os.listdir(run_dir)):
+        cdir = os.path.join(run_dir, corpus)
+        if not os.path.isdir(cdir):
+            continue
+        meta = load_json(os.path.join(cdir, "corpus.json")) or {}
+        engines = {f.split(".")[0] for f in os.listdir(cdir)
+                   if f.endswith((".build.json", ".status"))}
+        engines.discard("ref")
+        base, base_name = read_dump(os.path.join(cdir, "skilldb.top10.tsv")), \
+            "skilldb"
+        if base is None:
+            base, base_name = read_dump(os.path.join(cdir, "ref.top10.tsv")), \
+                "ref"
+        for e in sorted(engines, key=lambda x: (
+                ENGINE_ORDER.index(x) if x in ENGINE_ORDER else 99, x)):
+            b = load_json(os.path.join(cdir, f"{e}.build.json")) or {}
+            s = load_json(os.path.join(cdir, f"{e}.search.json")) or {}
+            status = None
+            sp = os.path.join(cdir, f"{e}.status")
+            if os.path.exists(sp):
+                status = open(sp).read().strip()
+            dump = read_dump(os.path.join(cdir, f"{e}.top10.tsv"))
+            ov = overlap(dump, base) if dump is not None and base else None
+            rows.append({"corpus": corpus, "engine": e,
+                         "n_docs": b.get("n_docs", meta.get("n_docs")),
+                         "build": b, "search": s, "status": status,
+                         "overlap10": ov, "overlap_vs": base_name})
+    return rows
+
+
+def fmt(v, digits=0):
+    if v is None:
+        return "–"
+    if isinstance(v, float) and digits == 0 and abs(v) < 10:
+        return f"{v:.1f}" if abs(v) >= 1 else f"{v:.2f}"
+    return f"{v:,.{digits}f}"
+
+
+def mb(v):
+    return None if v is None else v / 2**20
+
+
+def table(rows, machine, threads):
+    head = ("| corpus | engine | build s | index MB | open ms | peak RSS MB "
+            "build / search | p50 µs k10 | p99 µs k10 | p50 µs k100 | "
+            f"p99 µs k100 | QPS k10 ({threads} thr) | overlap@10 | notes |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        b, s = r["build"], r["search"]
+        lat = s.get("latency", {})
+        l10, l100 = lat.get("10", {}), lat.get("100", {})
+        notes = []
+        if r["engine"] == "lucene++":
+            notes.append("TF-IDF, speed reference only")
+        if s.get("overhead_us") is not None:
+            notes.append(f"incl. ~{s['overhead_us']:.1f} µs Python binding")
+        if r["engine"] == "bm25s":
+            notes.append("pure Python/numba library")
+        if b.get("index_bytes_with_positions"):
+            notes.append(f"with positions {mb(b['index_bytes_with_positions']):.1f} MB"
+                         f", with stored text {mb(b['index_bytes_with_stored_text']):.1f} MB")
+        if r["status"]:
+            notes.append(r["status"])
+        ov = r["overlap10"]
+        ov_s = "–" if ov is None else (f"{ov:.3f}" + (" (vs ref)" if r["overlap_vs"] == "ref" else ""))
+        corpus = f"{r['corpus']} ({fmt(r['n_docs'])} docs)" if r["n_docs"] else r["corpus"]
+        rss = f"{fmt(mb(b.get('peak_rss_bytes')))} / {fmt(mb(s.get('peak_rss_bytes')))}"
+        lines.append(
+            f"| {corpus} | {r['engine']} | {fmt(b.get('build_s'), 1)} | "
+            f"{fmt(mb(b.get('index_bytes')), 1)} | {fmt(s.get('open_ms'), 1)} | "
+            f"{rss} | {fmt(l10.get('p50_us'), 1)} | {fmt(l10.get('p99_us'), 0)} | "
+            f"{fmt(l100.get('p50_us'), 1)} | {fmt(l100.get('p99_us'), 0)} | "
+            f"{fmt(s.get('qps'), 0)} | {ov_s} | {'; '.join(notes)} |")
+    return "\n".join(lines)
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    corpora = list(dict.fromkeys(r["corpus"] for r in rows))
+    engines = [e for e in ENGINE_ORDER if any(r["engine"] == e for r in rows)]
+    metrics = [("p50 latency, top-10 (µs, log)", lambda r: r["search"].get("latency", {}).get("10", {}).get("p50_us"), True),
+               ("p99 latency, top-10 (µs, log)", lambda r: r["search"].get("latency", {}).get("10", {}).get("p99_us"), True),
+               ("QPS top-10, all cores (log)", lambda r: r["search"].get("qps"), True),
+               ("build time (s, log)", lambda r: r["build"].get("build_s"), True),
+               ("index size (MB, log)", lambda r: mb(r["build"].get("index_bytes")), True),
+               ("overlap@10 with skilldb", lambda r: r["overlap10"], False)]
+    fig, axes = plt.subplots(3, 2, figsize=(14, 13))
+    width = 0.8 / max(1, len(engines))
+    cmap = plt.get_cmap("tab10")
+    for ax, (title, get, log) in zip(axes.flat, metrics):
+        for j, e in enumerate(engines):
+            xs, ys = [], []
+            for i, c in enumerate(corpora):
+                for r in rows:
+                    if r["corpus"] == c and r["engine"] == e and get(r):
+                        xs.append(i + (j - (len(engines) - 1) / 2) * width)
+                        ys.append(get(r))
+            ax.bar(xs, ys, width, label=e, color=cmap(j))
+        ax.set_title(title)
+        ax.set_xticks(range(len(corpora)))
+        ax.set_xticklabels(corpora, rotation=15)
+        if log:
+            ax.set_yscale("log")
+        ax.grid(axis="y", alpha=0.3)
+    axes.flat[0].legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main():
+    run_dir = sys.argv[1]
+    machine = load_json(os.path.join(run_dir, "machine.json")) or {}
+    run = load_json(os.path.join(run_dir, "run.json")) or {}
+    rows = collect(run_dir)
+    checks = {c: load_json(os.path.join(run_dir, c, "exact_check.json"))
+              for c in os.listdir(run_dir)
+              if os.path.exists(os.path.join(run_dir, c, "exact_check.json"))}
+    with open(os.path.join(run_dir, "results.json"), "w") as f:
+        json.dump({"machine": machine, "run": run, "rows": rows,
+                   "exact_checks": checks}, f, indent=1)
+    threads = machine.get("nproc", "?")
+    md = [f"# Benchmark results ({run.get('date', '?')})", "",
+          f"Command: `{run.get('command', '?')}`  ",
+          f"Machine: {machine.get('cpu', '?')}, {machine.get('nproc', '?')} "
+          f"cores, {machine.get('mem_gb', '?')} GB RAM, "
+          f"{machine.get('os', '?')}, kernel {machine.get('kernel', '?')}  ",
+          f"Versions: {machine.get('versions', '?')}", "",
+          table(rows, machine, threads), ""]
+    for c, chk in sorted(checks.items()):
+        if chk:
+            md.append(f"Exact check of skilldb against the Python reference "
+                      f"on {c}: {chk['queries'] - chk['mismatched_queries']}/"
+                      f"{chk['queries']} queries agree (relative tolerance "
+                      f"{chk['rel_tolerance']}).")
+            md += [f"- {x}" for x in chk["examples"]]
+    md.append("")
+    with open(os.path.join(run_dir, "results.md"), "w") as f:
+        f.write("\n".join(md))
+    try:
+        plot(rows, os.path.join(run_dir, "results.png"))
+    except Exception as e:  # the table still stands without the plot
+        print(f"plot failed: {e}", file=sys.stderr)
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
