@@ -175,8 +175,10 @@ void SegmentSearch::RunBlockMaxWand() {
     // Refine with the block bounds of the blocks holding pivot_doc.
     double block_bound = 0.0;
     for (size_t i = 0; i <= pivot; ++i) {
-      by_doc_[i]->cursor.ShallowAdvance(pivot_doc);
-      block_bound += BlockBound(*by_doc_[i]);
+      // A list with no block reaching pivot_doc contributes nothing there.
+      if (by_doc_[i]->cursor.ShallowAdvance(pivot_doc)) {
+        block_bound += BlockBound(*by_doc_[i]);
+      }
     }
     if (MayReach(block_bound, threshold)) {
       if (by_doc_[0]->cursor.doc() == pivot_doc) {

@@ -198,6 +198,33 @@ TEST_CASE("block-max WAND and exhaustive search equal the plain formula") {
   }
 }
 
+TEST_CASE("block-max WAND handles lists that end before the pivot") {
+  // Many small segments: term lists end early in most of them, which is
+  // where a cursor before the pivot may have no block reaching it.
+  auto docs = RandomCorpus(3000, 1234);
+  std::vector<MemSegment> segs;
+  for (uint32_t base = 0; base < 3000; base += 100) {
+    segs.push_back(Build({docs.begin() + base, docs.begin() + base + 100}, base));
+  }
+  std::vector<SegmentInput> inputs;
+  for (auto& s : segs) inputs.push_back({s.docs.get(), &s});
+  std::mt19937 rng(77);
+  for (int q = 0; q < 300; ++q) {
+    std::vector<std::string> terms = {"t" + std::to_string(rng() % 20),
+                                      "t" + std::to_string(20 + rng() % 280)};
+    double avgdl = 0;
+    SearchRequest request = MakeRequest(docs, terms, 6, 1 + q % 4, {}, &avgdl);
+    Bm25 bm25(Bm25Params{}, avgdl);
+    auto expected = BruteForce(docs, terms, 6, 1 + q % 4, "");
+    auto got = Search(request, bm25, inputs);
+    REQUIRE(got.ok());
+    REQUIRE(got->size() == expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      CHECK((*got)[i].id == expected[i].first);
+    }
+  }
+}
+
 TEST_CASE("block-max WAND scores fewer documents than exhaustive search") {
   auto docs = RandomCorpus(20000, 5);
   for (auto& d : docs) {

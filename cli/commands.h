@@ -1,0 +1,105 @@
+// The skilldb command-line tool: one Run function per subcommand, each taking
+// plain argument structs (main.cc owns the CLI11 parsing, so only one
+// translation unit pays for that header).
+//
+// Every Run function returns the process exit code: 0 success, 1 a user
+// error (bad input, missing skill or version, library locked), 2 an internal
+// error (corruption, I/O). Errors are printed to stderr naming the input and
+// what is wrong; with --json they are also printed to stderr as
+// {"error": {"code": ..., "message": ...}}.
+#ifndef SKILLDB_CLI_COMMANDS_H_
+#define SKILLDB_CLI_COMMANDS_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skilldb/library.h"
+
+namespace skilldb::cli {
+
+// Options every command takes.
+struct GlobalArgs {
+  std::string db;     // --db; "" = $SKILLDB_DB, else the default library
+  bool json = false;  // --json
+};
+
+// Where output goes; tests point these at string streams.
+struct Io {
+  std::ostream* out;
+  std::ostream* err;
+  std::istream* in;
+};
+
+struct InitArgs {
+  std::string analyzer = "code";
+  double k1 = 1.2;
+  double b = 0.75;
+};
+struct ImportArgs {
+  std::string file;  // path or "-"
+  std::string message;
+  std::string author;
+};
+struct ExportArgs {
+  std::optional<Version> as_of;
+  std::string output;  // "" = stdout
+};
+struct AddArgs {
+  std::string file;  // path or "-"
+  std::string message;
+  std::string author;
+};
+struct RmArgs {
+  std::string id;
+  std::string message;
+  std::string author;
+};
+struct ShowArgs {
+  std::string id;
+  std::optional<Version> as_of;
+};
+struct HistoryArgs {
+  std::string id;
+};
+struct LogArgs {
+  size_t limit = 0;
+};
+struct DiffArgs {
+  Version from = 0;
+  Version to = 0;
+};
+struct StatsArgs {
+  std::optional<Version> as_of;
+};
+struct QueryArgs {
+  std::string text;
+  std::string file;  // --file: one query per line
+  int threads = 0;   // --threads for --file; 0 = all cores
+  size_t k = 10;
+  std::optional<Version> as_of;
+  std::vector<std::string> tags;
+  std::vector<std::string> ops;
+  std::vector<std::string> arch;
+  std::string language;  // "" = any
+  std::string status;    // "" = active and candidate
+};
+
+int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io);
+int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io);
+int RunExport(const GlobalArgs& g, const ExportArgs& a, const Io& io);
+int RunAdd(const GlobalArgs& g, const AddArgs& a, const Io& io);
+int RunRm(const GlobalArgs& g, const RmArgs& a, const Io& io);
+int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io);
+int RunHistory(const GlobalArgs& g, const HistoryArgs& a, const Io& io);
+int RunLog(const GlobalArgs& g, const LogArgs& a, const Io& io);
+int RunDiff(const GlobalArgs& g, const DiffArgs& a, const Io& io);
+int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io);
+int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
+
+}  // namespace skilldb::cli
+
+#endif  // SKILLDB_CLI_COMMANDS_H_

@@ -1,0 +1,48 @@
+// Shared plumbing of the CLI commands: resolving and opening the library,
+// reporting errors with the documented exit codes, reading input files.
+#ifndef SKILLDB_CLI_CONTEXT_H_
+#define SKILLDB_CLI_CONTEXT_H_
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "commands.h"
+#include "skilldb/library.h"
+
+namespace skilldb::cli {
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUserError = 1;
+inline constexpr int kExitInternalError = 2;
+
+// The library path: --db, else $SKILLDB_DB, else the default library
+// ($XDG_DATA_HOME or ~/.local/share, then skilldb/library).
+std::string ResolveDbPath(const GlobalArgs& g, bool* is_default);
+
+// Opens the library for the command. Read-only commands open it read-only
+// (they work while another process writes). The default library is created
+// from the seed library the first time any command other than init uses it.
+Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
+                                             bool read_only, const Io& io);
+
+// Prints `status` as the error of the command and returns its exit code.
+int Fail(const GlobalArgs& g, const Io& io, const Status& status);
+
+// Reads all of `file` ("-" = io.in). NotFound / IOError name the file.
+Result<std::string> ReadInput(const std::string& file, const Io& io);
+
+// Prints `j` on io.out (pretty for objects, one line otherwise).
+void PrintJson(const Io& io, const Json& j);
+
+// A stored skill as a JSON value (the interchange format).
+Json SkillJson(const Skill& skill);
+
+std::string FormatTime(int64_t time_ms);
+std::string FormatScore(double score);
+
+}  // namespace skilldb::cli
+
+#endif  // SKILLDB_CLI_CONTEXT_H_

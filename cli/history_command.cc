@@ -1,0 +1,34 @@
+#include "context.h"
+
+namespace skilldb::cli {
+
+int RunHistory(const GlobalArgs& g, const HistoryArgs& a, const Io& io) {
+  auto library = OpenLibrary(g, /*read_only=*/true, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto history = (*library)->History(a.id);
+  if (!history.ok()) return Fail(g, io, history.status());
+  Json list = Json::array();
+  for (const Revision& rev : *history) {
+    auto commit = (*library)->GetCommit(rev.version);
+    if (!commit.ok()) return Fail(g, io, commit.status());
+    if (g.json) {
+      Json j{{"version", rev.version},
+             {"time_ms", commit->time_ms},
+             {"author", commit->author},
+             {"message", commit->message},
+             {"deleted", rev.deleted}};
+      if (!rev.deleted) j["skill"] = SkillJson(rev.skill);
+      list.push_back(std::move(j));
+    } else {
+      *io.out << "v" << rev.version << "  " << FormatTime(commit->time_ms)
+              << "  " << commit->author << "  "
+              << (rev.deleted ? "deleted" : rev.skill.title);
+      if (!commit->message.empty()) *io.out << "  (" << commit->message << ")";
+      *io.out << "\n";
+    }
+  }
+  if (g.json) PrintJson(io, list);
+  return kExitOk;
+}
+
+}  // namespace skilldb::cli

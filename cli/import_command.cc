@@ -1,0 +1,82 @@
+#include "context.h"
+#include "jsonl.h"
+
+namespace skilldb::cli {
+namespace {
+
+CommitOptions MakeCommit(const std::string& message, const std::string& author,
+                         const char* kind) {
+  CommitOptions o;
+  o.message = message;
+  o.author = author;
+  o.kind = kind;
+  return o;
+}
+
+}  // namespace
+
+int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io) {
+  auto text = ReadInput(a.file, io);
+  if (!text.ok()) return Fail(g, io, text.status());
+  auto skills = ParseJsonl(*text, a.file == "-" ? "<stdin>" : a.file);
+  if (!skills.ok()) return Fail(g, io, skills.status());
+  if (skills->empty()) {
+    return Fail(g, io, Status::InvalidArgument("'" + a.file +
+                                               "' holds no skills"));
+  }
+  auto library = OpenLibrary(g, /*read_only=*/false, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto version = (*library)->PutMany(*skills, MakeCommit(a.message, a.author, "import"));
+  if (!version.ok()) return Fail(g, io, version.status());
+  auto commit = (*library)->GetCommit(*version);
+  if (!commit.ok()) return Fail(g, io, commit.status());
+  if (g.json) {
+    PrintJson(io, Json{{"version", *version},
+                       {"added", commit->added},
+                       {"updated", commit->updated},
+                       {"skills", commit->num_skills}});
+  } else {
+    *io.out << "imported " << skills->size() << " skills (" << commit->added
+            << " added, " << commit->updated << " updated) as version "
+            << *version << "\n";
+  }
+  return kExitOk;
+}
+
+int RunAdd(const GlobalArgs& g, const AddArgs& a, const Io& io) {
+  auto text = ReadInput(a.file, io);
+  if (!text.ok()) return Fail(g, io, text.status());
+  // One skill: a JSON object, possibly spread over several lines.
+  auto skill = ParseSkillJson(*text);
+  if (!skill.ok()) {
+    return Fail(g, io, skill.status().WithContext(a.file == "-" ? "<stdin>" : a.file));
+  }
+  auto library = OpenLibrary(g, /*read_only=*/false, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto version = (*library)->Put(*skill, MakeCommit(a.message, a.author, "put"));
+  if (!version.ok()) return Fail(g, io, version.status());
+  auto commit = (*library)->GetCommit(*version);
+  if (!commit.ok()) return Fail(g, io, commit.status());
+  const char* what = commit->updated > 0 ? "updated" : "added";
+  if (g.json) {
+    PrintJson(io, Json{{"version", *version}, {"id", skill->id}, {"change", what}});
+  } else {
+    *io.out << what << " " << skill->id << " as version " << *version << "\n";
+  }
+  return kExitOk;
+}
+
+int RunRm(const GlobalArgs& g, const RmArgs& a, const Io& io) {
+  auto library = OpenLibrary(g, /*read_only=*/false, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto version = (*library)->Delete(a.id, MakeCommit(a.message, a.author, "delete"));
+  if (!version.ok()) return Fail(g, io, version.status());
+  if (g.json) {
+    PrintJson(io, Json{{"version", *version}, {"id", a.id}, {"change", "deleted"}});
+  } else {
+    *io.out << "deleted " << a.id << " as version " << *version << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace skilldb::cli

@@ -1,0 +1,33 @@
+#include <filesystem>
+
+#include "context.h"
+
+namespace skilldb::cli {
+
+int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io) {
+  bool is_default = false;
+  const std::string path = ResolveDbPath(g, &is_default);
+  Options options;
+  options.create_if_missing = true;
+  options.error_if_exists = true;
+  options.analyzer = a.analyzer;
+  options.k1 = a.k1;
+  options.b = a.b;
+  auto library = Library::Open(options, path);
+  if (!library.ok()) return Fail(g, io, library.status());
+  const LibraryInfo info = (*library)->Info();
+  if (g.json) {
+    PrintJson(io, Json{{"path", info.path},
+                       {"analyzer", info.analyzer},
+                       {"k1", info.k1},
+                       {"b", info.b},
+                       {"version", info.head}});
+  } else {
+    *io.out << "created an empty library at " << info.path << " (analyzer "
+            << info.analyzer << ", k1 " << info.k1 << ", b " << info.b
+            << ")\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace skilldb::cli

@@ -1,0 +1,37 @@
+#include "context.h"
+
+namespace skilldb::cli {
+
+int RunLog(const GlobalArgs& g, const LogArgs& a, const Io& io) {
+  auto library = OpenLibrary(g, /*read_only=*/true, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto log = (*library)->Log(LogOptions{.limit = a.limit});
+  if (!log.ok()) return Fail(g, io, log.status());
+  if (g.json) {
+    Json list = Json::array();
+    for (const CommitInfo& c : *log) {
+      list.push_back(Json{{"version", c.version},
+                          {"time_ms", c.time_ms},
+                          {"kind", c.kind},
+                          {"message", c.message},
+                          {"author", c.author},
+                          {"added", c.added},
+                          {"updated", c.updated},
+                          {"deleted", c.deleted},
+                          {"skills", c.num_skills}});
+    }
+    PrintJson(io, list);
+    return kExitOk;
+  }
+  for (const CommitInfo& c : *log) {
+    *io.out << "v" << c.version << "  " << FormatTime(c.time_ms) << "  "
+            << c.kind << "  " << c.author << "  +" << c.added << " ~"
+            << c.updated << " -" << c.deleted << "  (" << c.num_skills
+            << " skills)";
+    if (!c.message.empty()) *io.out << "  " << c.message;
+    *io.out << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace skilldb::cli

@@ -1,0 +1,59 @@
+#include <sstream>
+
+#include "context.h"
+
+namespace skilldb::cli {
+namespace {
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
+  auto library = OpenLibrary(g, /*read_only=*/true, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  const Version version = a.as_of.value_or((*library)->CurrentVersion());
+  auto skill = (*library)->Get(a.id, ReadOptions{.as_of = version});
+  if (!skill.ok()) return Fail(g, io, skill.status());
+  if (g.json) {
+    PrintJson(io, Json{{"version", version}, {"skill", SkillJson(*skill)}});
+    return kExitOk;
+  }
+  std::ostream& out = *io.out;
+  out << skill->id << "  (version " << version << ", "
+      << SkillStatusName(skill->status) << ", "
+      << LanguageName(skill->language) << ")\n";
+  out << "title:    " << skill->title << "\n";
+  if (!skill->summary.empty()) out << "summary:  " << skill->summary << "\n";
+  out << "tags:     " << Join(skill->tags) << "\n";
+  out << "ops:      " << Join(skill->ops) << "\n";
+  out << "arch:     " << Join(skill->arch) << "\n";
+  const Provenance& p = skill->provenance;
+  if (!p.empty()) {
+    out << "source:   " << (p.source.empty() ? "-" : p.source);
+    if (!p.author.empty()) out << " by " << p.author;
+    if (!p.task_id.empty()) out << ", task " << p.task_id;
+    if (!p.rollout_id.empty()) out << ", rollout " << p.rollout_id;
+    if (p.model_step) out << ", step " << *p.model_step;
+    out << "\n";
+  }
+  if (!skill->lineage.derived_from.empty()) {
+    out << "derived from: " << Join(skill->lineage.derived_from) << "\n";
+  }
+  if (!skill->lineage.supersedes.empty()) {
+    out << "supersedes:   " << Join(skill->lineage.supersedes) << "\n";
+  }
+  out << "evidence: " << skill->evidence_json.size() << " report(s)\n";
+  if (!skill->body.empty()) out << "\n" << skill->body << "\n";
+  if (!skill->code.empty()) out << "\n--- code ---\n" << skill->code << "\n";
+  return kExitOk;
+}
+
+}  // namespace skilldb::cli

@@ -1,0 +1,54 @@
+#include "context.h"
+
+namespace skilldb::cli {
+
+int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
+  auto library = OpenLibrary(g, /*read_only=*/true, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto stats = (*library)->Stats(ReadOptions{.as_of = a.as_of});
+  if (!stats.ok()) return Fail(g, io, stats.status());
+  const LibraryInfo info = (*library)->Info();
+  const LibraryStats& s = *stats;
+  if (g.json) {
+    PrintJson(io, Json{{"path", info.path},
+                       {"version", s.version},
+                       {"head", info.head},
+                       {"oldest_retained", info.oldest_retained},
+                       {"analyzer", info.analyzer},
+                       {"k1", info.k1},
+                       {"b", info.b},
+                       {"skills", s.num_skills},
+                       {"total_length", s.total_length},
+                       {"avg_length", s.avg_length},
+                       {"status",
+                        {{"candidate", s.candidate},
+                         {"active", s.active},
+                         {"deprecated", s.deprecated},
+                         {"pruned", s.pruned}}},
+                       {"language",
+                        {{"cuda", s.cuda}, {"triton", s.triton}, {"any", s.any_language}}},
+                       {"segments", s.num_segments},
+                       {"documents", s.num_documents},
+                       {"disk_bytes", s.disk_bytes}});
+    return kExitOk;
+  }
+  std::ostream& out = *io.out;
+  out << "library   " << info.path << "\n"
+      << "version   " << s.version << " (head " << info.head << ", oldest retained "
+      << info.oldest_retained << ")\n"
+      << "analyzer  " << info.analyzer << " (BM25 k1 " << info.k1 << ", b " << info.b
+      << ")\n"
+      << "skills    " << s.num_skills << " (active " << s.active << ", candidate "
+      << s.candidate << ", deprecated " << s.deprecated << ", pruned " << s.pruned
+      << ")\n"
+      << "language  cuda " << s.cuda << ", triton " << s.triton << ", any "
+      << s.any_language << "\n"
+      << "length    " << s.total_length << " terms, " << FormatScore(s.avg_length)
+      << " per skill\n"
+      << "index     " << s.num_segments << " segments, " << s.num_documents
+      << " documents (all revisions)\n"
+      << "disk      " << s.disk_bytes << " bytes\n";
+  return kExitOk;
+}
+
+}  // namespace skilldb::cli

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Configures and builds skilldb. Usage: scripts/build.sh [--sanitize]
+#   --sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/
+# Prints the build directory on the last line of stdout.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="$root/build"
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [[ "${1:-}" == "--sanitize" ]]; then
+  build="$root/build-asan"
+  flags=(-DCMAKE_BUILD_TYPE=Debug -DSKILLDB_SANITIZE=ON -DSKILLDB_BUILD_BENCHMARKS=OFF)
+fi
+jobs="${SKILLDB_JOBS:-$(nproc)}"
+cmake -S "$root" -B "$build" -G Ninja "${flags[@]}" >/dev/null
+cmake --build "$build" -j "$jobs" >&2
+echo "$build"

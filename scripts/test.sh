@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# README command 2: install what is missing, build, and run the whole test
+# suite through ctest. Usage: scripts/test.sh [--sanitize]
+#   --sanitize   the same suite built with AddressSanitizer + UBSan
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+build="$(bash "$root/scripts/build.sh" "$@" | tail -n 1)"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+cd "$build"
+ctest --output-on-failure -j "${SKILLDB_JOBS:-$(nproc)}" --timeout 900
