@@ -1,0 +1,62 @@
+// Process sandboxes for worker processes, entered by the worker itself
+// before it loads any candidate code.
+//
+// Host workers (untrusted C++ runs on the CPU):
+//   1. resource limits: address space, CPU seconds, file size (caps the
+//      candidate's output), open files, no core dumps;
+//   2. new network and mount namespaces (through a user namespace when not
+//      root): no network interface but a down loopback;
+//   3. chroot into the scratch directory: every path, read or write,
+//      resolves inside it, so nothing outside can be written;
+//   4. seccomp-bpf allowlist: memory, I/O on already-open descriptors,
+//      clocks, read-only or scratch-local opens, signals to itself. Sockets,
+//      threads, processes, exec, ptrace, clock setting, mounts and anything
+//      unlisted trap: the worker reports the call and exits with
+//      kWorkerExitSandboxViolation.
+// If step 2 or 3 is unavailable, the filter also traps every open for
+// writing, so the no-writes guarantee holds without the chroot.
+//
+// GPU workers cannot chroot (the driver opens device files and libraries
+// lazily) and must allow threads (the CUDA runtime creates them), so they
+// get resource limits and a seccomp denylist applied after CUDA is
+// initialised: no sockets but AF_UNIX, no exec/fork, no ptrace, no clock
+// setting, no signals to other processes (answered with EPERM).
+//
+// Not thread-safe: call from the worker's main thread before starting any.
+#ifndef SKILLDB_VERIFY_WORKER_SANDBOX_H_
+#define SKILLDB_VERIFY_WORKER_SANDBOX_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "skilldb/status.h"
+
+namespace skilldb::verify::internal {
+
+struct HostSandboxOptions {
+  std::string scratch_dir;               // REQUIRED; becomes "/"
+  int64_t memory_bytes = int64_t{4} << 30;     // RLIMIT_AS. Default: 4 GiB.
+  int64_t cpu_seconds = 3600;                   // RLIMIT_CPU. Default: 1 h.
+  int64_t file_size_bytes = int64_t{64} << 20;  // RLIMIT_FSIZE. Default: 64 MiB.
+  bool isolate_filesystem = true;  // namespaces + chroot. Default: true.
+  int keep_fd = -1;                // the IPC socket (stays open)
+};
+
+// Enters the host sandbox. Returns a short description of the layers that
+// are active ("netns mntns chroot seccomp-allowlist"). FailedPrecondition
+// if the seccomp filter cannot be installed (the caller must not run
+// untrusted code then); a missing namespace or chroot only degrades (see
+// above) and is named in the description.
+Result<std::string> EnterHostSandbox(const HostSandboxOptions& options);
+
+// Applies the GPU worker's limits and seccomp denylist.
+Result<std::string> EnterGpuSandbox(int64_t file_size_bytes);
+
+// The name of x86-64 system call `nr` for messages ("socket", "clone"), or
+// its number as text.
+std::string SyscallName(int nr);
+
+}  // namespace skilldb::verify::internal
+
+#endif  // SKILLDB_VERIFY_WORKER_SANDBOX_H_
