@@ -4,6 +4,8 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 
+#include <stdlib.h>
+
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -17,6 +19,7 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf which,
                                        const std::shared_ptr<rocksdb::Cache>&
                                            cache) {
   rocksdb::ColumnFamilyOptions cf;
+  cf.write_buffer_size = 32 << 20;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = cache;
   table.cache_index_and_filter_blocks = true;
@@ -125,6 +128,9 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   db_options.keep_log_file_num = 2;
   db_options.IncreaseParallelism(2);
+  // Bound the log a reader (or a reopen) has to replay: column families
+  // whose data sits in older logs are flushed once the logs pass this.
+  db_options.max_total_wal_size = 64 << 20;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (int i = 0; i < kNumCfs; ++i) {
@@ -135,21 +141,42 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   auto storage = std::unique_ptr<Storage>(new Storage());
   storage->path_ = path;
   storage->read_only_ = options.read_only;
+  if (options.read_only) {
+    SKILLDB_RETURN_IF_ERROR(storage->secondary_dir_.Create());
+  }
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(options.lock_timeout_ms);
   while (true) {
     if (options.read_only) {
-      s = rocksdb::DB::OpenForReadOnly(db_options, path, descriptors,
-                                       &storage->handles_, &raw);
+      // A secondary instance, not OpenForReadOnly: the latter may read the
+      // MANIFEST and the log list at different moments of a live writer's
+      // flush and see neither the old log nor the new table. A secondary
+      // replays both consistently, whole write batches at a time.
+      s = rocksdb::DB::OpenAsSecondary(db_options, path,
+                                       storage->secondary_dir_.path(),
+                                       descriptors, &storage->handles_, &raw);
+      if (s.ok()) {
+        s = raw->TryCatchUpWithPrimary();
+        if (!s.ok()) {
+          for (auto* h : storage->handles_) raw->DestroyColumnFamilyHandle(h);
+          storage->handles_.clear();
+          delete raw;
+          raw = nullptr;
+        }
+      }
     } else {
       s = rocksdb::DB::Open(db_options, path, descriptors, &storage->handles_,
                             &raw);
     }
-    // A read-only open can race the writer deleting a log file it listed.
-    const bool retry = options.read_only ? s.IsIOError() || s.IsPathNotFound()
-                                         : IsLockError(s);
+    // A read-only open can race the writer deleting a log or table file it
+    // just listed (flush, compaction); the next attempt sees the new set.
+    const bool vanished = s.ToString().find("No such file") != std::string::npos;
+    const bool retry =
+        options.read_only
+            ? s.IsIOError() || s.IsPathNotFound() || (s.IsCorruption() && vanished)
+            : IsLockError(s);
     if (s.ok() || !retry || std::chrono::steady_clock::now() >= deadline) {
       break;
     }
@@ -169,6 +196,22 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   storage->db_.reset(raw);
   *created = !exists;
   return storage;
+}
+
+Status Storage::ScratchDir::Create() {
+  std::string pattern =
+      (fs::temp_directory_path() / "skilldb-reader-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return Status::IOError("cannot create a temporary directory for a reader");
+  }
+  path_ = pattern;
+  return Status::Ok();
+}
+
+Storage::ScratchDir::~ScratchDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(path_, ec);
 }
 
 Storage::~Storage() {

@@ -63,8 +63,21 @@ class Storage {
  private:
   Storage() = default;
 
+  // The private directory a secondary (read-only) instance keeps its own
+  // logs in; removed when the Storage closes.
+  class ScratchDir {
+   public:
+    ~ScratchDir();
+    Status Create();
+    const std::string& path() const { return path_; }
+
+   private:
+    std::string path_;
+  };
+
   std::string path_;
   bool read_only_ = false;
+  ScratchDir secondary_dir_;  // destroyed after db_ (declared before it)
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
