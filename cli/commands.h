@@ -25,6 +25,7 @@ namespace skilldb::cli {
 struct GlobalArgs {
   std::string db;     // --db; "" = $SKILLDB_DB, else the default library
   bool json = false;  // --json
+  int lock_timeout_ms = 10000;  // --lock-timeout: wait for another writer
 };
 
 // Where output goes; tests point these at string streams.

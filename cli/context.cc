@@ -90,6 +90,7 @@ Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
   if (is_default && !fs::exists(fs::path(path) / "CURRENT", ec)) {
     Options create;
     create.create_if_missing = true;
+    create.lock_timeout_ms = g.lock_timeout_ms;
     SKILLDB_ASSIGN_OR_RETURN(auto library, Library::Open(create, path));
     if (library->CurrentVersion() == 0) {
       SKILLDB_RETURN_IF_ERROR(ImportSeed(*library, io));
@@ -97,6 +98,7 @@ Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
   }
   Options options;
   options.read_only = read_only;
+  options.lock_timeout_ms = g.lock_timeout_ms;
   auto opened = Library::Open(options, path);
   if (!opened.ok() && opened.status().code() == StatusCode::kNotFound) {
     return Status::NotFound("no library at '" + path +
@@ -123,7 +125,7 @@ int Fail(const GlobalArgs& g, const Io& io, const Status& status) {
     Json j;
     j["error"] = {{"code", std::string(StatusCodeName(status.code()))},
                   {"message", status.message()}};
-    *io.err << j.dump() << "\n";
+    *io.err << j.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   }
   return code;
 }

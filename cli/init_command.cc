@@ -10,6 +10,7 @@ int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io) {
   Options options;
   options.create_if_missing = true;
   options.error_if_exists = true;
+  options.lock_timeout_ms = g.lock_timeout_ms;
   options.analyzer = a.analyzer;
   options.k1 = a.k1;
   options.b = a.b;

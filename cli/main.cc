@@ -33,6 +33,10 @@ int Main(int argc, char** argv) {
   GlobalArgs g;
   app.add_option("--db", g.db, "library directory (default: $SKILLDB_DB or the default library)");
   app.add_flag("--json", g.json, "machine-readable JSON output");
+  app.add_option("--lock-timeout", g.lock_timeout_ms,
+                 "milliseconds a write waits for another process that holds the "
+                 "library open for writing (default 10000)")
+      ->check(CLI::NonNegativeNumber);
 
   Io io{&std::cout, &std::cerr, &std::cin};
   std::function<int()> run;
