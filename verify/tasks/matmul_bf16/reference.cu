@@ -1,0 +1,38 @@
+// Reference (baseline) for matmul_bf16: the 16x16 shared-memory tiled
+// kernel on CUDA cores, bfloat16 loads widened to float32, float32
+// accumulation, rounded to bfloat16 once.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+constexpr int kTile = 16;
+
+__global__ void matmul_bf16_tiled(const __nv_bfloat16* a, const __nv_bfloat16* b,
+                                  __nv_bfloat16* c, int64_t m, int64_t n, int64_t k) {
+  __shared__ float as[kTile][kTile], bs[kTile][kTile];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t row = blockIdx.y * static_cast<int64_t>(kTile) + ty;
+  const int64_t col = blockIdx.x * static_cast<int64_t>(kTile) + tx;
+  float acc = 0.f;
+  for (int64_t t = 0; t < k; t += kTile) {
+    as[ty][tx] = (row < m && t + tx < k) ? __bfloat162float(a[row * k + t + tx]) : 0.f;
+    bs[ty][tx] = (t + ty < k && col < n) ? __bfloat162float(b[(t + ty) * n + col]) : 0.f;
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < kTile; ++q) acc += as[ty][q] * bs[q][tx];
+    __syncthreads();
+  }
+  if (row < m && col < n) c[row * n + col] = __float2bfloat16(acc);
+}
+
+extern "C" int launch(const Tensor* in, int n_in, Tensor* out, int n_out,
+                      cudaStream_t stream) {
+  if (n_in != 2 || n_out != 1) return 1;
+  const int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[1];
+  const dim3 grid(static_cast<unsigned>((n + kTile - 1) / kTile),
+                  static_cast<unsigned>((m + kTile - 1) / kTile));
+  matmul_bf16_tiled<<<grid, dim3(kTile, kTile), 0, stream>>>(
+      static_cast<const __nv_bfloat16*>(in[0].data),
+      static_cast<const __nv_bfloat16*>(in[1].data),
+      static_cast<__nv_bfloat16*>(out[0].data), m, n, k);
+  return cudaGetLastError() == cudaSuccess ? 0 : 2;
+}
