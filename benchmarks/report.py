@@ -71,11 +71,18 @@ def collect(run_dir):
             sp = os.path.join(cdir, f"{e}.status")
             if os.path.exists(sp):
                 status = open(sp).read().strip()
+            load = {}
+            lp = os.path.join(cdir, f"{e}.load")
+            if os.path.exists(lp):
+                for line in open(lp):
+                    ph, before, after = line.split()
+                    load[ph] = [float(before), float(after)]
             dump = read_dump(os.path.join(cdir, f"{e}.top10.tsv"))
             ov = overlap(dump, base) if dump is not None and base else None
             rows.append({"corpus": corpus, "engine": e,
                          "n_docs": b.get("n_docs", meta.get("n_docs")),
                          "build": b, "search": s, "status": status,
+                         "load": load,
                          "overlap10": ov, "overlap_vs": base_name})
     return rows
 
@@ -95,7 +102,8 @@ def mb(v):
 def table(rows, machine, threads):
     head = ("| corpus | engine | build s | index MB | open ms | peak RSS MB "
             "build / search | p50 µs k10 | p99 µs k10 | p50 µs k100 | "
-            f"p99 µs k100 | QPS k10 ({threads} thr) | overlap@10 | notes |")
+            f"p99 µs k100 | QPS k10 ({threads} thr) | overlap@10 | load "
+            "during search | notes |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         b, s = r["build"], r["search"]
@@ -116,13 +124,15 @@ def table(rows, machine, threads):
         ov = r["overlap10"]
         ov_s = "–" if ov is None else (f"{ov:.3f}" + (" (vs ref)" if r["overlap_vs"] == "ref" else ""))
         corpus = f"{r['corpus']} ({fmt(r['n_docs'])} docs)" if r["n_docs"] else r["corpus"]
+        ld = r.get("load", {}).get("search")
+        ld_s = f"{ld[0]:.1f}→{ld[1]:.1f}" if ld else "–"
         rss = f"{fmt(mb(b.get('peak_rss_bytes')))} / {fmt(mb(s.get('peak_rss_bytes')))}"
         lines.append(
             f"| {corpus} | {r['engine']} | {fmt(b.get('build_s'), 1)} | "
             f"{fmt(mb(b.get('index_bytes')), 1)} | {fmt(s.get('open_ms'), 1)} | "
             f"{rss} | {fmt(l10.get('p50_us'), 1)} | {fmt(l10.get('p99_us'), 0)} | "
             f"{fmt(l100.get('p50_us'), 1)} | {fmt(l100.get('p99_us'), 0)} | "
-            f"{fmt(s.get('qps'), 0)} | {ov_s} | {'; '.join(notes)} |")
+            f"{fmt(s.get('qps'), 0)} | {ov_s} | {ld_s} | {'; '.join(notes)} |")
     return "\n".join(lines)
 
 

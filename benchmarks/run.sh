@@ -9,8 +9,7 @@
 # Default: synthetic 10k and 100k plus the full GCIDE corpus, 2000 queries,
 # every engine. --quick: synthetic 10k plus a 20k GCIDE sample, 300 queries,
 # short warm-up (a few minutes). 1M-document corpora run only the engines in
-# --engines-1m (default: all but bm25s, whose in-memory build needs the whole
-# corpus as Python lists).
+# --engines-1m (default: all but bm25s and SQLite FTS5; see below).
 #
 # Steps: install what is missing (Debian packages, a venv from
 # /usr/bin/python3 with benchmarks/requirements.txt), build the drivers in
@@ -32,7 +31,10 @@ PY=$VENV/bin/python
 sizes=10k,100k
 real=gcide
 engines=skilldb,lucene,tantivy,pisa,xapian,sqlite-fts5,lucene++,bm25s
-engines_1m=skilldb,lucene,tantivy,pisa,xapian,sqlite-fts5,lucene++
+# At 1M: not bm25s (its build holds the corpus as Python lists, several GB)
+# nor SQLite FTS5 (it scores every match: its query protocol took 415 s at
+# 100k, ~10x that at 1M). Name them in --engines-1m to run them anyway.
+engines_1m=skilldb,lucene,tantivy,pisa,xapian,lucene++
 queries=2000
 warmup=4000
 warmup_s=3
@@ -135,7 +137,12 @@ stamp_dir=$(date -u +%Y%m%d-%H%M%S)
 RUN=$OUT/runs/$stamp_dir
 mkdir -p "$RUN"
 ln -sfn "runs/$stamp_dir" "$OUT/latest"
-"$PY" - "$RUN" "$cmdline" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')" <<'EOF'
+# The work tree is shared with the engine's authors: record the commit and
+# whether the engine's sources differed from it when the drivers were built.
+rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')
+dirty=$(git -C "$ROOT" status --porcelain -- libskilldb retrieval 2>/dev/null | wc -l)
+[ "$dirty" = 0 ] || rev="$rev + $dirty uncommitted engine file(s)"
+"$PY" - "$RUN" "$cmdline" "$rev" <<'EOF'
 import json, os, platform, subprocess, sys, datetime
 def sh(c):
     try:
@@ -180,8 +187,12 @@ run_phase() {  # run_phase ENGINE PHASE CORPUS_DIR ARGS...
   local -a cmd
   read -ra cmd <<< "$(driver "$e")"
   local t0=$SECONDS rc=0
+  # The machine is shared: keep the load average around each phase, so a
+  # figure measured while others were compiling can be told apart.
+  local load0; load0=$(cut -d' ' -f1 /proc/loadavg)
   nice -n 10 timeout "$phase_timeout" "${cmd[@]}" "$phase" "$@" \
     >> "$rd/$e.log" 2>&1 || rc=$?
+  echo "$phase $load0 $(cut -d' ' -f1 /proc/loadavg)" >> "$rd/$e.load"
   if [ $rc -ne 0 ]; then
     local why="$phase failed (exit $rc)"
     [ $rc -eq 124 ] && why="$phase timed out after ${phase_timeout}s"
