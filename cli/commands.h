@@ -37,6 +37,7 @@ struct Io {
 
 struct InitArgs {
   std::string analyzer = "code";
+  std::string field_weights;  // "title=3,summary=2,..." ("" = the defaults)
   double k1 = 1.2;
   double b = 0.75;
 };

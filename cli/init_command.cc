@@ -14,6 +14,11 @@ int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io) {
   options.analyzer = a.analyzer;
   options.k1 = a.k1;
   options.b = a.b;
+  if (!a.field_weights.empty()) {
+    auto weights = ParseFieldWeights(a.field_weights);
+    if (!weights.ok()) return Fail(g, io, weights.status());
+    options.field_weights = *weights;
+  }
   auto library = Library::Open(options, path);
   if (!library.ok()) return Fail(g, io, library.status());
   const LibraryInfo info = (*library)->Info();
@@ -22,6 +27,7 @@ int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io) {
                        {"analyzer", info.analyzer},
                        {"k1", info.k1},
                        {"b", info.b},
+                       {"field_weights", FormatFieldWeights(info.field_weights)},
                        {"version", info.head}});
   } else {
     *io.out << "created an empty library at " << info.path << " (analyzer "

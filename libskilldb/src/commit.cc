@@ -22,6 +22,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis.h"
 #include "batch_writer.h"
 #include "library_impl.h"
 #include "records.h"
@@ -62,21 +63,6 @@ std::vector<std::string> FilterTerms(const Skill& skill) {
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
   return terms;
-}
-
-// Distinct terms with their counts, and the document length.
-uint32_t CountTerms(const retrieval::Analyzer& analyzer, const Skill& skill,
-                    std::vector<std::pair<std::string, uint32_t>>* freqs) {
-  std::vector<std::string> terms = analyzer.Terms(IndexedText(skill));
-  std::sort(terms.begin(), terms.end());
-  freqs->clear();
-  for (size_t i = 0; i < terms.size();) {
-    size_t j = i;
-    while (j < terms.size() && terms[j] == terms[i]) ++j;
-    freqs->emplace_back(std::move(terms[i]), static_cast<uint32_t>(j - i));
-    i = j;
-  }
-  return static_cast<uint32_t>(terms.size());
 }
 
 // A document the commit ends (its skill is replaced or deleted).
@@ -194,7 +180,7 @@ Result<Version> LibraryImpl::Commit(const std::vector<Skill>& puts,
   for (size_t i = 0; i < puts.size(); ++i) {
     const Skill& skill = puts[i];
     const uint32_t docid = next_docid++;
-    const uint32_t length = CountTerms(*analyzer_, skill, &freqs);
+    const uint32_t length = AnalyzeSkill(*analyzer_, field_weights_, skill, &freqs);
     for (const auto& [term, tf] : freqs) df_delta[term] += 1;
     total_length += length;
     if (put_kinds[i] == ChangeKind::kAdded) ++num_skills;
@@ -228,7 +214,7 @@ Result<Version> LibraryImpl::Commit(const std::vector<Skill>& puts,
   // Ended documents leave the statistics: re-analyze their stored text.
   for (const Ended& e : ended) {
     SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(e.skill_json));
-    total_length -= CountTerms(*analyzer_, old, &freqs);
+    total_length -= AnalyzeSkill(*analyzer_, field_weights_, old, &freqs);
     for (const auto& [term, tf] : freqs) df_delta[term] -= 1;
     writer.Put(kEnds, Be32(e.docid), Be64(version));
   }

@@ -46,6 +46,7 @@ inline constexpr std::string_view kFormatValue = "skilldb-1";
 inline constexpr std::string_view kAnalyzerKey = "analyzer";
 inline constexpr std::string_view kK1Key = "bm25.k1";
 inline constexpr std::string_view kBKey = "bm25.b";
+inline constexpr std::string_view kFieldWeightsKey = "field_weights";
 inline constexpr std::string_view kHeadKey = "head";
 inline constexpr std::string_view kOldestKey = "oldest";
 inline constexpr std::string_view kNextDocidKey = "next_docid";

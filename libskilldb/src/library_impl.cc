@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "analysis.h"
 #include "records.h"
 
 namespace skilldb {
@@ -64,6 +65,7 @@ Result<std::unique_ptr<Library>> LibraryImpl::Open(const Options& options,
   (void)kind;
   SKILLDB_RETURN_IF_ERROR(
       retrieval::ValidateBm25Params({options.k1, options.b}));
+  SKILLDB_RETURN_IF_ERROR(ValidateFieldWeights(options.field_weights));
   if (options.merge_factor < 2) {
     return Status::InvalidArgument("merge_factor must be at least 2");
   }
@@ -95,6 +97,7 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
     put(kAnalyzerKey, options.analyzer);
     put(kK1Key, FormatDouble(options.k1));
     put(kBKey, FormatDouble(options.b));
+    put(kFieldWeightsKey, FormatFieldWeights(options.field_weights));
     put(kHeadKey, Be64(0));
     put(kOldestKey, Be64(0));
     put(kNextDocidKey, Be32(0));
@@ -118,6 +121,9 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
   SKILLDB_ASSIGN_OR_RETURN(auto b, storage_->Get(kMeta, kBKey));
   SKILLDB_ASSIGN_OR_RETURN(bm25_params_.k1, ParseDouble(k1, "bm25.k1"));
   SKILLDB_ASSIGN_OR_RETURN(bm25_params_.b, ParseDouble(b, "bm25.b"));
+  SKILLDB_ASSIGN_OR_RETURN(auto weights, storage_->Get(kMeta, kFieldWeightsKey));
+  if (!weights) return Status::Corruption("field weights are missing");
+  SKILLDB_ASSIGN_OR_RETURN(field_weights_, ParseFieldWeights(*weights));
   SKILLDB_ASSIGN_OR_RETURN(uint64_t docid, ReadCounter(*storage_, kNextDocidKey, 4));
   SKILLDB_ASSIGN_OR_RETURN(uint64_t seg, ReadCounter(*storage_, kNextSegmentKey, 4));
   next_docid_ = static_cast<uint32_t>(docid);
@@ -254,6 +260,7 @@ LibraryInfo LibraryImpl::Info() const {
   info.analyzer = analyzer_name_;
   info.k1 = bm25_params_.k1;
   info.b = bm25_params_.b;
+  info.field_weights = field_weights_;
   info.read_only = storage_->read_only();
   info.head = s->head;
   info.oldest_retained = s->oldest;

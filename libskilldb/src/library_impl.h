@@ -97,6 +97,7 @@ class LibraryImpl final : public Library {
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<retrieval::Analyzer> analyzer_;
   retrieval::Bm25Params bm25_params_;
+  FieldWeights field_weights_;
   std::string analyzer_name_;
 
   mutable std::mutex state_mu_;

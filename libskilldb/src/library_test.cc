@@ -232,3 +232,59 @@ TEST_CASE("opening creation settings are validated and stored") {
 
 }  // namespace
 }  // namespace skilldb
+
+namespace skilldb {
+namespace {
+
+TEST_CASE("a field of weight w scores as its text repeated w times") {
+  Options weighted = testing::TempLibrary::DefaultOptions();
+  weighted.analyzer = "whitespace";
+  weighted.field_weights.title = 3;
+  weighted.field_weights.code = 0;
+  testing::TempLibrary a(weighted);
+  Options plain = testing::TempLibrary::DefaultOptions();
+  plain.analyzer = "whitespace";
+  testing::TempLibrary b(plain);
+  Skill s1 = Skill::Make("s1", "warp shuffle");
+  s1.body = "reduce values in a warp";
+  s1.code = "warp warp warp";  // unindexed in `a`
+  Skill s2 = Skill::Make("s2", "block reduce");
+  s2.body = "shared memory and a warp";
+  REQUIRE(a->PutMany({s1, s2}).ok());
+  Skill r1 = s1, r2 = s2;
+  r1.title = "warp shuffle warp shuffle warp shuffle";
+  r1.code.clear();
+  r2.title = "block reduce block reduce block reduce";
+  r2.code.clear();
+  REQUIRE(b->PutMany({r1, r2}).ok());
+  auto x = a->Query({}, "warp reduce");
+  auto y = b->Query({}, "warp reduce");
+  REQUIRE(x.ok());
+  REQUIRE(y.ok());
+  REQUIRE(x->hits.size() == 2);
+  REQUIRE(y->hits.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(x->hits[i].id == y->hits[i].id);
+    CHECK(x->hits[i].score == doctest::Approx(y->hits[i].score).epsilon(1e-12));
+  }
+  CHECK(a->Info().field_weights.title == 3);
+  a.Reopen();
+  CHECK(a->Info().field_weights == weighted.field_weights);
+}
+
+TEST_CASE("field weights are parsed, validated and formatted") {
+  auto w = ParseFieldWeights("title=3,code=0");
+  REQUIRE(w.ok());
+  CHECK(w->title == 3);
+  CHECK(w->code == 0);
+  CHECK(w->body == 1);
+  CHECK(FormatFieldWeights(*w) == "title=3,summary=1,body=1,tags=1,ops=1,code=0");
+  CHECK(ParseFieldWeights("titel=3").status().code() == StatusCode::kInvalidArgument);
+  CHECK(ParseFieldWeights("title=x").status().code() == StatusCode::kInvalidArgument);
+  CHECK(ParseFieldWeights("title=17").status().code() == StatusCode::kInvalidArgument);
+  CHECK(ParseFieldWeights("title=0,summary=0,body=0,tags=0,ops=0,code=0").status().code() ==
+        StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace skilldb

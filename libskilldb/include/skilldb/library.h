@@ -83,6 +83,7 @@ struct LibraryInfo {
   std::string analyzer;
   double k1 = 1.2;
   double b = 0.75;
+  FieldWeights field_weights;
   bool read_only = false;
   Version head = 0;             // newest version
   Version oldest_retained = 0;  // oldest version reads may ask for

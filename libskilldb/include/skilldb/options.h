@@ -8,12 +8,36 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "skilldb/skill.h"
 #include "skilldb/status.h"
 
 namespace skilldb {
+
+// How much each field of a skill counts in BM25: a field of weight w
+// contributes its terms w times (to term frequencies and to the document
+// length), as if its text were repeated w times; 0 leaves it unindexed.
+// Weights are integers so that scores stay exactly those of plain BM25 over
+// the repeated text.
+struct FieldWeights {
+  int title = 1;
+  int summary = 1;
+  int body = 1;
+  int tags = 1;
+  int ops = 1;
+  int code = 1;
+  bool operator==(const FieldWeights&) const = default;
+};
+
+// InvalidArgument unless every weight is in [0, 16] and one is positive.
+Status ValidateFieldWeights(const FieldWeights& weights);
+// Reads "title=3,summary=2" (fields not named keep weight 1); InvalidArgument
+// naming the bad item.
+Result<FieldWeights> ParseFieldWeights(std::string_view text);
+// "title=3,summary=2,body=1,tags=2,ops=1,code=1"
+std::string FormatFieldWeights(const FieldWeights& weights);
 
 // How to open a library.
 struct Options {
@@ -32,6 +56,8 @@ struct Options {
   std::string analyzer = "code";  // whitespace | standard | code
   double k1 = 1.2;                // BM25 k1, finite and >= 0
   double b = 0.75;                // BM25 b, in [0, 1]
+  // Per-field weights, each in [0, 16]. Default: all 1 (plain joined text).
+  FieldWeights field_weights;
 
   // Sync the write-ahead log before a commit is acknowledged, so every
   // acknowledged commit survives a machine crash. With false, commits are
