@@ -13,7 +13,8 @@
 #
 # Steps: install what is missing (Debian packages, a venv from
 # /usr/bin/python3 with benchmarks/requirements.txt), build the drivers in
-# build-bench/ (target `benchmarks`, Release), generate the corpora (cached in
+# build-bench/ (target `benchmarks`, RelWithDebInfo: -O2 -g, the flags the
+# project builds and tests with; symbols for profiles), generate the corpora (cached in
 # benchmarks/out/corpora), then for each corpus and engine run `build` and
 # `search` as separate, niced processes one after another, check skilldb's
 # top-10 against the Python exact reference (corpora up to 200k docs), and
@@ -106,7 +107,7 @@ fi
 # ---- 2. build the drivers (out of the default build: target per driver) ----
 log "configure + build drivers in $BUILD"
 mkdir -p "$OUT"
-nice cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+nice cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSKILLDB_BUILD_TESTS=OFF -DSKILLDB_BUILD_CUDA=OFF -DSKILLDB_BUILD_BENCHMARKS=ON \
   > "$OUT/cmake.log" 2>&1 || { tail -20 "$OUT/cmake.log"; exit 1; }
 declare -A target=([skilldb]=skilldb_bench [xapian]=xapian_bench
