@@ -414,7 +414,7 @@ int RunDescribe(const Args& args) {
     return 1;
   }
   std::printf("device %s (%s), %d worker(s), cache %lld bytes, bandwidth %.1f "
-              "GB/s, fp32 %.1f TFLOP/s, %s\n",
+              "GB/s, fp32 %.3f TFLOP/s, %s\n",
               d->name.c_str(), d->device_class.c_str(), d->devices,
               static_cast<long long>(d->cache_bytes),
               d->bandwidth_bytes_per_s / 1e9, d->fp32_flops_per_s / 1e12,

@@ -1,1 +1,62 @@
-// placeholder
+#include "ipc.h"
+
+#include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace skilldb::verify::internal {
+namespace {
+
+struct Pair {
+  Pair() { REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0); }
+  ~Pair() {
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  int fds[2];
+};
+
+TEST_CASE("a framed message with a large blob arrives intact") {
+  Pair p;
+  std::string blob(3 << 20, '\0');
+  for (size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<char>(i * 31);
+  std::thread writer([&] { REQUIRE(SendMessage(p.fds[0], {{"op", "check"}, {"n", 7}}, blob).ok()); });
+  auto m = ReceiveMessage(p.fds[1], 5000);
+  writer.join();
+  REQUIRE(m.ok());
+  CHECK(m->header["op"] == "check");
+  CHECK(m->header["n"] == 7);
+  CHECK(m->blob == blob);
+}
+
+TEST_CASE("waiting for a message that never comes times out") {
+  Pair p;
+  auto m = ReceiveMessage(p.fds[1], 20);
+  CHECK(m.status().code() == StatusCode::kDeadlineExceeded);
+}
+
+TEST_CASE("a closed peer is Unavailable") {
+  Pair p;
+  ::close(p.fds[0]);
+  p.fds[0] = -1;
+  CHECK(ReceiveMessage(p.fds[1], 100).status().code() == StatusCode::kUnavailable);
+  CHECK(!SendMessage(p.fds[1], {{"op", "x"}}).ok());
+}
+
+TEST_CASE("frames over the size limit or with a bad magic are corruption") {
+  Pair p;
+  REQUIRE(SendMessage(p.fds[0], {{"op", "x"}}, std::string(1000, 'a')).ok());
+  MessageLimits small;
+  small.max_blob_bytes = 10;
+  CHECK(ReceiveMessage(p.fds[1], 1000, small).status().code() == StatusCode::kCorruption);
+  Pair q;
+  const char junk[16] = {'J', 'U', 'N', 'K'};
+  REQUIRE(::write(q.fds[0], junk, sizeof(junk)) == sizeof(junk));
+  CHECK(ReceiveMessage(q.fds[1], 1000).status().code() == StatusCode::kCorruption);
+}
+
+}  // namespace
+}  // namespace skilldb::verify::internal

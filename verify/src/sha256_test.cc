@@ -1,1 +1,34 @@
-// placeholder
+#include "sha256.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace skilldb::verify::internal {
+namespace {
+
+TEST_CASE("SHA-256 matches the FIPS 180-4 test vectors") {
+  CHECK(Sha256Hex("") ==
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(Sha256Hex("abc") ==
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  CHECK(Sha256Hex(std::string(1000000, 'a')) ==
+        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("SHA-256 gives the same digest however the input is split") {
+  const std::string text(200, 'x');
+  Sha256 h;
+  h.Update(text.substr(0, 63));
+  h.Update(text.substr(63, 1));
+  h.Update(text.substr(64));
+  const auto digest = h.Finish();
+  Sha256 whole;
+  whole.Update(text);
+  CHECK(digest == whole.Finish());
+}
+
+}  // namespace
+}  // namespace skilldb::verify::internal
