@@ -1,14 +1,17 @@
 #include "bench_modes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "file_util.h"
+#include "skilldb/verify/compiler.h"
 #include "skilldb/verify/stats.h"
 
 namespace skilldb::verify::bench {
@@ -114,8 +117,10 @@ Result<std::string> SlowedReference(const VerifierOptions& o, const Task& t,
   templ.replace(at, 13, ref);
   char frac[32];
   std::snprintf(frac, sizeof(frac), "%.4f", fraction);
-  const size_t f = templ.find("{{FRACTION}}");
-  if (f != std::string::npos) templ.replace(f, 12, frac);
+  for (size_t f = templ.find("{{FRACTION}}"); f != std::string::npos;
+       f = templ.find("{{FRACTION}}", f)) {
+    templ.replace(f, 12, frac);
+  }
   return templ;
 }
 
@@ -424,6 +429,52 @@ int RunDescribe(const Args& args) {
                    {"cache_bytes", d->cache_bytes},
                    {"bandwidth_bytes_per_s", d->bandwidth_bytes_per_s},
                    {"fp32_flops_per_s", d->fp32_flops_per_s}, {"notes", d->notes}});
+  return 0;
+}
+
+}  // namespace skilldb::verify::bench
+
+namespace skilldb::verify::bench {
+
+int RunPrecompile(const Args& args) {
+  const VerifierOptions o = OptionsFrom(args);
+  CompilerOptions co;
+  co.nvcc_path = o.nvcc_path;
+  co.cxx_path = o.cxx_path;
+  co.cache_dir = o.cache_dir;
+  co.protocol_dir = o.protocol_dir;
+  auto compiler = Compiler::Make(co);
+  if (!compiler.ok()) {
+    std::fprintf(stderr, "%s\n", compiler.status().ToString().c_str());
+    return 1;
+  }
+  const SourceLanguage lang = LanguageFor(o.backend);
+  std::vector<std::string> sources;
+  for (const std::string& name : TaskList(args, o)) {
+    auto task = LoadTask(o.task_dir, name);
+    if (!task.ok()) continue;
+    sources.push_back(lang == SourceLanguage::kCuda ? task->reference_cuda
+                                                    : task->reference_cpp);
+    auto cands = LoadCandidates(o.task_dir, *task, lang);
+    if (!cands.ok()) continue;
+    for (const Candidate& c : *cands) sources.push_back(c.source);
+  }
+  const int threads = std::max(1, args.GetInt("threads", 8));
+  std::atomic<size_t> next{0};
+  std::atomic<int> failed{0};
+  const auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < sources.size(); i = next++) {
+        auto r = (*compiler)->Compile(sources[i], lang);
+        if (!r.ok() || !r->ok) ++failed;
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  std::printf("precompiled %zu sources with %d threads in %.1f s (%d did not compile)\n",
+              sources.size(), threads, SecondsSince(t0), failed.load());
   return 0;
 }
 

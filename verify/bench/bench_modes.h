@@ -32,6 +32,7 @@ int RunFalsePositives(const Args& args);  // identical copy, many trials
 int RunPower(const Args& args);       // a true ~1.3x speedup, many trials
 int RunThroughput(const Args& args);  // candidates per minute, cold and warm
 int RunDescribe(const Args& args);    // device and measured ceilings
+int RunPrecompile(const Args& args);  // fill the compile cache in parallel
 
 }  // namespace skilldb::verify::bench
 

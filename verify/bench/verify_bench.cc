@@ -8,6 +8,7 @@
 //   skilldb_verify_bench power --trials 200 [--tasks a,b] [--slowdown 0.3]
 //   skilldb_verify_bench throughput [--tasks a,b] [--cache DIR]
 //   skilldb_verify_bench describe
+//   skilldb_verify_bench precompile [--threads 8] [--tasks a,b]
 //
 // Common: --backend (default host), --json FILE, --cache DIR, --workers N.
 #include <cstdio>
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   if (args.mode == "power") return RunPower(args);
   if (args.mode == "throughput") return RunThroughput(args);
   if (args.mode == "describe") return RunDescribe(args);
+  if (args.mode == "precompile") return RunPrecompile(args);
   std::fprintf(stderr, "unknown mode '%s'\n", args.mode.c_str());
   return 2;
 }

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""KernelBench's evaluation protocol, run on skilldb's candidates for comparison.
+
+For each task this builds the task's team candidate as a PyTorch extension
+with torch.utils.cpp_extension.load_inline (a fresh build directory, so the
+build is cold), checks it against the PyTorch operator on 5 random inputs
+(atol = rtol = 1e-2, as KernelBench does), then times 100 trials with CUDA
+events after 3 warm-up calls, synchronizing after each call, which is
+KernelBench's timing loop. The wall time of the whole per-candidate
+procedure (build + check + timing) gives candidates per minute.
+
+Usage: kernelbench_protocol.py --tasks softmax_rows_fp32,layernorm_fp32 --out FILE
+"""
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import torch
+from torch.utils.cpp_extension import load_inline
+
+VERIFY = pathlib.Path(__file__).resolve().parents[1]
+
+# The PyTorch operator each supported task stands for, and how to make its
+# inputs (float32 on the GPU, at the task's timing dims).
+TORCH_OPS = {
+    "softmax_rows_fp32": (lambda x: torch.softmax(x, dim=-1),
+                          lambda d: [torch.randn(d["N"], d["D"])]),
+    "layernorm_fp32": (lambda x, g, b: torch.nn.functional.layer_norm(x, (x.shape[-1],), g, b, 1e-5),
+                       lambda d: [torch.randn(d["N"], d["D"]), torch.randn(d["D"]), torch.randn(d["D"])]),
+    "rmsnorm_fp32": (lambda x, w: x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w,
+                     lambda d: [torch.randn(d["N"], d["D"]), torch.randn(d["D"])]),
+    "matmul_fp32": (lambda a, b: torch.matmul(a, b),
+                    lambda d: [torch.randn(d["M"], d["K"]), torch.randn(d["K"], d["N"])]),
+    "transpose_fp32": (lambda x: x.t().contiguous(),
+                       lambda d: [torch.randn(d["R"], d["C"])]),
+    "bias_gelu_fp32": (lambda x, b: torch.nn.functional.gelu(x + b),
+                       lambda d: [torch.randn(d["N"], d["D"]), torch.randn(d["D"])]),
+}
+
+WRAPPER = r"""
+#include <cstring>
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+
+static Tensor skdb_make(const torch::Tensor& t) {
+  Tensor out;
+  std::memset(&out, 0, sizeof(out));
+  out.data = t.data_ptr();
+  out.dtype = SKDB_FLOAT32;
+  out.ndim = static_cast<int32_t>(t.dim());
+  for (int i = 0; i < out.ndim; ++i) {
+    out.shape[i] = t.size(i);
+    out.stride[i] = t.stride(i);
+  }
+  out.numel = t.numel();
+  return out;
+}
+
+torch::Tensor run(std::vector<torch::Tensor> inputs, std::vector<int64_t> out_shape) {
+  auto y = torch::empty(out_shape, inputs[0].options());
+  std::vector<Tensor> in;
+  for (auto& t : inputs) in.push_back(skdb_make(t));
+  Tensor out = skdb_make(y);
+  const int rc = launch(in.data(), static_cast<int>(in.size()), &out, 1,
+                        c10::cuda::getCurrentCUDAStream().stream());
+  TORCH_CHECK(rc == 0, "launch() returned ", rc);
+  return y;
+}
+"""
+
+
+def output_shape(task, dims):
+    shape = []
+    for e in task["outputs"][0]["shape"]:
+        shape.append(int(eval(str(e), {}, dict(dims))))  # dims only: trusted task data
+    return shape
+
+
+def evaluate(task_name, trials=100, warmup=3):
+    task = json.loads((VERIFY / "tasks" / task_name / "task.json").read_text())
+    dims = task["dims"]
+    op, make_inputs = TORCH_OPS[task_name]
+    header = (VERIFY / "protocol" / "skilldb_candidate.h").read_text()
+    source = (VERIFY / "tasks" / task_name / "candidates" / "fast.cu").read_text()
+    cuda_src = header + "\n" + source + "\n" + WRAPPER
+    t0 = time.time()
+    build_dir = tempfile.mkdtemp(prefix="kb-" + task_name + "-")
+    module = load_inline(
+        name="kb_" + task_name + "_" + str(os.getpid()),
+        cpp_sources="torch::Tensor run(std::vector<torch::Tensor> inputs, "
+                    "std::vector<int64_t> out_shape);",
+        cuda_sources=cuda_src,
+        functions=["run"],
+        extra_cuda_cflags=["-O3", "-gencode=arch=compute_90a,code=sm_90a"],
+        build_directory=build_dir,
+        verbose=False)
+    build_s = time.time() - t0
+    shape = output_shape(task, dims)
+    correct = True
+    for _ in range(5):
+        inputs = [t.cuda() for t in make_inputs(dims)]
+        got = module.run(inputs, shape)
+        want = op(*inputs)
+        torch.cuda.synchronize()
+        if not torch.allclose(got, want, atol=1e-2, rtol=1e-2):
+            correct = False
+    inputs = [t.cuda() for t in make_inputs(dims)]
+    ref_times, cand_times = [], []
+    for fn, store in ((lambda: op(*inputs), ref_times), (lambda: module.run(inputs, shape), cand_times)):
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        for _ in range(trials):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            store.append(start.elapsed_time(end))
+    total_s = time.time() - t0
+
+    def stats(v):
+        m = sum(v) / len(v)
+        sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+        return {"mean_ms": m, "std_ms": sd, "cv": sd / m, "median_ms": sorted(v)[len(v) // 2]}
+
+    return {"task": task_name, "build_s": build_s, "total_s": total_s, "correct": correct,
+            "torch_reference": stats(ref_times), "candidate": stats(cand_times),
+            "speedup_vs_torch": stats(ref_times)["mean_ms"] / stats(cand_times)["mean_ms"]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tasks", default="softmax_rows_fp32,layernorm_fp32")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    results = []
+    t0 = time.time()
+    for name in args.tasks.split(","):
+        try:
+            r = evaluate(name)
+        except Exception as e:  # report and go on: one failed build must not stop the suite
+            r = {"task": name, "error": repr(e)[:2000]}
+        print(json.dumps(r), flush=True)
+        results.append(r)
+    wall = time.time() - t0
+    ok = [r for r in results if "error" not in r]
+    summary = {"mode": "kernelbench_protocol", "candidates": len(ok), "wall_s": wall,
+               "per_minute": (len(ok) / wall * 60.0) if wall > 0 and ok else None,
+               "mean_build_s": (sum(r["build_s"] for r in ok) / len(ok)) if ok else None,
+               "torch": torch.__version__, "results": results}
+    pathlib.Path(args.out).write_text(json.dumps(summary, indent=1))
+    print("kernelbench protocol: %d candidates in %.1f s: %s candidates/min" %
+          (len(ok), wall, summary["per_minute"]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
