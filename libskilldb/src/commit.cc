@@ -24,6 +24,7 @@
 
 #include "analysis.h"
 #include "batch_writer.h"
+#include "dedup.h"
 #include "library_impl.h"
 #include "records.h"
 
@@ -122,6 +123,12 @@ Result<Version> LibraryImpl::Commit(const std::vector<Skill>& puts,
   }
 
   std::lock_guard<std::mutex> write_lock(write_mu_);
+  return CommitLocked(puts, deletes, options, nullptr);
+}
+
+Result<Version> LibraryImpl::CommitLocked(
+    const std::vector<Skill>& puts, const std::vector<std::string>& deletes,
+    const CommitOptions& options, const ExtraWrites& extra) {
   auto head_state = state();
   const Version head = head_state->head;
   const Version version = head + 1;
@@ -217,6 +224,10 @@ Result<Version> LibraryImpl::Commit(const std::vector<Skill>& puts,
     total_length -= AnalyzeSkill(*analyzer_, field_weights_, old, &freqs);
     for (const auto& [term, tf] : freqs) df_delta[term] -= 1;
     writer.Put(kEnds, Be32(e.docid), Be64(version));
+    writer.Delete(kHashes, ContentHash(old) + old.id);
+  }
+  for (const Skill& skill : puts) {
+    writer.Put(kHashes, ContentHash(skill) + skill.id, "");
   }
 
   // New document frequencies at this version, for the terms that moved.
@@ -254,6 +265,7 @@ Result<Version> LibraryImpl::Commit(const std::vector<Skill>& puts,
   writer.Put(kMeta, kHeadKey, Be64(version));
   writer.Put(kMeta, kNextDocidKey, Be32(next_docid));
   writer.Put(kMeta, kNextSegmentKey, Be32(next_segment));
+  if (extra) SKILLDB_RETURN_IF_ERROR(extra(writer, version));
   SKILLDB_RETURN_IF_ERROR(writer.Finish(options_.sync_commits));
 
   // Durable: now make it visible in memory.

@@ -1,5 +1,7 @@
 #include "index_state.h"
 
+#include <algorithm>
+
 namespace skilldb::internal {
 namespace {
 
@@ -84,6 +86,19 @@ Result<const retrieval::SegmentDocs*> Segment::Docs(const Storage& storage) {
 void Segment::ApplyEnd(uint32_t docid, Version end) {
   std::lock_guard<std::mutex> lock(mu_);
   if (docs_ && !docs_->dropped(docid)) docs_->SetEnd(docid, end);
+}
+
+bool ReadState::Retained(Version v) const {
+  return (v >= oldest && v <= head) ||
+         std::binary_search(tagged.begin(), tagged.end(), v);
+}
+
+bool ReadState::CoversRetained(Version from, Version to) const {
+  if (to > oldest && std::max(from, oldest) < to && std::max(from, oldest) <= head) {
+    return true;
+  }
+  auto it = std::lower_bound(tagged.begin(), tagged.end(), from);
+  return it != tagged.end() && *it < to;
 }
 
 Status StoragePostingSource::Get(std::string_view term,

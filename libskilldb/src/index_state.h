@@ -78,10 +78,17 @@ struct ReadState {
   Version head = 0;
   Version oldest = 0;
   CommitInfo head_commit;  // statistics of the head version
+  std::vector<Version> tagged;  // sorted; retained even when < oldest
   std::shared_ptr<const rocksdb::Snapshot> snapshot;
   std::vector<std::shared_ptr<Segment>> segments;  // ascending docids
 
   const rocksdb::Snapshot* snap() const { return snapshot.get(); }
+
+  bool Retained(Version v) const;
+  // Whether some retained version lies in [from, to) (to may be
+  // kLiveForever): the test for whether anything valid in that interval
+  // must be kept.
+  bool CoversRetained(Version from, Version to) const;
 };
 
 }  // namespace skilldb::internal

@@ -10,6 +10,10 @@
 //   doctables  segment(4)                 -> doc table (retrieval format)
 //   postings   segment(4) term            -> posting list (retrieval format)
 //   ends       docid(4)                   -> version the doc stopped being live
+//   hashes     content hash(16) id        -> "" (live skills at the head)
+//   audit      seq(8)                     -> audit entry JSON
+//   usage      id                         -> usage counters (merge operator)
+//   tags       name                       -> version(8)
 // "~version" is the bitwise complement, so a Seek to key(x, ~V) lands on the
 // newest entry at or before V. Ids and terms never contain bytes below 0x20,
 // so the \0 separator keeps every id's (term's) entries contiguous.
@@ -26,8 +30,8 @@ namespace skilldb::internal {
 
 // Column family names, in the order they are opened. Never rename.
 inline constexpr const char* kColumnFamilies[] = {
-    "default", "revisions", "commits", "changes",
-    "dfs",     "doctables", "postings", "ends"};
+    "default",  "revisions", "commits", "changes", "dfs",  "doctables",
+    "postings", "ends",      "hashes",  "audit",   "usage", "tags"};
 enum Cf : int {
   kMeta = 0,
   kRevisions,
@@ -37,6 +41,10 @@ enum Cf : int {
   kDocTables,
   kPostings,
   kEnds,
+  kHashes,
+  kAudit,
+  kUsage,
+  kTags,
   kNumCfs
 };
 
@@ -53,6 +61,9 @@ inline constexpr std::string_view kNextDocidKey = "next_docid";
 inline constexpr std::string_view kNextSegmentKey = "next_segment";
 inline constexpr std::string_view kManifestKey = "manifest";
 inline constexpr std::string_view kStagingKey = "staging";
+inline constexpr std::string_view kAuditSeqKey = "audit_seq";
+// Per spool file: how many bytes of it are already folded into usage.
+inline constexpr std::string_view kSpoolKeyPrefix = "spool/";
 
 // Revision kinds stored in the first byte of a revision value.
 // On disk: never renumber.

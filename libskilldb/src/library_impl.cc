@@ -1,10 +1,12 @@
 #include "library_impl.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
 #include "analysis.h"
 #include "records.h"
+#include "usage_spool.h"
 
 namespace skilldb {
 
@@ -77,6 +79,10 @@ Result<std::unique_ptr<Library>> LibraryImpl::Open(const Options& options,
   SKILLDB_RETURN_IF_ERROR(impl->Initialize(options, created));
   if (!options.read_only) SKILLDB_RETURN_IF_ERROR(impl->RecoverStaging());
   SKILLDB_RETURN_IF_ERROR(impl->LoadState());
+  if (!options.read_only) {
+    SKILLDB_RETURN_IF_ERROR(impl->LoadAuditSeq());
+    SKILLDB_RETURN_IF_ERROR(impl->FoldSpools());
+  }
   return std::unique_ptr<Library>(std::move(impl));
 }
 
@@ -188,6 +194,13 @@ Status LibraryImpl::LoadState() {
   if (next->head > 0) {
     SKILLDB_ASSIGN_OR_RETURN(next->head_commit, ReadCommit(*next, next->head));
   }
+  auto tags = storage_->NewIterator(kTags, next->snap());
+  for (tags->SeekToFirst(); tags->Valid(); tags->Next()) {
+    if (tags->value().size() != 8) return Status::Corruption("malformed tag");
+    next->tagged.push_back(GetBe64(tags->value().data()));
+  }
+  SKILLDB_RETURN_IF_ERROR(FromRocks(tags->status(), "reading tags"));
+  std::sort(next->tagged.begin(), next->tagged.end());
   Publish(std::move(next));
   return Status::Ok();
 }
@@ -210,7 +223,8 @@ Result<Version> LibraryImpl::ResolveVersion(
                             " does not exist (the newest is " +
                             std::to_string(state.head) + ")");
   }
-  if (*as_of < state.oldest) {
+  if (*as_of < state.oldest &&
+      !std::binary_search(state.tagged.begin(), state.tagged.end(), *as_of)) {
     return Status::NotFound("version " + std::to_string(*as_of) +
                             " is no longer retained (the oldest is " +
                             std::to_string(state.oldest) + ")");

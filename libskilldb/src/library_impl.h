@@ -6,6 +6,7 @@
 #ifndef SKILLDB_LIBSKILLDB_LIBRARY_IMPL_H_
 #define SKILLDB_LIBSKILLDB_LIBRARY_IMPL_H_
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,14 @@ struct StoredRevision {
   uint32_t docid = 0;
   std::string skill_json;
 };
+
+class BatchWriter;
+class ProposalImpl;
+class UsageSpool;
+
+// Writes a caller adds to a commit's final batch (e.g. its audit entry),
+// given the version being committed. Called under the write lock.
+using ExtraWrites = std::function<Status(BatchWriter& writer, Version version)>;
 
 class LibraryImpl final : public Library {
  public:
@@ -61,8 +70,36 @@ class LibraryImpl final : public Library {
   Result<std::vector<QueryResult>> QueryBatch(
       const QueryOptions& options, const std::vector<std::string>& texts,
       int threads) override;
+  Status ScanRevisions(
+      const std::function<bool(const std::string& id, const Revision& rev)>&
+          fn) override;
+
+  Result<std::unique_ptr<Proposal>> Propose(
+      const Skill& candidate, const ProposalOptions& options) override;
+  Result<std::vector<AuditEntry>> Audit(const AuditOptions& options) override;
+
+  Status RecordUsage(std::string_view id, UsageEvent event,
+                     uint64_t count) override;
+  Result<UsageCounters> GetUsage(std::string_view id) override;
+  Status ScanUsage(const std::function<bool(const std::string& id,
+                                            const UsageCounters& counters)>&
+                       fn) override;
+
+  Result<Version> SetStatus(const std::vector<std::string>& ids,
+                            SkillStatus status,
+                            const CommitOptions& options) override;
+  Result<Version> Revert(Version version, const CommitOptions& options) override;
+  Result<std::vector<PruneAction>> PlanPrune(const PrunePolicy& policy) override;
+  Result<Version> ApplyPrune(const std::vector<PruneAction>& actions,
+                             const CommitOptions& options) override;
+
+  Status Tag(std::string_view name, Version version) override;
+  Status DeleteTag(std::string_view name) override;
+  Result<std::vector<TagInfo>> Tags() override;
+  Result<GcReport> Gc(const GcOptions& options) override;
 
  private:
+  friend class ProposalImpl;
   LibraryImpl() = default;
 
   // library_impl.cc
@@ -79,6 +116,12 @@ class LibraryImpl final : public Library {
       const ReadState& state, std::string_view id, Version version) const;
   Result<CommitInfo> ReadCommit(const ReadState& state, Version version) const;
 
+  // commit.cc. REQUIRES: write_mu_ held; inputs validated.
+  Result<Version> CommitLocked(const std::vector<Skill>& puts,
+                               const std::vector<std::string>& deletes,
+                               const CommitOptions& options,
+                               const ExtraWrites& extra);
+
   // query.cc
   Result<QueryResult> QueryState(const ReadState& state,
                                  const QueryOptions& options,
@@ -87,6 +130,24 @@ class LibraryImpl final : public Library {
                            std::string_view term, Version version) const;
   Result<uint64_t> CountFilter(const ReadState& state, const std::string& term,
                                Version version) const;
+
+  // proposal.cc
+  Result<std::vector<DuplicateMatch>> FindDuplicates(
+      const ReadState& state, const Skill& candidate,
+      const ProposalOptions& options) const;
+  Result<double> SelfScore(const ReadState& state, const Skill& candidate) const;
+  Result<ProposalOutcome> CommitProposal(ProposalImpl& proposal);
+
+  // audit.cc. The *Locked ones REQUIRE write_mu_ held.
+  Status LoadAuditSeq();
+  Result<uint64_t> WriteAudit(const std::string& entry_json);
+  Result<uint64_t> WriteAuditLocked(const std::string& entry_json);
+  uint64_t AddAuditLocked(BatchWriter& writer, const std::string& entry_json);
+
+  // usage.cc
+  std::string SpoolDir() const;
+  Result<std::map<std::string, UsageCounters>> PendingSpool() const;
+  Status FoldSpools();
 
   // merge.cc: merges segments while the policy finds a run to merge.
   // REQUIRES: write_mu_ held.
@@ -107,6 +168,10 @@ class LibraryImpl final : public Library {
   // Counters owned by the writer (guarded by write_mu_).
   uint32_t next_docid_ = 0;
   uint32_t next_segment_ = 0;
+  uint64_t next_audit_seq_ = 1;
+
+  std::mutex spool_mu_;
+  std::unique_ptr<UsageSpool> spool_;  // guarded by spool_mu_
 };
 
 }  // namespace skilldb::internal

@@ -92,7 +92,6 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
                              state.segments[i]->Docs(*storage_));
     inputs.push_back(docs);
   }
-  const Version oldest = state.oldest;
   auto owner = [&](uint32_t docid) -> const retrieval::SegmentDocs* {
     for (const auto* docs : inputs) {
       if (docs->Contains(docid)) return docs;
@@ -101,7 +100,8 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
   };
   auto keep = [&](uint32_t docid) {
     const auto* docs = owner(docid);
-    return docs != nullptr && !docs->dropped(docid) && docs->end(docid) > oldest;
+    return docs != nullptr && !docs->dropped(docid) &&
+           state.CoversRetained(docs->start(docid), docs->end(docid));
   };
   retrieval::SegmentMerger merger(inputs, keep);
   SKILLDB_RETURN_IF_ERROR(merger.Validate());

@@ -45,10 +45,12 @@ std::vector<std::string> QueryFilters(const QueryOptions& options) {
     filters.push_back(
         retrieval::FilterTerm("lang", LanguageName(*options.language)));
   }
-  filters.push_back(options.status
-                        ? retrieval::FilterTerm(
-                              "status", SkillStatusName(*options.status))
-                        : retrieval::FilterTerm("visible", "1"));
+  if (!options.all_statuses) {
+    filters.push_back(options.status
+                          ? retrieval::FilterTerm(
+                                "status", SkillStatusName(*options.status))
+                          : retrieval::FilterTerm("visible", "1"));
+  }
   std::sort(filters.begin(), filters.end());
   filters.erase(std::unique(filters.begin(), filters.end()), filters.end());
   return filters;

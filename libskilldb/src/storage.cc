@@ -1,5 +1,7 @@
 #include "storage.h"
 
+#include "usage_codec.h"
+
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
@@ -39,6 +41,10 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf which,
       cf.compression = rocksdb::kLZ4Compression;
       table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
       table.whole_key_filtering = true;
+      break;
+    case kUsage:
+      cf.merge_operator = NewUsageMergeOperator();
+      cf.compression = rocksdb::kLZ4Compression;
       break;
     default:
       cf.compression = rocksdb::kLZ4Compression;

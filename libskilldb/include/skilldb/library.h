@@ -21,7 +21,9 @@
 #include <string_view>
 #include <vector>
 
+#include "skilldb/maintenance.h"
 #include "skilldb/options.h"
+#include "skilldb/proposal.h"
 #include "skilldb/skill.h"
 #include "skilldb/status.h"
 
@@ -181,6 +183,64 @@ class Library {
   virtual Result<std::vector<QueryResult>> QueryBatch(
       const QueryOptions& options, const std::vector<std::string>& texts,
       int threads) = 0;
+
+  // Calls `fn` for every retained revision of every skill (deleted ones
+  // too), by id, newest revision first; stops when `fn` returns false.
+  virtual Status ScanRevisions(
+      const std::function<bool(const std::string& id, const Revision& rev)>&
+          fn) = 0;
+
+  // ---- Verified insertion (see proposal.h) ----
+  // Starts a proposal pinned to the current head. InvalidArgument if the
+  // candidate fails ValidateSkill; FailedPrecondition when read-only.
+  virtual Result<std::unique_ptr<Proposal>> Propose(
+      const Skill& candidate, const ProposalOptions& options) = 0;
+  // Audit log entries, oldest first.
+  virtual Result<std::vector<AuditEntry>> Audit(const AuditOptions& options) = 0;
+
+  // ---- Usage feedback ----
+  // Adds `count` events to the counters of skill `id` (NotFound unless it is
+  // live at the head). Cheap and safe from many threads: a RocksDB merge
+  // write, no read-modify-write, no log sync. In a read-only Library (other
+  // processes) the event is appended to a per-process spool file beside the
+  // library, counted by every reader at once and folded into the store by
+  // the next process that opens the library for writing.
+  virtual Status RecordUsage(std::string_view id, UsageEvent event,
+                             uint64_t count = 1) = 0;
+  // The counters of `id` (zero if never used).
+  virtual Result<UsageCounters> GetUsage(std::string_view id) = 0;
+  // Every skill's counters, by id.
+  virtual Status ScanUsage(
+      const std::function<bool(const std::string& id,
+                               const UsageCounters& counters)>& fn) = 0;
+
+  // ---- Lifecycle, pruning and retention ----
+  // Sets the status of every listed skill in one commit. NotFound for a
+  // skill not live at the head; InvalidArgument if nothing changes.
+  virtual Result<Version> SetStatus(const std::vector<std::string>& ids,
+                                    SkillStatus status,
+                                    const CommitOptions& options = {}) = 0;
+  // Undoes commit `version`: one new commit that puts every skill it
+  // changed back to its state before it. NotFound if that state is not
+  // retained.
+  virtual Result<Version> Revert(Version version,
+                                 const CommitOptions& options = {}) = 0;
+  // What `policy` would prune at the head (a dry run; writes nothing).
+  virtual Result<std::vector<PruneAction>> PlanPrune(
+      const PrunePolicy& policy) = 0;
+  // Marks the planned skills pruned in one commit (undo with Revert).
+  virtual Result<Version> ApplyPrune(const std::vector<PruneAction>& actions,
+                                     const CommitOptions& options = {}) = 0;
+
+  // Names `version` (which must be retained); tagged versions survive Gc.
+  // AlreadyExists if the name is taken.
+  virtual Status Tag(std::string_view name, Version version) = 0;
+  virtual Status DeleteTag(std::string_view name) = 0;
+  virtual Result<std::vector<TagInfo>> Tags() = 0;
+  // Drops history older than the options keep, except tagged versions:
+  // afterwards reads as of any kept version (and any tag) return exactly
+  // what they returned before, and older versions are NotFound.
+  virtual Result<GcReport> Gc(const GcOptions& options) = 0;
 };
 
 }  // namespace skilldb

@@ -114,6 +114,8 @@ struct QueryOptions {
   // Status filter: unset = active and candidate skills (deprecated and
   // pruned ones are hidden); set = exactly that status.
   std::optional<SkillStatus> status;
+  // Search skills of every status (overrides `status`). Default: false.
+  bool all_statuses = false;
   // Fill Hit::title (one record read per hit). Default: true.
   bool with_titles = true;
   // Score every match instead of block-max pruning; same results, slower.

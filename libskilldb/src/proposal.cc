@@ -1,0 +1,420 @@
+// Verified insertion: proposals, deduplication and the commit decision.
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "analysis.h"
+#include "batch_writer.h"
+#include "dedup.h"
+#include "library_impl.h"
+
+namespace skilldb {
+
+std::string_view DedupPolicyName(DedupPolicy policy) {
+  switch (policy) {
+    case DedupPolicy::kReject:
+      return "reject";
+    case DedupPolicy::kSupersede:
+      return "supersede";
+    case DedupPolicy::kMerge:
+      return "merge";
+  }
+  return "reject";
+}
+
+Result<DedupPolicy> ParseDedupPolicy(std::string_view name) {
+  for (DedupPolicy p :
+       {DedupPolicy::kReject, DedupPolicy::kSupersede, DedupPolicy::kMerge}) {
+    if (name == DedupPolicyName(p)) return p;
+  }
+  return Status::InvalidArgument("unknown dedup policy '" + std::string(name) +
+                                 "' (expected reject, supersede or merge)");
+}
+
+std::string_view TrustName(Trust trust) {
+  switch (trust) {
+    case Trust::kUnverified:
+      return "unverified";
+    case Trust::kProvisional:
+      return "provisional";
+    case Trust::kTrusted:
+      return "trusted";
+  }
+  return "unverified";
+}
+
+Trust SkillTrust(const Skill& skill, int trusted_tasks) {
+  std::set<std::string> tasks;
+  for (const std::string& e : skill.evidence_json) {
+    auto report = ReportFromJson(e);
+    if (report.ok() && report->passed) tasks.insert(report->task);
+  }
+  if (tasks.empty()) return Trust::kUnverified;
+  return static_cast<int>(tasks.size()) >= trusted_tasks ? Trust::kTrusted
+                                                         : Trust::kProvisional;
+}
+
+namespace internal {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string NewProposalId() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "p-%llx-%08llx",
+                static_cast<unsigned long long>(now),
+                static_cast<unsigned long long>(rng() & 0xffffffffull));
+  return buf;
+}
+
+Json DuplicatesJson(const std::vector<DuplicateMatch>& dups) {
+  Json out = Json::array();
+  for (const DuplicateMatch& d : dups) {
+    out.push_back(Json{{"id", d.id},
+                       {"kind", d.kind == DuplicateMatch::Kind::kExact ? "exact" : "near"},
+                       {"bm25_similarity", d.bm25_similarity},
+                       {"jaccard", d.jaccard}});
+  }
+  return out;
+}
+
+std::string DescribeDuplicate(const DuplicateMatch& d) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.2f", d.jaccard);
+  return d.kind == DuplicateMatch::Kind::kExact
+             ? "exact duplicate of '" + d.id + "'"
+             : "near duplicate of '" + d.id + "' (Jaccard " + buf + ")";
+}
+
+}  // namespace
+
+class ProposalImpl final : public Proposal {
+ public:
+  ProposalImpl(LibraryImpl* library, std::shared_ptr<const ReadState> base,
+               Skill candidate, ProposalOptions options)
+      : library_(library),
+        base_(std::move(base)),
+        candidate_(std::move(candidate)),
+        options_(std::move(options)),
+        id_(NewProposalId()) {}
+
+  const std::string& id() const override { return id_; }
+  Version base_version() const override { return base_->head; }
+  const Skill& candidate() const override { return candidate_; }
+
+  Result<std::vector<DuplicateMatch>> Duplicates() override {
+    if (!duplicates_) {
+      SKILLDB_ASSIGN_OR_RETURN(
+          auto dups, library_->FindDuplicates(*base_, candidate_, options_));
+      duplicates_ = std::move(dups);
+      if (!duplicates_->empty()) {
+        Json entry{{"event", "duplicates_found"},
+                   {"proposal_id", id_},
+                   {"skill_id", candidate_.id},
+                   {"author", options_.author},
+                   {"base_version", base_->head},
+                   {"duplicates", DuplicatesJson(*duplicates_)}};
+        SKILLDB_RETURN_IF_ERROR(library_->WriteAudit(entry.dump()).status());
+      }
+    }
+    return *duplicates_;
+  }
+
+  Result<VerificationReport> Verify(Verifier& verifier,
+                                    const VerificationRequest& request) override {
+    SKILLDB_ASSIGN_OR_RETURN(VerificationReport report, verifier.Verify(request));
+    Json entry{{"event", "verified"},
+               {"proposal_id", id_},
+               {"skill_id", candidate_.id},
+               {"author", options_.author},
+               {"base_version", base_->head},
+               {"verifier", report.verifier},
+               {"device", report.device},
+               {"task", report.task},
+               {"passed", report.passed},
+               {"speedup", report.speedup.ratio},
+               {"ci_low", report.speedup.ci_low},
+               {"reasons", report.reasons}};
+    SKILLDB_RETURN_IF_ERROR(library_->WriteAudit(entry.dump()).status());
+    report_ = report;
+    return report;
+  }
+
+  Result<ProposalOutcome> Commit() override {
+    if (committed_) {
+      return Status::FailedPrecondition("proposal " + id_ + " was already committed");
+    }
+    SKILLDB_RETURN_IF_ERROR(Duplicates().status());
+    SKILLDB_ASSIGN_OR_RETURN(ProposalOutcome outcome, library_->CommitProposal(*this));
+    committed_ = true;
+    return outcome;
+  }
+
+ private:
+  friend class LibraryImpl;
+  LibraryImpl* library_;
+  std::shared_ptr<const ReadState> base_;
+  Skill candidate_;
+  ProposalOptions options_;
+  std::string id_;
+  std::optional<std::vector<DuplicateMatch>> duplicates_;
+  std::optional<VerificationReport> report_;
+  bool committed_ = false;
+};
+
+Result<std::unique_ptr<Proposal>> LibraryImpl::Propose(
+    const Skill& candidate, const ProposalOptions& options) {
+  if (storage_->read_only()) {
+    return Status::FailedPrecondition("library is open read-only");
+  }
+  SKILLDB_RETURN_IF_ERROR(ValidateSkill(candidate));
+  if (!(options.near_duplicate_jaccard > 0.0 && options.near_duplicate_jaccard <= 1.0)) {
+    return Status::InvalidArgument("near_duplicate_jaccard must be in (0, 1]");
+  }
+  return std::unique_ptr<Proposal>(
+      new ProposalImpl(this, state(), candidate, options));
+}
+
+Result<uint64_t> LibraryImpl::WriteAudit(const std::string& entry_json) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return WriteAuditLocked(entry_json);
+}
+
+Result<std::vector<DuplicateMatch>> LibraryImpl::FindDuplicates(
+    const ReadState& state, const Skill& candidate,
+    const ProposalOptions& options) const {
+  std::vector<DuplicateMatch> out;
+  std::set<std::string> seen;
+  const std::vector<uint64_t> shingles = Shingles(candidate);
+  // Exact: the content-hash index of the skills live at this state's head.
+  const std::string hash = ContentHash(candidate);
+  auto it = storage_->NewIterator(kHashes, state.snap());
+  for (it->Seek(hash); it->Valid() && it->key().starts_with(hash); it->Next()) {
+    DuplicateMatch m;
+    m.id = it->key().ToString().substr(hash.size());
+    m.kind = DuplicateMatch::Kind::kExact;
+    m.jaccard = 1.0;
+    m.bm25_similarity = 1.0;
+    seen.insert(m.id);
+    out.push_back(std::move(m));
+  }
+  SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading content hashes"));
+  if (state.head == 0 || state.head_commit.num_skills == 0) return out;
+
+  // Near: BM25 neighbours of the candidate's text, then shingle Jaccard.
+  QueryOptions q;
+  q.k = options.near_duplicate_candidates;
+  q.as_of = state.head;
+  q.all_statuses = true;
+  q.with_titles = false;
+  SKILLDB_ASSIGN_OR_RETURN(QueryResult neighbours,
+                           QueryState(state, q, IndexedText(candidate)));
+  SKILLDB_ASSIGN_OR_RETURN(const double self_score, SelfScore(state, candidate));
+  for (const Hit& hit : neighbours.hits) {
+    if (seen.count(hit.id)) {
+      for (auto& m : out) {
+        if (m.id == hit.id && self_score > 0) m.bm25_similarity = hit.score / self_score;
+      }
+      continue;
+    }
+    SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(state, hit.id, state.head));
+    if (!rev || rev->kind != RevisionKind::kPut) continue;
+    SKILLDB_ASSIGN_OR_RETURN(Skill other, ParseSkillJson(rev->skill_json));
+    const double jaccard = Jaccard(shingles, Shingles(other));
+    if (jaccard < options.near_duplicate_jaccard) continue;
+    DuplicateMatch m;
+    m.id = hit.id;
+    m.kind = DuplicateMatch::Kind::kNear;
+    m.jaccard = jaccard;
+    m.bm25_similarity = self_score > 0 ? hit.score / self_score : 0.0;
+    out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const DuplicateMatch& a, const DuplicateMatch& b) {
+    if (a.kind != b.kind) return a.kind == DuplicateMatch::Kind::kExact;
+    return a.jaccard > b.jaccard;
+  });
+  return out;
+}
+
+// The candidate's BM25 score for its own text under the state's
+// statistics: the scale that makes neighbour scores comparable (a skill
+// with the candidate's exact text scores about 1).
+Result<double> LibraryImpl::SelfScore(const ReadState& state,
+                                      const Skill& candidate) const {
+  TermFreqs freqs;
+  const uint32_t length = AnalyzeSkill(*analyzer_, field_weights_, candidate, &freqs);
+  std::vector<std::string> query = analyzer_->Terms(IndexedText(candidate));
+  std::sort(query.begin(), query.end());
+  query.erase(std::unique(query.begin(), query.end()), query.end());
+  const CommitInfo& stats = state.head_commit;
+  if (stats.num_skills == 0) return 0.0;
+  retrieval::Bm25 bm25(bm25_params_, static_cast<double>(stats.total_length) /
+                                         static_cast<double>(stats.num_skills));
+  auto df_it = storage_->NewIterator(kDfs, state.snap());
+  double score = 0.0;
+  for (const std::string& term : query) {
+    auto f = std::lower_bound(freqs.begin(), freqs.end(), term,
+                              [](const auto& p, const std::string& t) { return p.first < t; });
+    if (f == freqs.end() || f->first != term) continue;
+    SKILLDB_ASSIGN_OR_RETURN(uint64_t df, DocFreq(state, df_it.get(), term, state.head));
+    if (df == 0) continue;
+    score += bm25.TermScore(retrieval::Bm25::Idf(stats.num_skills, df), f->second, length);
+  }
+  return score;
+}
+
+Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  auto head_state = state();
+  const Version head = head_state->head;
+  const std::vector<DuplicateMatch>& base_dups = *p.duplicates_;
+  Json entry{{"proposal_id", p.id_},
+             {"skill_id", p.candidate_.id},
+             {"author", p.options_.author},
+             {"base_version", p.base_->head},
+             {"head_version", head}};
+
+  auto abort = [&](const std::string& why) -> Result<ProposalOutcome> {
+    entry["event"] = "aborted";
+    entry["reasons"] = {why};
+    SKILLDB_RETURN_IF_ERROR(WriteAuditLocked(entry.dump()).status());
+    return Status::Aborted(why + " (proposal made at version " +
+                           std::to_string(p.base_->head) + ", head is " +
+                           std::to_string(head) + "; propose again)");
+  };
+
+  // Re-check the preconditions the proposal was made under.
+  SKILLDB_ASSIGN_OR_RETURN(auto head_dups,
+                           FindDuplicates(*head_state, p.candidate_, p.options_));
+  for (const DuplicateMatch& d : head_dups) {
+    const bool known = std::any_of(base_dups.begin(), base_dups.end(),
+                                   [&](const DuplicateMatch& b) { return b.id == d.id; });
+    if (!known) return abort("a duplicate appeared: '" + d.id + "'");
+  }
+  for (const DuplicateMatch& d : base_dups) {
+    SKILLDB_ASSIGN_OR_RETURN(auto then, ReadRevision(*p.base_, d.id, p.base_->head));
+    SKILLDB_ASSIGN_OR_RETURN(auto now, ReadRevision(*head_state, d.id, head));
+    if (!then || !now || then->version != now->version) {
+      return abort("skill '" + d.id + "' changed after the proposal was made");
+    }
+  }
+  SKILLDB_ASSIGN_OR_RETURN(auto same_id_then,
+                           ReadRevision(*p.base_, p.candidate_.id, p.base_->head));
+  SKILLDB_ASSIGN_OR_RETURN(auto same_id_now, ReadRevision(*head_state, p.candidate_.id, head));
+  const bool id_live_then = same_id_then && same_id_then->kind == RevisionKind::kPut;
+  const bool id_live_now = same_id_now && same_id_now->kind == RevisionKind::kPut;
+  if (id_live_then != id_live_now ||
+      (id_live_now && same_id_then->version != same_id_now->version)) {
+    return abort("skill '" + p.candidate_.id + "' changed after the proposal was made");
+  }
+
+  // Decide.
+  std::vector<std::string> reasons;
+  if (!p.report_) {
+    reasons.push_back("no verification report");
+  } else {
+    for (std::string& r : PolicyViolations(p.options_.policy, *p.report_)) {
+      reasons.push_back(std::move(r));
+    }
+  }
+  const DedupPolicy policy = p.options_.dedup;
+  const bool self_duplicate = std::any_of(base_dups.begin(), base_dups.end(), [&](const auto& d) {
+    return d.id == p.candidate_.id;
+  });
+  if (!base_dups.empty() && policy == DedupPolicy::kReject) {
+    for (const DuplicateMatch& d : base_dups) reasons.push_back(DescribeDuplicate(d));
+  }
+  if (id_live_now && policy != DedupPolicy::kMerge && !self_duplicate) {
+    reasons.push_back("id '" + p.candidate_.id + "' is used by another skill");
+  }
+  if (policy == DedupPolicy::kSupersede && self_duplicate) {
+    reasons.push_back("a superseding skill needs an id of its own");
+  }
+  ProposalOutcome outcome;
+  outcome.duplicates = base_dups;
+  if (!reasons.empty()) {
+    entry["event"] = "rejected";
+    entry["reasons"] = reasons;
+    entry["duplicates"] = DuplicatesJson(base_dups);
+    SKILLDB_ASSIGN_OR_RETURN(outcome.audit_seq, WriteAuditLocked(entry.dump()));
+    outcome.reasons = std::move(reasons);
+    return outcome;
+  }
+
+  Skill skill = p.candidate_;
+  skill.status = SkillStatus::kActive;
+  skill.evidence_json.push_back(ReportToJson(*p.report_));
+  std::vector<Skill> puts;
+  if (base_dups.empty()) {
+    if (id_live_now) {  // kMerge into the skill with the same id
+      SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(same_id_now->skill_json));
+      skill.evidence_json.insert(skill.evidence_json.begin(), old.evidence_json.begin(),
+                                 old.evidence_json.end());
+    }
+    puts.push_back(std::move(skill));
+  } else if (policy == DedupPolicy::kSupersede) {
+    for (const DuplicateMatch& d : base_dups) {
+      SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*head_state, d.id, head));
+      SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(rev->skill_json));
+      old.status = SkillStatus::kDeprecated;
+      if (std::find(skill.lineage.supersedes.begin(), skill.lineage.supersedes.end(), d.id) ==
+          skill.lineage.supersedes.end()) {
+        skill.lineage.supersedes.push_back(d.id);
+      }
+      outcome.deprecated.push_back(d.id);
+      puts.push_back(std::move(old));
+    }
+    puts.insert(puts.begin(), std::move(skill));
+  } else {  // kMerge: a new revision of the closest duplicate
+    const DuplicateMatch& target = base_dups.front();
+    SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*head_state, target.id, head));
+    SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(rev->skill_json));
+    skill.evidence_json.insert(skill.evidence_json.begin(), old.evidence_json.begin(),
+                               old.evidence_json.end());
+    for (const std::string& from : old.lineage.derived_from) {
+      if (std::find(skill.lineage.derived_from.begin(), skill.lineage.derived_from.end(),
+                    from) == skill.lineage.derived_from.end()) {
+        skill.lineage.derived_from.push_back(from);
+      }
+    }
+    // The candidate becomes the target's next revision, under its id.
+    skill.id = target.id;
+    puts.push_back(std::move(skill));
+  }
+  outcome.skill_id = puts.front().id;
+
+  CommitOptions commit;
+  commit.kind = "propose";
+  commit.author = p.options_.author;
+  commit.message = p.options_.message.empty()
+                       ? "verified insertion of '" + outcome.skill_id + "'"
+                       : p.options_.message;
+  entry["event"] = "accepted";
+  entry["duplicates"] = DuplicatesJson(base_dups);
+  entry["dedup"] = std::string(DedupPolicyName(policy));
+  entry["written_id"] = outcome.skill_id;
+  entry["deprecated"] = outcome.deprecated;
+  entry["speedup"] = p.report_->speedup.ratio;
+  entry["ci_low"] = p.report_->speedup.ci_low;
+  entry["task"] = p.report_->task;
+  uint64_t seq = 0;
+  SKILLDB_ASSIGN_OR_RETURN(
+      outcome.version,
+      CommitLocked(puts, {}, commit, [&](BatchWriter& writer, Version version) {
+        entry["version"] = version;
+        seq = AddAuditLocked(writer, entry.dump());
+        return Status::Ok();
+      }));
+  outcome.accepted = true;
+  outcome.audit_seq = seq;
+  return outcome;
+}
+
+}  // namespace internal
+}  // namespace skilldb
