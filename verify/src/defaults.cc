@@ -46,12 +46,20 @@ std::string Num(double v, const char* fmt = "%.3g") {
 VerifierOptions DefaultOptions(Backend backend) {
   VerifierOptions o;
   o.backend = backend;
-  const std::string src = SKILLDB_VERIFY_SOURCE_DIR;
+  // A relocated build (binaries carried to another machine) points at the
+  // tasks and protocol through SKILLDB_VERIFY_SOURCE_DIR.
+  std::string src = Env("SKILLDB_VERIFY_SOURCE_DIR");
+  if (src.empty()) src = SKILLDB_VERIFY_SOURCE_DIR;
   o.task_dir = internal::JoinPath(src, "tasks");
   o.protocol_dir = internal::JoinPath(src, "protocol");
   o.worker_path = backend == Backend::kCuda ? SKILLDB_VERIFY_CUDA_WORKER
                                             : SKILLDB_VERIFY_HOST_WORKER;
-  if (std::string v = Env("SKILLDB_VERIFY_WORKER"); !v.empty()) o.worker_path = v;
+  // Relocated builds name their workers explicitly.
+  if (std::string v = Env(backend == Backend::kCuda ? "SKILLDB_VERIFY_CUDA_WORKER"
+                                                   : "SKILLDB_VERIFY_HOST_WORKER");
+      !v.empty()) {
+    o.worker_path = v;
+  }
   o.cache_dir = DefaultCacheDir();
   o.scratch_root = Env("TMPDIR").empty() ? "/tmp" : Env("TMPDIR");
   if (backend == Backend::kHost) {

@@ -10,15 +10,21 @@
 
 namespace skilldb::verify::testing {
 
-inline std::string SourceDir() { return SKILLDB_VERIFY_SOURCE_DIR; }
+inline std::string SourceDir() {
+  const char* env = std::getenv("SKILLDB_VERIFY_SOURCE_DIR");
+  return env != nullptr ? env : SKILLDB_VERIFY_SOURCE_DIR;
+}
 inline std::string TaskDir() { return SourceDir() + "/tasks"; }
 
 // Options for `backend` with a compile cache shared by all test processes
-// (so each source compiles once per machine) unless the caller overrides.
+// (so each source compiles once per machine): $SKILLDB_VERIFY_CACHE if set,
+// else $TMPDIR/skilldb-verify-test-cache.
 inline VerifierOptions TestOptions(Backend backend) {
   VerifierOptions o = DefaultOptions(backend);
-  const char* tmp = std::getenv("TMPDIR");
-  o.cache_dir = std::string(tmp ? tmp : "/tmp") + "/skilldb-verify-test-cache";
+  if (std::getenv("SKILLDB_VERIFY_CACHE") == nullptr) {
+    const char* tmp = std::getenv("TMPDIR");
+    o.cache_dir = std::string(tmp ? tmp : "/tmp") + "/skilldb-verify-test-cache";
+  }
   return o;
 }
 

@@ -159,7 +159,7 @@ Result<bool> TaskVerifierImpl::CheckShape(Job* job, const Dims& dims, int k) {
                        {"outputs", outputs}, {"count_kernels", true}};
   Message m;
   SKILLDB_ASSIGN_OR_RETURN(
-      bool ok, CallWorker(job, header, blob, options_.limits.call_timeout_s + 30, &m));
+      bool ok, CallWorker(job, header, blob, options_.limits.call_timeout_s + 5, &m));
   if (!ok) return false;
   const bool cuda = options_.backend == Backend::kCuda;
   CallFindings(job, m.header["call"], cuda);
@@ -226,7 +226,7 @@ Result<bool> TaskVerifierImpl::ValidateReference(
       bool ok, CallWorker(job,
                           {{"op", "check"}, {"slot", "ref"}, {"inputs", in_layout},
                            {"outputs", outputs}, {"count_kernels", false}},
-                          blob, options_.limits.call_timeout_s + 30, &m));
+                          blob, options_.limits.call_timeout_s + 5, &m));
   if (!ok) return Status::Internal("the reference of task " + task.name + " failed to run");
   size_t offset = 0;
   for (size_t o = 0; o < task.outputs.size(); ++o) {
@@ -259,7 +259,7 @@ Result<bool> TaskVerifierImpl::CheckTimingShape(Job* job, int trial) {
                        {"seed", SplitMix64(job->seed ^ (0xf011ull + static_cast<uint64_t>(trial)))}};
   Message m;
   SKILLDB_ASSIGN_OR_RETURN(
-      bool ok, CallWorker(job, header, {}, 3 * options_.limits.call_timeout_s + 30, &m));
+      bool ok, CallWorker(job, header, {}, 3 * options_.limits.call_timeout_s + 10, &m));
   if (!ok) return false;
   const bool cuda = options_.backend == Backend::kCuda;
   CallFindings(job, m.header["call"], cuda);
@@ -334,7 +334,7 @@ Result<bool> TaskVerifierImpl::RunRounds(Job* job,
     Message m;
     SKILLDB_ASSIGN_OR_RETURN(
         bool ok, CallWorker(job, header, {},
-                            2 * options_.limits.call_timeout_s + 30, &m));
+                            2 * options_.limits.call_timeout_s + 10, &m));
     if (!ok) return false;
     const json& h = m.header;
     RoundSamples s;

@@ -101,7 +101,9 @@ struct VerifierOptions {
 // Defaults for `backend`: paths of this build (source tree tasks and
 // protocol, built workers), cache in $SKILLDB_VERIFY_CACHE or
 // $XDG_CACHE_HOME/skilldb/verify or ~/.cache/skilldb/verify, scratch in
-// $TMPDIR or /tmp.
+// $TMPDIR or /tmp. A relocated build is pointed at its files with
+// $SKILLDB_VERIFY_SOURCE_DIR (the verify/ directory) and
+// $SKILLDB_VERIFY_CUDA_WORKER / $SKILLDB_VERIFY_HOST_WORKER.
 VerifierOptions DefaultOptions(Backend backend);
 
 // The device a verifier runs on, with the measured ceilings that bound
