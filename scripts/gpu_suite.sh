@@ -14,10 +14,10 @@
 #   candidates   every shipped candidate (team + hacks), static screen on
 #   fp           reference vs identical copy, >= 200 trials, tau 1.05
 #   power        a true ~1.3x speedup (reference vs a 1.3x-work baseline)
-#   test         the GPU tests (ctest -L gpu, or the test binary directly)
-#   noscreen     the hacks again with the static symbol screen off
 #   throughput   team candidates with a cold, then a warm compile cache
 #   kb           KernelBench's protocol (load_inline + 100 trials) on them
+#   test         the GPU tests (ctest -L gpu, or the test binary directly)
+#   noscreen     the hacks again with the static symbol screen off
 #   cputest      the CPU tests on this machine
 #   buildcheck   a fresh standalone build (after measuring with --prebuilt)
 #
@@ -39,7 +39,7 @@ BUILD="${BUILD:-$ROOT/build-verify-gpu}"
 JOBS="${JOBS:-$(nproc)}"
 QUICK=0
 PREBUILT=""
-PHASES="build,describe,precompile,candidates,fp,power,test,noscreen,throughput,kb,cputest"
+PHASES="build,describe,precompile,candidates,fp,power,throughput,kb,test,noscreen,cputest"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -141,6 +141,23 @@ if has power; then
   checkpoint
 fi
 
+if has throughput; then
+  stamp "throughput: team candidates, cold then warm compile cache"
+  "$BENCH" throughput --backend cuda --tasks "$TP_TASKS" --cache "$RUN/throughput-cache" \
+    --json "$RUN/throughput.json" > "$RUN/throughput.log" 2>&1
+  tail -2 "$RUN/throughput.log"
+  checkpoint
+fi
+
+if has kb; then
+  stamp "KernelBench protocol on the same candidates ($KB_TASKS)"
+  PYTHONUNBUFFERED=1 TORCH_EXTENSIONS_DIR="$RUN/torch-ext" MAX_JOBS="$JOBS" \
+    "$PY" "$ROOT/verify/bench/kernelbench_protocol.py" --tasks "$KB_TASKS" \
+    --out "$RUN/kb.json" > "$RUN/kb.log" 2>&1
+  tail -2 "$RUN/kb.log"
+  checkpoint
+fi
+
 if has test; then
   stamp "GPU tests (sequential: they time kernels)"
   if [ -f "$BIN/CTestTestfile.cmake" ]; then
@@ -159,23 +176,6 @@ if has noscreen; then
     --tasks softmax_rows_fp32,matmul_fp32 --json "$RUN/candidates_noscreen.json" \
     > "$RUN/candidates_noscreen.log" 2>&1
   grep -E "UNEXPECTED|ERROR|meeting" "$RUN/candidates_noscreen.log" | tail -10
-  checkpoint
-fi
-
-if has throughput; then
-  stamp "throughput: team candidates, cold then warm compile cache"
-  "$BENCH" throughput --backend cuda --tasks "$TP_TASKS" --cache "$RUN/throughput-cache" \
-    --json "$RUN/throughput.json" > "$RUN/throughput.log" 2>&1
-  tail -2 "$RUN/throughput.log"
-  checkpoint
-fi
-
-if has kb; then
-  stamp "KernelBench protocol on the same candidates ($KB_TASKS)"
-  PYTHONUNBUFFERED=1 TORCH_EXTENSIONS_DIR="$RUN/torch-ext" MAX_JOBS="$JOBS" \
-    "$PY" "$ROOT/verify/bench/kernelbench_protocol.py" --tasks "$KB_TASKS" \
-    --out "$RUN/kb.json" > "$RUN/kb.log" 2>&1
-  tail -2 "$RUN/kb.log"
   checkpoint
 fi
 
