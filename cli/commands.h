@@ -49,6 +49,7 @@ struct ImportArgs {
 struct ExportArgs {
   std::optional<Version> as_of;
   std::string output;  // "" = stdout
+  std::string sqlite;  // --sqlite FILE: write an SQLite database instead
 };
 struct AddArgs {
   std::string file;  // path or "-"
@@ -90,6 +91,63 @@ struct QueryArgs {
   std::string status;    // "" = active and candidate
 };
 
+struct ProposeArgs {
+  std::string file;      // the candidate skill (one JSON object), or "-"
+  std::string verifier;  // replay | host | cuda ("" = replay with --evidence)
+  std::string evidence;  // --evidence REPORT.json (replay)
+  std::string task;      // --task for host/cuda
+  std::string candidate; // --candidate kernel source for host/cuda
+  std::string baseline;  // --baseline source ("" = the task's reference)
+  int rounds = 3;
+  std::vector<std::string> policy;  // key=value items
+  std::string dedup = "reject";
+  double near_jaccard = 0.6;
+  std::string message;
+  std::string author;
+};
+struct AuditArgs {
+  size_t limit = 0;
+};
+struct UsageArgs {
+  std::string id;      // "" = every skill with usage
+  std::string record;  // --record EVENT
+  uint64_t count = 1;
+};
+struct PruneArgs {
+  std::vector<std::string> policy;  // low-utility=X[:N] superseded unused=K near-duplicates=J
+  bool apply = false;
+  std::string message;
+  std::string author;
+};
+struct RevertArgs {
+  Version version = 0;
+  std::string message;
+  std::string author;
+};
+struct SetStatusArgs {
+  std::string status;
+  std::vector<std::string> ids;
+  std::string message;
+  std::string author;
+};
+struct TagArgs {
+  std::string name;               // "" with list
+  std::optional<Version> version; // default: the head
+  bool remove = false;
+};
+struct GcArgs {
+  std::optional<uint64_t> keep_last;
+  std::optional<Version> keep_since;
+};
+struct VerifyArgs {
+  std::string task;
+  std::string candidate;
+  std::string baseline;
+  std::string backend = "cuda";
+  int rounds = 3;
+  bool list_tasks = false;
+};
+
 int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io);
 int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io);
 int RunExport(const GlobalArgs& g, const ExportArgs& a, const Io& io);
@@ -101,6 +159,18 @@ int RunLog(const GlobalArgs& g, const LogArgs& a, const Io& io);
 int RunDiff(const GlobalArgs& g, const DiffArgs& a, const Io& io);
 int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io);
 int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
+int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io);
+int RunAudit(const GlobalArgs& g, const AuditArgs& a, const Io& io);
+int RunUsage(const GlobalArgs& g, const UsageArgs& a, const Io& io);
+int RunPrune(const GlobalArgs& g, const PruneArgs& a, const Io& io);
+int RunRevert(const GlobalArgs& g, const RevertArgs& a, const Io& io);
+int RunSetStatus(const GlobalArgs& g, const SetStatusArgs& a, const Io& io);
+int RunTag(const GlobalArgs& g, const TagArgs& a, const Io& io);
+int RunTags(const GlobalArgs& g, const Io& io);
+int RunGc(const GlobalArgs& g, const GcArgs& a, const Io& io);
+int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io);
+// export --sqlite (export_sqlite.cc)
+int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io);
 
 }  // namespace skilldb::cli
 

@@ -5,6 +5,12 @@
 namespace skilldb::cli {
 
 int RunExport(const GlobalArgs& g, const ExportArgs& a, const Io& io) {
+  if (!a.sqlite.empty()) {
+    if (!a.output.empty()) {
+      return Fail(g, io, Status::InvalidArgument("give --sqlite or --output, not both"));
+    }
+    return RunExportSqlite(g, a, io);
+  }
   auto library = OpenLibrary(g, /*read_only=*/true, io);
   if (!library.ok()) return Fail(g, io, library.status());
   std::ofstream file;

@@ -68,6 +68,9 @@ int Main(int argc, char** argv) {
   auto* c_export = app.add_subcommand("export", "write the skills as JSONL (re-importable)");
   AddVersionOption(c_export, &exp.as_of, "export the library as of this version");
   c_export->add_option("-o,--output", exp.output, "write to this file instead of stdout");
+  c_export->add_option("--sqlite", exp.sqlite,
+                       "write an SQLite database (skills, revisions, commits, changes, "
+                       "evidence, usage, audit, tags, and an FTS5 table skills_fts)");
   c_export->callback([&] { run = [&] { return RunExport(g, exp, io); }; });
 
   AddArgs add;
@@ -132,6 +135,110 @@ int Main(int argc, char** argv) {
                       "only skills with this status (default: active and candidate)")
       ->check(CLI::IsMember({"candidate", "active", "deprecated", "pruned"}));
   c_query->callback([&] { run = [&] { return RunQuery(g, query, io); }; });
+
+  ProposeArgs propose;
+  auto* c_propose = app.add_subcommand(
+      "propose",
+      "verified insertion: deduplicate, verify, then commit or reject a candidate skill");
+  c_propose->add_option("file", propose.file, "candidate skill (a JSON object), or -")->required();
+  c_propose->add_option("--verifier", propose.verifier,
+                        "replay (a recorded report, --evidence), host or cuda (runs "
+                        "--candidate on --task)")
+      ->check(CLI::IsMember({"replay", "host", "cuda"}));
+  c_propose->add_option("--evidence", propose.evidence, "verification report JSON to replay");
+  c_propose->add_option("--task", propose.task, "verification task (skilldb verify --list-tasks)");
+  c_propose->add_option("--candidate", propose.candidate, "kernel source to verify (.cu or .cc)");
+  c_propose->add_option("--baseline", propose.baseline, "baseline source (default: the task's reference)");
+  c_propose->add_option("--rounds", propose.rounds, "timing rounds")->check(CLI::PositiveNumber);
+  c_propose->add_option("--policy", propose.policy,
+                        "acceptance policy items: min-rounds=3, min-speedup=1.05, min-ci-low=1.0, "
+                        "max-speedup=50, correctness=true, device-class=sm_90 (repeatable or "
+                        "comma-separated)");
+  c_propose->add_option("--dedup", propose.dedup,
+                        "duplicates: reject, supersede (deprecate them) or merge (new revision)")
+      ->check(CLI::IsMember({"reject", "supersede", "merge"}));
+  c_propose->add_option("--near-jaccard", propose.near_jaccard,
+                        "word 3-shingle Jaccard at which a skill is a near duplicate (default 0.6)");
+  c_propose->add_option("-m,--message", propose.message, "commit message");
+  c_propose->add_option("--author", propose.author, "author (default: $USER)");
+  c_propose->callback([&] { run = [&] { return RunPropose(g, propose, io); }; });
+
+  AuditArgs audit;
+  auto* c_audit = app.add_subcommand("audit", "the audit log of proposals, oldest first");
+  c_audit->add_option("-n,--limit", audit.limit, "only the newest N entries");
+  c_audit->callback([&] { run = [&] { return RunAudit(g, audit, io); }; });
+
+  UsageArgs usage;
+  auto* c_usage = app.add_subcommand(
+      "usage", "usage counters and utility (all skills, or one); --record adds an event");
+  c_usage->add_option("id", usage.id, "skill id");
+  c_usage->add_option("--record", usage.record,
+                      "record an event: retrieved, selected, applied, succeeded or failed")
+      ->check(CLI::IsMember({"retrieved", "selected", "applied", "succeeded", "failed"}));
+  c_usage->add_option("--count", usage.count, "events to record (default 1)");
+  c_usage->callback([&] { run = [&] { return RunUsage(g, usage, io); }; });
+
+  PruneArgs prune;
+  auto* c_prune = app.add_subcommand(
+      "prune", "mark skills pruned by policy in one version (dry run unless --apply)");
+  c_prune->add_option("--policy", prune.policy,
+                      "low-utility=X[:MIN_APPLIED] (default min 10), superseded, "
+                      "unused=VERSIONS, near-duplicates=JACCARD (keeps each cluster's best); "
+                      "repeatable")
+      ->required();
+  c_prune->add_flag("--apply", prune.apply, "commit the change (default: only print it)");
+  c_prune->add_option("-m,--message", prune.message, "commit message");
+  c_prune->add_option("--author", prune.author, "author (default: $USER)");
+  c_prune->callback([&] { run = [&] { return RunPrune(g, prune, io); }; });
+
+  RevertArgs revert;
+  auto* c_revert = app.add_subcommand(
+      "revert", "undo one commit: a new version that restores what it changed");
+  c_revert->add_option("version", revert.version, "the commit to undo")->required();
+  c_revert->add_option("-m,--message", revert.message, "commit message");
+  c_revert->add_option("--author", revert.author, "author (default: $USER)");
+  c_revert->callback([&] { run = [&] { return RunRevert(g, revert, io); }; });
+
+  SetStatusArgs set_status;
+  auto* c_status = app.add_subcommand("set-status", "set the lifecycle status of skills");
+  c_status->add_option("status", set_status.status, "candidate, active, deprecated or pruned")
+      ->required()
+      ->check(CLI::IsMember({"candidate", "active", "deprecated", "pruned"}));
+  c_status->add_option("ids", set_status.ids, "skill ids")->required();
+  c_status->add_option("-m,--message", set_status.message, "commit message");
+  c_status->add_option("--author", set_status.author, "author (default: $USER)");
+  c_status->callback([&] { run = [&] { return RunSetStatus(g, set_status, io); }; });
+
+  TagArgs tag;
+  auto* c_tag = app.add_subcommand("tag", "name a version (e.g. a training checkpoint); gc keeps it");
+  c_tag->add_option("name", tag.name, "tag name")->required();
+  c_tag->add_option("version", tag.version, "version (default: the newest)");
+  c_tag->add_flag("-d,--delete", tag.remove, "delete the tag");
+  c_tag->callback([&] { run = [&] { return RunTag(g, tag, io); }; });
+
+  auto* c_tags = app.add_subcommand("tags", "list tags");
+  c_tags->callback([&] { run = [&] { return RunTags(g, io); }; });
+
+  GcArgs gc;
+  auto* c_gc = app.add_subcommand(
+      "gc", "drop history older than the retention, never a tagged version");
+  c_gc->add_option("--keep-last", gc.keep_last, "keep the newest N versions");
+  c_gc->add_option("--keep-since", gc.keep_since, "keep versions >= V");
+  c_gc->callback([&] { run = [&] { return RunGc(g, gc, io); }; });
+
+  VerifyArgs verify_args;
+  auto* c_verify = app.add_subcommand(
+      "verify", "check and time a candidate kernel against a task's reference");
+  c_verify->add_option("--task", verify_args.task, "task name (see --list-tasks)");
+  c_verify->add_option("--candidate", verify_args.candidate, "candidate source (.cu or .cc)");
+  c_verify->add_option("--baseline", verify_args.baseline,
+                       "baseline source (default: the task's reference)");
+  c_verify->add_option("--backend", verify_args.backend, "cuda (GPU) or host (CPU, sandboxed)")
+      ->check(CLI::IsMember({"cuda", "host"}));
+  c_verify->add_option("--rounds", verify_args.rounds, "independent timing rounds (>= 3)")
+      ->check(CLI::PositiveNumber);
+  c_verify->add_flag("--list-tasks", verify_args.list_tasks, "list the tasks");
+  c_verify->callback([&] { run = [&] { return RunVerify(g, verify_args, io); }; });
 
   for (CLI::App* sub : app.get_subcommands({})) sub->fallthrough();
 

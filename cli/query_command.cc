@@ -3,10 +3,15 @@
 namespace skilldb::cli {
 namespace {
 
-Json HitsJson(const QueryResult& r) {
+// Hits with each skill's utility (its usage-based success estimate).
+Json HitsJson(Library& library, const QueryResult& r) {
   Json hits = Json::array();
   for (const Hit& h : r.hits) {
-    hits.push_back(Json{{"id", h.id}, {"score", h.score}, {"title", h.title}});
+    auto usage = library.GetUsage(h.id);
+    hits.push_back(Json{{"id", h.id},
+                        {"score", h.score},
+                        {"title", h.title},
+                        {"utility", usage.ok() ? usage->utility() : UsageCounters().utility()}});
   }
   return hits;
 }
@@ -61,7 +66,7 @@ int RunBatch(const GlobalArgs& g, const QueryArgs& a, const QueryOptions& o,
     if (g.json) {
       *io.out << Json{{"query", queries[i]},
                       {"version", r.version},
-                      {"hits", HitsJson(r)}}
+                      {"hits", HitsJson(library, r)}}
                      .dump(-1, ' ', false, Json::error_handler_t::replace)
               << "\n";
     } else {
@@ -87,7 +92,7 @@ int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
   auto result = (*library)->Query(*options, a.text);
   if (!result.ok()) return Fail(g, io, result.status());
   if (g.json) {
-    PrintJson(io, Json{{"version", result->version}, {"hits", HitsJson(*result)}});
+    PrintJson(io, Json{{"version", result->version}, {"hits", HitsJson(**library, *result)}});
   } else {
     PrintHuman(io, a.text, *result);
   }

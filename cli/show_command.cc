@@ -22,8 +22,18 @@ int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
   const Version version = a.as_of.value_or((*library)->CurrentVersion());
   auto skill = (*library)->Get(a.id, ReadOptions{.as_of = version});
   if (!skill.ok()) return Fail(g, io, skill.status());
+  auto usage = (*library)->GetUsage(a.id);
+  if (!usage.ok()) return Fail(g, io, usage.status());
+  const Trust trust = SkillTrust(*skill);
   if (g.json) {
-    PrintJson(io, Json{{"version", version}, {"skill", SkillJson(*skill)}});
+    Json u{{"utility", usage->utility()}, {"last_used_version", usage->last_used_version}};
+    for (int i = 0; i < kNumUsageEvents; ++i) {
+      u[std::string(UsageEventName(static_cast<UsageEvent>(i)))] = usage->counts[i];
+    }
+    PrintJson(io, Json{{"version", version},
+                       {"skill", SkillJson(*skill)},
+                       {"trust", std::string(TrustName(trust))},
+                       {"usage", u}});
     return kExitOk;
   }
   std::ostream& out = *io.out;
@@ -50,7 +60,19 @@ int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
   if (!skill->lineage.supersedes.empty()) {
     out << "supersedes:   " << Join(skill->lineage.supersedes) << "\n";
   }
-  out << "evidence: " << skill->evidence_json.size() << " report(s)\n";
+  out << "evidence: " << skill->evidence_json.size() << " report(s), "
+      << TrustName(trust) << "\n";
+  for (const std::string& e : skill->evidence_json) {
+    auto r = ReportFromJson(e);
+    if (!r.ok()) continue;
+    out << "          " << (r->passed ? "passed" : "failed") << " " << r->task << " on "
+        << r->device << ": speedup " << FormatScore(r->speedup.ratio) << " (CI "
+        << FormatScore(r->speedup.ci_low) << ".." << FormatScore(r->speedup.ci_high) << ")\n";
+  }
+  out << "usage:    applied " << usage->count(UsageEvent::kApplied) << ", succeeded "
+      << usage->count(UsageEvent::kSucceeded) << ", failed "
+      << usage->count(UsageEvent::kFailed) << "; utility " << FormatScore(usage->utility())
+      << "\n";
   if (!skill->body.empty()) out << "\n" << skill->body << "\n";
   if (!skill->code.empty()) out << "\n--- code ---\n" << skill->code << "\n";
   return kExitOk;

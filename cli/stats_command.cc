@@ -9,6 +9,23 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
   if (!stats.ok()) return Fail(g, io, stats.status());
   const LibraryInfo info = (*library)->Info();
   const LibraryStats& s = *stats;
+  // Evidence and usage: trust levels of the skills, and their utility.
+  uint64_t trust[3] = {0, 0, 0};
+  Status scanned = (*library)->Scan(ReadOptions{.as_of = s.version}, [&](const Skill& k) {
+    ++trust[static_cast<int>(SkillTrust(k))];
+    return true;
+  });
+  if (!scanned.ok()) return Fail(g, io, scanned);
+  uint64_t used = 0, applied = 0;
+  double utility_sum = 0;
+  scanned = (*library)->ScanUsage([&](const std::string&, const UsageCounters& c) {
+    ++used;
+    applied += c.count(UsageEvent::kApplied);
+    utility_sum += c.utility();
+    return true;
+  });
+  if (!scanned.ok()) return Fail(g, io, scanned);
+  const double mean_utility = used ? utility_sum / static_cast<double>(used) : 0.0;
   if (g.json) {
     PrintJson(io, Json{{"path", info.path},
                        {"version", s.version},
@@ -27,6 +44,10 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
                          {"pruned", s.pruned}}},
                        {"language",
                         {{"cuda", s.cuda}, {"triton", s.triton}, {"any", s.any_language}}},
+                       {"trust",
+                        {{"unverified", trust[0]}, {"provisional", trust[1]}, {"trusted", trust[2]}}},
+                       {"usage", {{"skills_used", used}, {"applied", applied},
+                                  {"mean_utility", mean_utility}}},
                        {"segments", s.num_segments},
                        {"documents", s.num_documents},
                        {"disk_bytes", s.disk_bytes}});
@@ -43,6 +64,10 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
       << ")\n"
       << "language  cuda " << s.cuda << ", triton " << s.triton << ", any "
       << s.any_language << "\n"
+      << "evidence  " << trust[2] << " trusted, " << trust[1] << " provisional, " << trust[0]
+      << " unverified\n"
+      << "usage     " << used << " skills used, " << applied << " applications, mean utility "
+      << FormatScore(mean_utility) << "\n"
       << "length    " << s.total_length << " terms, " << FormatScore(s.avg_length)
       << " per skill\n"
       << "index     " << s.num_segments << " segments, " << s.num_documents
