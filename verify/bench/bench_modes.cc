@@ -250,7 +250,7 @@ int RunFalsePositives(const Args& args) {
   const int per_task = std::max(1, (trials + static_cast<int>(tasks.size()) - 1) /
                                        static_cast<int>(tasks.size()));
   json per = json::array();
-  int total = 0, positives = 0;
+  int total = 0, positives = 0, invalid_total = 0;
   std::printf("%-26s %6s %4s %8s %8s %10s %10s\n", "task", "trials", "fp",
               "median", "max", "cv_calls", "cv_rounds");
   for (const std::string& name : tasks) {
@@ -259,7 +259,8 @@ int RunFalsePositives(const Args& args) {
     const std::string& ref = o.backend == Backend::kCuda ? task->reference_cuda
                                                          : task->reference_cpp;
     std::vector<double> ratios, cv_calls, round_medians;
-    int fp = 0;
+    int fp = 0, invalid = 0;
+    std::string invalid_reason;
     for (int t = 0; t < per_task; ++t) {
       VerificationRequest r;
       r.task = name;
@@ -270,6 +271,14 @@ int RunFalsePositives(const Args& args) {
       if (!d.ok()) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), d.status().ToString().c_str());
         break;
+      }
+      // A trial counts only if the copy reached the timing decision; a copy
+      // rejected before timing (a setup fault) says nothing about noise.
+      if (d->report.rounds.empty()) {
+        ++invalid;
+        ++invalid_total;
+        if (!d->report.reasons.empty()) invalid_reason = d->report.reasons.front();
+        continue;
       }
       ++total;
       if (d->report.passed) {
@@ -282,14 +291,21 @@ int RunFalsePositives(const Args& args) {
         round_medians.push_back(rt.baseline_median_ms);
       }
     }
-    if (ratios.empty()) continue;
+    if (ratios.empty()) {
+      std::printf("%-26s no valid trial (%d rejected before timing: %s)\n", name.c_str(),
+                  invalid, invalid_reason.c_str());
+      per.push_back({{"task", name}, {"trials", 0}, {"invalid_trials", invalid},
+                     {"invalid_reason", invalid_reason}});
+      continue;
+    }
     const double cv_r = CoefficientOfVariation(round_medians);
     std::printf("%-26s %6zu %4d %8.4f %8.4f %10.4f %10.4f\n", name.c_str(),
                 ratios.size(), fp, Median(ratios),
                 *std::max_element(ratios.begin(), ratios.end()),
                 Median(cv_calls), cv_r);
     std::fflush(stdout);
-    per.push_back({{"task", name}, {"trials", ratios.size()}, {"false_positives", fp},
+    per.push_back({{"task", name}, {"trials", ratios.size()}, {"invalid_trials", invalid},
+                   {"false_positives", fp},
                    {"median_ratio", Median(ratios)},
                    {"max_ratio", *std::max_element(ratios.begin(), ratios.end())},
                    {"cv_within_round_median", Median(cv_calls)},
@@ -297,10 +313,12 @@ int RunFalsePositives(const Args& args) {
                    {"reference_median_ms", Median(round_medians)}});
   }
   const double rate = total > 0 ? static_cast<double>(positives) / total : NAN;
-  std::printf("false positives: %d of %d trials (%.2f%%) at tau = %.3f\n",
-              positives, total, 100 * rate, o.decision.min_speedup);
+  std::printf("false positives: %d of %d valid trials (%.2f%%) at tau = %.3f; %d "
+              "trials rejected before timing\n",
+              positives, total, 100 * rate, o.decision.min_speedup, invalid_total);
   WriteJson(args, {{"mode", "fp"}, {"tau", o.decision.min_speedup},
-                   {"trials", total}, {"false_positives", positives},
+                   {"trials", total}, {"invalid_trials", invalid_total},
+                   {"false_positives", positives},
                    {"rate", rate}, {"tasks", per}});
   return 0;
 }
@@ -330,7 +348,7 @@ int RunPower(const Args& args) {
     const std::string& ref = o.backend == Backend::kCuda ? task->reference_cuda
                                                          : task->reference_cpp;
     std::vector<double> ratios;
-    int hits = 0;
+    int hits = 0, invalid = 0;
     for (int t = 0; t < per_task; ++t) {
       VerificationRequest r;
       r.task = name;
@@ -342,17 +360,26 @@ int RunPower(const Args& args) {
         std::fprintf(stderr, "%s\n", d.status().ToString().c_str());
         break;
       }
+      if (d->report.rounds.empty()) {  // rejected before timing: not a trial
+        ++invalid;
+        continue;
+      }
       ++total;
       hits += d->report.passed;
       detected += d->report.passed;
       ratios.push_back(d->report.speedup.ratio);
     }
-    if (ratios.empty()) continue;
+    if (ratios.empty()) {
+      std::printf("%-26s no valid trial (%d rejected before timing)\n", name.c_str(), invalid);
+      per.push_back({{"task", name}, {"trials", 0}, {"invalid_trials", invalid}});
+      continue;
+    }
     std::printf("%-26s trials %zu detected %d (%.1f%%) median true ratio %.4f "
                 "(min %.4f)\n", name.c_str(), ratios.size(), hits,
                 100.0 * hits / ratios.size(), Median(ratios),
                 *std::min_element(ratios.begin(), ratios.end()));
-    per.push_back({{"task", name}, {"trials", ratios.size()}, {"detected", hits},
+    per.push_back({{"task", name}, {"trials", ratios.size()}, {"invalid_trials", invalid},
+                   {"detected", hits},
                    {"median_ratio", Median(ratios)},
                    {"min_ratio", *std::min_element(ratios.begin(), ratios.end())}});
   }
@@ -378,6 +405,7 @@ int RunThroughput(const Args& args) {
     const std::string pick = args.Get("candidate", "fast");
     int n = 0, passed = 0;
     double compile_s = 0;
+    json records = json::array();
     const auto t0 = Clock::now();
     for (const std::string& name : TaskList(args, o)) {
       auto task = LoadTask(o.task_dir, name);
@@ -390,11 +418,17 @@ int RunThroughput(const Args& args) {
         r.task = name;
         r.candidate = {c.spec.name, std::string(SourceLanguageName(c.spec.language)),
                        c.source};
+        const auto tc = Clock::now();
         auto d = (*v)->VerifyDetailed(r);
         if (!d.ok()) continue;
         ++n;
         passed += d->report.passed;
         compile_s += d->times.compile_ms / 1000;
+        json codes = json::array();
+        for (const Finding& f : d->findings) codes.push_back(FindingCodeName(f.code));
+        records.push_back({{"task", name}, {"wall_s", SecondsSince(tc)},
+                           {"compile_ms", d->times.compile_ms},
+                           {"passed", d->report.passed}, {"findings", codes}});
       }
     }
     const double wall = SecondsSince(t0);
@@ -404,7 +438,7 @@ int RunThroughput(const Args& args) {
                 phase, n, wall, compile_s, per_min, passed);
     phases.push_back({{"phase", phase}, {"candidates", n}, {"wall_s", wall},
                       {"compile_s", compile_s}, {"per_minute", per_min},
-                      {"passed", passed}});
+                      {"passed", passed}, {"records", records}});
   }
   WriteJson(args, {{"mode", "throughput"}, {"phases", phases}});
   return 0;

@@ -31,6 +31,10 @@ def hack_table(cands):
     return rows
 
 
+def num(v, fmt="%.4f"):
+    return fmt % v if isinstance(v, (int, float)) else "n/a"
+
+
 def pct(n, total):
     return "%d / %d = %.2f%%" % (n, total, 100.0 * n / total) if total else "%d / %d" % (n, total)
 
@@ -53,16 +57,18 @@ def main():
                       pct(fp["false_positives"], fp["trials"])))
     pw = s["power"]
     if pw:
-        ratios = ", ".join("%s %.3fx" % (t["task"], t["median_ratio"]) for t in pw["tasks"])
+        ratios = ", ".join("%s %sx" % (t["task"], num(t.get("median_ratio"), "%.3f"))
+                           for t in pw["tasks"] if t.get("trials"))
         table.append(("power (true speedup %s)" % ratios,
                       pct(pw["detected"], pw["trials"])))
     th = s["throughput"]
     if th:
         for ph in th["phases"]:
             table.append(("throughput, %s compile cache" % ph["phase"],
-                          "%.1f candidates/min/GPU (%d in %.0f s)" % (ph["per_minute"], ph["candidates"], ph["wall_s"])))
+                          "%.1f candidates/min/GPU (%d in %.0f s, %d passed)" % (
+                              ph["per_minute"], ph["candidates"], ph["wall_s"], ph.get("passed", 0))))
     kb = s["kb"]
-    if kb and kb.get("per_minute"):
+    if kb and kb.get("per_minute") is not None:
         table.append(("KernelBench protocol (load_inline + 100 trials)",
                       "%.1f candidates/min/GPU (%d in %.0f s, mean build %.0f s)" % (
                           kb["per_minute"], kb["candidates"], kb["wall_s"], kb["mean_build_s"])))
@@ -81,9 +87,10 @@ def main():
                   "| task | trials | false positives | median ratio | CV within a round | CV of round medians | reference ms |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for t in fp["tasks"]:
-            lines.append("| %s | %d | %d | %.4f | %.4f | %.4f | %.4f |" % (
-                t["task"], t["trials"], t["false_positives"], t["median_ratio"],
-                t["cv_within_round_median"], t["cv_round_medians"], t["reference_median_ms"]))
+            lines.append("| %s | %d | %s | %s | %s | %s | %s |" % (
+                t["task"], t.get("trials", 0), t.get("false_positives", "n/a"),
+                num(t.get("median_ratio")), num(t.get("cv_within_round_median")),
+                num(t.get("cv_round_medians")), num(t.get("reference_median_ms"))))
         lines.append("")
     c = s["candidates"]
     if c:
