@@ -173,8 +173,8 @@ Result<EvalResult> Evaluate(const EvalConfig& config,
   EvalResult result;
   result.config = config;
   for (const RelevanceQuery& q : queries) {
-    auto hits = (*library)->Query(QueryOptions{.k = k, .with_titles = false},
-                                  q.text);
+    auto hits =
+        (*library)->Query(QueryOptions{.k = k, .with_titles = false}, q.text);
     if (!hits.ok()) return hits.status().WithContext(ConfigName(config));
     QueryScore score;
     score.query_id = q.id;

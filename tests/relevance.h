@@ -67,8 +67,8 @@ struct QueryScore {
 
 struct EvalResult {
   EvalConfig config;
-  double ndcg = 0.0;    // mean over queries
-  double recall = 0.0;  // mean over queries
+  double ndcg = 0.0;                  // mean over queries
+  double recall = 0.0;                // mean over queries
   std::vector<QueryScore> per_query;  // in query order
 };
 

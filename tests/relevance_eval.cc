@@ -13,6 +13,7 @@
 // --config evaluates only the named configurations, e.g.
 //   --config code:title=3,summary=2,body=1,tags=2,ops=1,code=1
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "relevance.h"
@@ -102,10 +104,10 @@ Result<Args> ParseArgs(int argc, char** argv) {
 std::vector<EvalConfig> Grid(const Args& args) {
   if (!args.configs.empty()) return args.configs;
   const bool full = args.grid == "full";
-  const std::vector<int> titles = full ? std::vector<int>{1, 2, 3, 4}
-                                       : std::vector<int>{1, 3};
-  const std::vector<int> tags = full ? std::vector<int>{1, 2, 3}
-                                     : std::vector<int>{1, 2};
+  const std::vector<int> titles =
+      full ? std::vector<int>{1, 2, 3, 4, 6} : std::vector<int>{1, 3};
+  const std::vector<int> tags =
+      full ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{1, 2};
   std::vector<EvalConfig> grid;
   for (const std::string& analyzer : args.analyzers) {
     for (int title : titles) {
@@ -132,15 +134,37 @@ std::string Fixed(double value) {
   return out.str();
 }
 
+// Mean and half-width of a 95% confidence interval (normal approximation) of
+// the per-query nDCG differences between `a` and `b`: the paired comparison
+// tells which gaps between configurations exceed query-sampling noise.
+std::pair<double, double> PairedDelta(const EvalResult& a,
+                                      const EvalResult& b) {
+  const size_t n = a.per_query.size();
+  double sum = 0.0, sum_sq = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = a.per_query[i].ndcg - b.per_query[i].ndcg;
+    sum += d;
+    sum_sq += d * d;
+  }
+  const double mean = sum / n;
+  const double var = n > 1 ? (sum_sq - n * mean * mean) / (n - 1) : 0.0;
+  return {mean, 1.96 * std::sqrt(std::max(var, 0.0) / n)};
+}
+
 std::string MainTable(const std::vector<EvalResult>& results) {
   std::ostringstream out;
-  out << "| rank | analyzer | field weights | nDCG@10 | recall@10 |\n"
-      << "|---:|---|---|---:|---:|\n";
+  out << "| rank | analyzer | field weights | nDCG@10 | recall@10 "
+         "| nDCG@10 vs rank 1 (95% CI) |\n"
+      << "|---:|---|---|---:|---:|---:|\n";
   for (size_t i = 0; i < results.size(); ++i) {
     const EvalResult& r = results[i];
+    const auto [delta, half_width] = PairedDelta(r, results.front());
     out << "| " << i + 1 << " | " << r.config.analyzer << " | "
         << FormatFieldWeights(r.config.weights) << " | " << Fixed(r.ndcg)
-        << " | " << Fixed(r.recall) << " |\n";
+        << " | " << Fixed(r.recall) << " | "
+        << (i == 0 ? std::string("-")
+                   : Fixed(delta) + " ± " + Fixed(half_width))
+        << " |\n";
   }
   return out.str();
 }
@@ -189,8 +213,8 @@ std::string QueryTable(const EvalResult& r,
     const QueryScore& s = r.per_query[i];
     std::string missed;
     for (const auto& [id, grade] : queries[i].grades) {
-      if (grade == 2 && std::find(s.ranked.begin(), s.ranked.end(), id) ==
-                            s.ranked.end()) {
+      if (grade == 2 &&
+          std::find(s.ranked.begin(), s.ranked.end(), id) == s.ranked.end()) {
         missed += (missed.empty() ? "" : ", ") + id;
       }
     }
@@ -277,10 +301,9 @@ Status Run(const Args& args) {
                  ConfigName(config).c_str(), r.ndcg, r.recall);
     results.push_back(std::move(r));
   }
-  std::stable_sort(results.begin(), results.end(),
-                   [](const EvalResult& a, const EvalResult& b) {
-                     return a.ndcg > b.ndcg;
-                   });
+  std::stable_sort(
+      results.begin(), results.end(),
+      [](const EvalResult& a, const EvalResult& b) { return a.ndcg > b.ndcg; });
   const std::string report = Report(results, queries, skills.size());
   std::cout << report;
   if (!args.markdown_path.empty()) {
@@ -292,7 +315,7 @@ Status Run(const Args& args) {
                 {"num_skills", skills.size()},
                 {"configs", Json::array()}};
     for (const EvalResult& r : results) all["configs"].push_back(ToJson(r));
-    SKILLDB_RETURN_IF_ERROR(WriteFile(args.json_path, all.dump(1) + "\n"));
+    SKILLDB_RETURN_IF_ERROR(WriteFile(args.json_path, all.dump() + "\n"));
   }
   return Status::Ok();
 }

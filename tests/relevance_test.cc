@@ -4,11 +4,12 @@
 // in field weighting or in scoring fails CI. The floors sit a little below
 // the values measured by relevance_eval (see data/relevance/README.md); raise
 // them when retrieval improves.
+#include "relevance.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "relevance.h"
 #include "seed_data.h"
 #include "skilldb/options.h"
 
@@ -24,16 +25,19 @@ namespace {
 
 constexpr size_t kMinQueries = 40;
 
-// The configuration relevance_eval ranks best (data/relevance/README.md).
+// The recommended configuration (data/relevance/README.md): the middle of the
+// plateau of best configurations, measured nDCG@10 0.9199, recall@10 0.9020.
 EvalConfig Recommended() {
   EvalConfig config;
   config.analyzer = "code";
-  config.weights = FieldWeights{.title = 3, .summary = 2, .body = 1,
-                                .tags = 2, .ops = 1, .code = 0};
+  config.weights = FieldWeights{
+      .title = 4, .summary = 1, .body = 1, .tags = 3, .ops = 1, .code = 0};
   return config;
 }
 constexpr double kRecommendedNdcgFloor = 0.90;
 constexpr double kRecommendedRecallFloor = 0.88;
+// The engine's default (code analyzer, all weights 1) measured 0.8749 and
+// 0.8702.
 constexpr double kDefaultNdcgFloor = 0.86;
 constexpr double kDefaultRecallFloor = 0.85;
 
@@ -55,8 +59,8 @@ void CheckFloors(const EvalConfig& config, double ndcg_floor,
   const Judged judged = LoadJudged();
   auto result = Evaluate(config, judged.skills, judged.queries);
   REQUIRE_MESSAGE(result.ok(), result.status().ToString());
-  MESSAGE(ConfigName(config) << ": nDCG@10 " << result->ndcg
-                             << ", recall@10 " << result->recall);
+  MESSAGE(ConfigName(config)
+          << ": nDCG@10 " << result->ndcg << ", recall@10 " << result->recall);
   CHECK(result->ndcg >= ndcg_floor);
   CHECK(result->recall >= recall_floor);
 }
@@ -86,13 +90,15 @@ TEST_CASE("the relevance judgments name seed skills and number at least 40") {
   }
 }
 
-TEST_CASE("the recommended configuration keeps nDCG@10 and recall@10 above "
-          "their floors") {
+TEST_CASE(
+    "the recommended configuration keeps nDCG@10 and recall@10 above "
+    "their floors") {
   CheckFloors(Recommended(), kRecommendedNdcgFloor, kRecommendedRecallFloor);
 }
 
-TEST_CASE("the engine's default configuration keeps nDCG@10 and recall@10 "
-          "above their floors") {
+TEST_CASE(
+    "the engine's default configuration keeps nDCG@10 and recall@10 "
+    "above their floors") {
   const Options defaults;
   CheckFloors(EvalConfig{defaults.analyzer, defaults.field_weights},
               kDefaultNdcgFloor, kDefaultRecallFloor);

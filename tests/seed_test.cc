@@ -61,8 +61,8 @@ constexpr size_t kPairsToPrint = 10;
 
 const std::vector<std::string> kSections = {
     "## When to use", "## How", "## Pitfalls", "## How to tell it worked"};
-const std::set<std::string> kCodeKinds = {"cuda-tu", "cuda-fragment",
-                                          "triton", "text"};
+const std::set<std::string> kCodeKinds = {"cuda-tu", "cuda-fragment", "triton",
+                                          "text"};
 
 std::string Dir() { return testing::SeedDir(SKILLDB_SEED_DIR); }
 
@@ -138,8 +138,8 @@ std::vector<uint64_t> Shingles(std::string_view text) {
   const std::vector<std::string> w = Words(text);
   std::vector<uint64_t> out;
   for (size_t i = 0; i + 2 < w.size(); ++i) {
-    out.push_back(std::hash<std::string>()(w[i] + ' ' + w[i + 1] + ' ' +
-                                           w[i + 2]));
+    out.push_back(
+        std::hash<std::string>()(w[i] + ' ' + w[i + 1] + ' ' + w[i + 2]));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -173,9 +173,9 @@ struct Pair {
 };
 
 // Every pair's similarity, most similar first.
-std::vector<Pair> RankedPairs(const std::vector<Skill>& skills,
-                              const std::function<std::string(const Skill&)>&
-                                  text) {
+std::vector<Pair> RankedPairs(
+    const std::vector<Skill>& skills,
+    const std::function<std::string(const Skill&)>& text) {
   std::vector<std::vector<uint64_t>> shingles;
   for (const Skill& s : skills) shingles.push_back(Shingles(text(s)));
   std::vector<Pair> pairs;
@@ -222,8 +222,7 @@ void CheckNoPairAbove(const std::vector<Skill>& skills, double threshold,
   for (const Pair& p : pairs) {
     if (p.similarity < threshold) break;
     FAIL_CHECK(what << " near duplicates (Jaccard " << p.similarity
-                        << " >= " << threshold << "): " << p.a << " and "
-                        << p.b);
+                    << " >= " << threshold << "): " << p.a << " and " << p.b);
   }
 }
 
@@ -255,8 +254,9 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-TEST_CASE("every seed body has the four sections once each, in order, "
-          "none empty") {
+TEST_CASE(
+    "every seed body has the four sections once each, in order, "
+    "none empty") {
   for (const Skill& s : LoadOrFail()) {
     CAPTURE(s.id);
     const std::vector<std::string> lines = Lines(s.body);
@@ -297,8 +297,9 @@ TEST_CASE("every seed skill has a one-line summary, a code pattern and tags") {
   }
 }
 
-TEST_CASE("every seed skill's ops and arch come from the lists of "
-          "data/README.md") {
+TEST_CASE(
+    "every seed skill's ops and arch come from the lists of "
+    "data/README.md") {
   const std::vector<std::string> op_list = ReadmeValues("ops");
   const std::vector<std::string> arch_list = ReadmeValues("arch");
   REQUIRE(op_list.size() >= 10);
@@ -363,8 +364,9 @@ TEST_CASE("every related and lineage id names another seed skill") {
   }
 }
 
-TEST_CASE("every op family of data/README.md is covered by at least two "
-          "seed skills") {
+TEST_CASE(
+    "every op family of data/README.md is covered by at least two "
+    "seed skills") {
   std::map<std::string, int> count;
   for (const std::string& op : ReadmeValues("ops")) count[op] = 0;
   REQUIRE(count.size() >= 10);
@@ -379,10 +381,11 @@ TEST_CASE("every op family of data/README.md is covered by at least two "
   }
 }
 
-TEST_CASE("no two seed skills repeat a title, summary, body or code pattern "
-          "after normalization") {
-  const std::vector<std::pair<const char*, std::function<std::string(
-                                               const Skill&)>>>
+TEST_CASE(
+    "no two seed skills repeat a title, summary, body or code pattern "
+    "after normalization") {
+  const std::vector<
+      std::pair<std::string, std::function<std::string(const Skill&)>>>
       fields = {{"title", [](const Skill& s) { return s.title; }},
                 {"summary", [](const Skill& s) { return s.summary; }},
                 {"body", [](const Skill& s) { return s.body; }},
@@ -399,8 +402,9 @@ TEST_CASE("no two seed skills repeat a title, summary, body or code pattern "
   }
 }
 
-TEST_CASE("no two seed skills are near duplicates by word 3-shingle "
-          "Jaccard similarity") {
+TEST_CASE(
+    "no two seed skills are near duplicates by word 3-shingle "
+    "Jaccard similarity") {
   const std::vector<Skill> skills = LoadOrFail();
   CheckNoPairAbove(skills, kMaxProseJaccard, "prose (title+summary+body)",
                    Prose);

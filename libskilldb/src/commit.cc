@@ -163,7 +163,8 @@ Result<Version> LibraryImpl::CommitLocked(
   uint32_t next_docid = next_docid_;
   uint32_t next_segment = next_segment_;
   std::vector<std::shared_ptr<Segment>> new_segments;
-  std::unordered_map<std::string, int64_t> df_delta;
+  // (term, change in live document frequency); aggregated at the end.
+  std::vector<std::pair<std::string, int64_t>> df_delta;
   int64_t total_length = static_cast<int64_t>(head_state->head_commit.total_length);
   int64_t num_skills = static_cast<int64_t>(head_state->head_commit.num_skills);
 
@@ -175,8 +176,12 @@ Result<Version> LibraryImpl::CommitLocked(
     std::string table = builder.EncodeDocTable();
     SKILLDB_ASSIGN_OR_RETURN(auto docs, retrieval::SegmentDocs::Decode(table));
     writer.Put(kDocTables, Be32(meta.id), table);
-    builder.EmitPostingLists([&](std::string_view term, std::string list) {
+    builder.EmitPostingLists([&](std::string_view term, std::string list,
+                                 uint32_t num_docs) {
       writer.Put(kPostings, PostingKey(meta.id, term), list);
+      if (term.empty() || term[0] != retrieval::kFilterTermPrefix) {
+        df_delta.emplace_back(std::string(term), num_docs);
+      }
     });
     new_segments.push_back(std::make_shared<Segment>(meta, std::move(docs)));
     builder = SegmentBuilder();
@@ -188,7 +193,6 @@ Result<Version> LibraryImpl::CommitLocked(
     const Skill& skill = puts[i];
     const uint32_t docid = next_docid++;
     const uint32_t length = AnalyzeSkill(*analyzer_, field_weights_, skill, &freqs);
-    for (const auto& [term, tf] : freqs) df_delta[term] += 1;
     total_length += length;
     if (put_kinds[i] == ChangeKind::kAdded) ++num_skills;
     DocInput doc;
@@ -222,7 +226,7 @@ Result<Version> LibraryImpl::CommitLocked(
   for (const Ended& e : ended) {
     SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(e.skill_json));
     total_length -= AnalyzeSkill(*analyzer_, field_weights_, old, &freqs);
-    for (const auto& [term, tf] : freqs) df_delta[term] -= 1;
+    for (auto& [term, tf] : freqs) df_delta.emplace_back(std::move(term), -1);
     writer.Put(kEnds, Be32(e.docid), Be64(version));
     writer.Delete(kHashes, ContentHash(old) + old.id);
   }
@@ -230,18 +234,28 @@ Result<Version> LibraryImpl::CommitLocked(
     writer.Put(kHashes, ContentHash(skill) + skill.id, "");
   }
 
-  // New document frequencies at this version, for the terms that moved.
+  // New document frequencies at this version, for the terms that moved, in
+  // term order (so the df lookups walk the history forwards).
+  std::sort(df_delta.begin(), df_delta.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   auto df_it = storage_->NewIterator(kDfs, head_state->snap());
-  for (const auto& [term, delta] : df_delta) {
+  for (size_t i = 0; i < df_delta.size();) {
+    const std::string& term = df_delta[i].first;
+    int64_t delta = 0;
+    for (; i < df_delta.size() && df_delta[i].first == term; ++i) {
+      delta += df_delta[i].second;
+    }
     if (delta == 0) continue;
-    SKILLDB_ASSIGN_OR_RETURN(uint64_t df,
-                             DocFreq(*head_state, df_it.get(), term, head));
+    uint64_t df = 0;
+    if (head > 0) {
+      SKILLDB_ASSIGN_OR_RETURN(df, DocFreq(*head_state, df_it.get(), term, head));
+    }
     const int64_t updated = static_cast<int64_t>(df) + delta;
     if (updated < 0) {
       return Status::Corruption("document frequency of a term went negative");
     }
     writer.Put(kDfs, DfKey(term, version),
-               Be64(static_cast<uint64_t>(updated)));
+               Varint64(static_cast<uint64_t>(updated)));
   }
 
   CommitInfo commit;

@@ -38,6 +38,29 @@ std::string Be64(uint64_t v) {
   return s;
 }
 
+std::string Varint64(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+
+bool ParseVarint64(std::string_view s, uint64_t* v) {
+  uint64_t result = 0;
+  for (size_t i = 0; i < s.size() && i < 10; ++i) {
+    const uint64_t byte = static_cast<unsigned char>(s[i]);
+    result |= (byte & 0x7f) << (7 * i);
+    if ((byte & 0x80) == 0) {
+      *v = result;
+      return i + 1 == s.size();
+    }
+  }
+  return false;
+}
+
 std::string RevisionPrefix(std::string_view id) {
   std::string key(id);
   key.push_back('\0');

@@ -6,7 +6,7 @@
 //   revisions  id \0 ~version(8)          -> kind(1) docid(4) skill JSON
 //   commits    version(8)                 -> commit record JSON
 //   changes    version(8) id              -> change kind(1)
-//   dfs        term \0 ~version(8)        -> live document frequency (8)
+//   dfs        term \0 ~version(8)        -> live document frequency (varint)
 //   doctables  segment(4)                 -> doc table (retrieval format)
 //   postings   segment(4) term            -> posting list (retrieval format)
 //   ends       docid(4)                   -> version the doc stopped being live
@@ -75,6 +75,9 @@ uint32_t GetBe32(const char* p);
 uint64_t GetBe64(const char* p);
 std::string Be32(uint32_t v);
 std::string Be64(uint64_t v);
+std::string Varint64(uint64_t v);
+// False unless `s` is exactly one well-formed varint.
+bool ParseVarint64(std::string_view s, uint64_t* v);
 
 std::string RevisionKey(std::string_view id, Version version);
 // Splits a revision key; false if malformed.

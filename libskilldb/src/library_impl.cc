@@ -87,12 +87,33 @@ Result<std::unique_ptr<Library>> LibraryImpl::Open(const Options& options,
 }
 
 LibraryImpl::~LibraryImpl() {
-  // Drop the published state (and its snapshot) before the database.
-  std::lock_guard<std::mutex> lock(state_mu_);
-  state_.reset();
+  {
+    // Drop the published state (and its snapshot) before the database.
+    std::lock_guard<std::mutex> lock(state_mu_);
+    state_.reset();
+  }
+  if (storage_ && !storage_->read_only()) storage_->FlushIfLogIsLarge();
 }
 
 Status LibraryImpl::Initialize(const Options& options, bool created) {
+  if (!created) {
+    // A process killed while creating the library leaves a database whose
+    // meta batch never landed: nothing was acknowledged, so it is a library
+    // still to be created, not a corrupt one.
+    SKILLDB_ASSIGN_OR_RETURN(auto format, storage_->Get(kMeta, kFormatKey));
+    if (!format) {
+      auto it = storage_->NewIterator(kMeta);
+      it->SeekToFirst();
+      SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading meta"));
+      if (!it->Valid()) {
+        if (!options.create_if_missing || options.read_only) {
+          return Status::NotFound("no library at '" + storage_->path() +
+                                  "' (its creation was interrupted)");
+        }
+        created = true;
+      }
+    }
+  }
   if (created) {
     rocksdb::WriteBatch batch;
     auto put = [&](std::string_view k, std::string_view v) {

@@ -30,8 +30,11 @@ Result<uint64_t> LibraryImpl::DocFreq(const ReadState& state,
       std::string_view(found.data(), prefix) != std::string_view(key.data(), prefix)) {
     return uint64_t{0};
   }
-  if (it->value().size() != 8) return Status::Corruption("malformed df entry");
-  return GetBe64(it->value().data());
+  uint64_t df = 0;
+  if (!ParseVarint64(std::string_view(it->value().data(), it->value().size()), &df)) {
+    return Status::Corruption("malformed df entry");
+  }
+  return df;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
+#include <rocksdb/transaction_log.h>
 
 #include <stdlib.h>
 
@@ -277,6 +278,16 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool sync) {
   rocksdb::WriteOptions wo;
   wo.sync = sync;
   return FromRocks(db_->Write(wo, batch), "commit");
+}
+
+void Storage::FlushIfLogIsLarge() {
+  rocksdb::VectorLogPtr logs;
+  if (!db_->GetSortedWalFiles(logs).ok()) return;
+  uint64_t bytes = 0;
+  for (const auto& log : logs) bytes += log->SizeFileBytes();
+  if (bytes < (4u << 20)) return;
+  rocksdb::FlushOptions flush;
+  db_->Flush(flush, handles_).PermitUncheckedError();
 }
 
 uint64_t Storage::DiskBytes() const {

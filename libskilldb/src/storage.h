@@ -60,6 +60,11 @@ class Storage {
   // Bytes of every file in the library directory.
   uint64_t DiskBytes() const;
 
+  // Flushes the memtables if the write-ahead log has grown past a few MiB,
+  // so the next opener (every read-only CLI command is one) does not replay
+  // it. Best effort: a failure only leaves the log to be replayed.
+  void FlushIfLogIsLarge();
+
  private:
   Storage() = default;
 

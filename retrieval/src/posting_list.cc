@@ -6,7 +6,6 @@
 namespace skilldb::retrieval::internal {
 namespace {
 
-constexpr size_t kHeaderBytes = 16;
 constexpr size_t kSkipEntryBytes = 8;
 
 void PutU32(std::string* out, uint32_t v) {
@@ -21,12 +20,68 @@ uint32_t GetU32(const uint8_t* p) {
   return v;
 }
 
+void PutVarint(std::string* out, uint32_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// Reads a varint of at most 5 bytes; returns null past `end` or malformed.
+const uint8_t* GetVarint(const uint8_t* p, const uint8_t* end, uint32_t* v) {
+  uint32_t result = 0;
+  for (int shift = 0; shift <= 28 && p < end; shift += 7) {
+    const uint32_t byte = *p++;
+    result |= (byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *v = result;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
 void PutFrontier(std::string* out, const std::vector<Impact>& frontier) {
   out->push_back(static_cast<char>(frontier.size()));
   for (const Impact& imp : frontier) {
-    PutU32(out, imp.tf);
-    PutU32(out, imp.dl);
+    PutVarint(out, imp.tf);
+    PutVarint(out, imp.dl);
   }
+}
+
+// Skips a frontier record; null if it runs past `end`.
+const uint8_t* SkipFrontier(const uint8_t* p, const uint8_t* end) {
+  if (p >= end) return nullptr;
+  const size_t count = *p++;
+  if (count > kMaxFrontier) return nullptr;
+  uint32_t ignored;
+  for (size_t i = 0; i < 2 * count && p != nullptr; ++i) p = GetVarint(p, end, &ignored);
+  return p;
+}
+
+// Appends one block: frontier, widths, packed gaps and tfs.
+void PutBlock(const Posting* postings, size_t n, uint32_t prev, std::string* out) {
+  uint32_t gaps[kBlockSize];
+  uint32_t tfs[kBlockSize];
+  uint32_t max_gap = 0, max_tf = 0;
+  std::vector<Impact> impacts;
+  impacts.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    gaps[i] = postings[i].docid - prev - 1;
+    prev = postings[i].docid;
+    tfs[i] = postings[i].tf - 1;
+    max_gap = std::max(max_gap, gaps[i]);
+    max_tf = std::max(max_tf, tfs[i]);
+    impacts.push_back({postings[i].tf, postings[i].dl});
+  }
+  PutFrontier(out, ImpactFrontier(std::move(impacts)));
+  const uint32_t doc_width = BitWidth(max_gap);
+  const uint32_t tf_width = BitWidth(max_tf);
+  out->push_back(static_cast<char>(doc_width));
+  out->push_back(static_cast<char>(tf_width));
+  Pack(gaps, n, doc_width, out);
+  Pack(tfs, n, tf_width, out);
 }
 
 }  // namespace
@@ -70,144 +125,154 @@ double MaxScore(const Bm25& bm25, double idf, const Impact* frontier,
 }
 
 std::string EncodePostingList(const std::vector<Posting>& postings) {
-  const uint32_t num_docs = static_cast<uint32_t>(postings.size());
-  const uint32_t num_blocks =
-      static_cast<uint32_t>((postings.size() + kBlockSize - 1) / kBlockSize);
-
-  std::vector<Impact> all;
-  all.reserve(postings.size());
-  for (const Posting& p : postings) all.push_back({p.tf, p.dl});
-
   std::string out;
-  PutU32(&out, num_docs);
-  PutU32(&out, num_blocks);
-  PutU32(&out, 0);  // skip offset, patched below
-  PutU32(&out, 0);  // data offset, patched below
+  const size_t n = postings.size();
+  PutVarint(&out, static_cast<uint32_t>(n));
+  if (n == 0) return out;
+  PutVarint(&out, postings[0].docid);
+  const uint32_t start_prev = postings[0].docid - 1;
+  if (n <= kBlockSize) {
+    PutBlock(postings.data(), n, start_prev, &out);
+    return out;
+  }
+  std::vector<Impact> all;
+  all.reserve(n);
+  for (const Posting& p : postings) all.push_back({p.tf, p.dl});
   PutFrontier(&out, ImpactFrontier(std::move(all)));
-
-  const uint32_t skip_offset = static_cast<uint32_t>(out.size());
+  const size_t num_blocks = (n + kBlockSize - 1) / kBlockSize;
   std::string skip;
   std::string data;
-  uint32_t prev_last = 0;
-  uint32_t gaps[kBlockSize];
-  uint32_t tfs[kBlockSize];
-  for (uint32_t block = 0; block < num_blocks; ++block) {
+  uint32_t prev = start_prev;
+  for (size_t block = 0; block < num_blocks; ++block) {
     const size_t begin = block * kBlockSize;
-    const size_t n = std::min(kBlockSize, postings.size() - begin);
-    std::vector<Impact> impacts;
-    uint32_t max_gap = 0;
-    uint32_t max_tf = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const Posting& p = postings[begin + i];
-      gaps[i] = p.docid - (i == 0 ? prev_last : postings[begin + i - 1].docid);
-      tfs[i] = p.tf - 1;
-      max_gap = std::max(max_gap, gaps[i]);
-      max_tf = std::max(max_tf, tfs[i]);
-      impacts.push_back({p.tf, p.dl});
-    }
-    prev_last = postings[begin + n - 1].docid;
-    PutU32(&skip, prev_last);
+    const size_t count = std::min(kBlockSize, n - begin);
+    PutBlock(&postings[begin], count, prev, &data);
+    prev = postings[begin + count - 1].docid;
+    PutU32(&skip, prev);
     PutU32(&skip, static_cast<uint32_t>(data.size()));
-    PutFrontier(&data, ImpactFrontier(std::move(impacts)));
-    const uint32_t doc_width = BitWidth(max_gap);
-    const uint32_t tf_width = BitWidth(max_tf);
-    data.push_back(static_cast<char>(doc_width));
-    data.push_back(static_cast<char>(tf_width));
-    Pack(gaps, n, doc_width, &data);
-    Pack(tfs, n, tf_width, &data);
   }
   out += skip;
-  const uint32_t data_offset = static_cast<uint32_t>(out.size());
   out += data;
-  out.append(kDecodePaddingBytes, '\0');
-  std::memcpy(out.data() + 8, &skip_offset, 4);
-  std::memcpy(out.data() + 12, &data_offset, 4);
   return out;
 }
 
-size_t PostingCursor::ReadFrontier(const uint8_t* p, Impact* out) {
+size_t PostingCursor::ReadFrontier(const uint8_t* p, Impact* out,
+                                   const uint8_t** end) {
   const size_t count = std::min<size_t>(p[0], kMaxFrontier);
+  ++p;
+  // Records were bounds-checked when the list was opened or the block
+  // decoded; a varint here is at most 5 bytes.
+  const uint8_t* limit = p + 10 * count;
   for (size_t i = 0; i < count; ++i) {
-    out[i].tf = GetU32(p + 1 + 8 * i);
-    out[i].dl = GetU32(p + 5 + 8 * i);
+    p = GetVarint(p, limit, &out[i].tf);
+    p = GetVarint(p, limit, &out[i].dl);
   }
+  if (end != nullptr) *end = p;
   return count;
 }
 
 Status PostingCursor::Init(std::string_view blob) {
   base_ = reinterpret_cast<const uint8_t*>(blob.data());
   size_ = blob.size();
+  const uint8_t* end = base_ + size_;
   doc_ = kNoMoreDocs;
-  if (size_ < kHeaderBytes + 1 + kDecodePaddingBytes) {
-    return Status::Corruption("posting list shorter than its header");
+  const uint8_t* p = GetVarint(base_, end, &num_docs_);
+  if (p == nullptr || num_docs_ == 0 || (p = GetVarint(p, end, &first_docid_)) == nullptr) {
+    return Status::Corruption("posting list header is malformed");
   }
-  num_docs_ = GetU32(base_);
-  num_blocks_ = GetU32(base_ + 4);
-  const uint32_t skip_offset = GetU32(base_ + 8);
-  const uint32_t data_offset = GetU32(base_ + 12);
-  const size_t frontier_count = base_[kHeaderBytes];
-  if (frontier_count > kMaxFrontier ||
-      kHeaderBytes + 1 + 8 * frontier_count > skip_offset ||
-      static_cast<uint64_t>(skip_offset) +
-              static_cast<uint64_t>(num_blocks_) * kSkipEntryBytes !=
-          data_offset ||
-      data_offset + kDecodePaddingBytes > size_ ||
-      num_blocks_ != (num_docs_ + kBlockSize - 1) / kBlockSize) {
-    return Status::Corruption("posting list header is inconsistent");
+  num_blocks_ = static_cast<uint32_t>((num_docs_ + kBlockSize - 1) / kBlockSize);
+  term_frontier_.clear();
+  if (num_blocks_ == 1) {
+    skip_ = nullptr;
+    data_ = p;
+    const uint8_t* after = SkipFrontier(p, end);
+    if (after == nullptr) return Status::Corruption("posting list frontier is malformed");
+    Impact frontier[kMaxFrontier];
+    const size_t count = ReadFrontier(p, frontier);
+    term_frontier_.assign(frontier, frontier + count);
+  } else {
+    const uint8_t* after = SkipFrontier(p, end);
+    if (after == nullptr) return Status::Corruption("posting list frontier is malformed");
+    Impact frontier[kMaxFrontier];
+    const size_t count = ReadFrontier(p, frontier);
+    term_frontier_.assign(frontier, frontier + count);
+    skip_ = after;
+    if (static_cast<size_t>(end - skip_) < kSkipEntryBytes * num_blocks_) {
+      return Status::Corruption("posting list skip table is truncated");
+    }
+    data_ = skip_ + kSkipEntryBytes * num_blocks_;
   }
-  term_frontier_.resize(frontier_count);
-  ReadFrontier(base_ + kHeaderBytes, term_frontier_.data());
-  skip_ = base_ + skip_offset;
-  data_ = base_ + data_offset;
+  data_size_ = static_cast<size_t>(end - data_);
+  if (skip_ != nullptr && BlockEnd(num_blocks_ - 1) != data_size_) {
+    return Status::Corruption("posting list size does not match its skip table");
+  }
   shallow_block_ = 0;
   block_ = 0;
   pos_ = 0;
   count_ = 0;
-  if (num_blocks_ > 0) EnterBlock(0);
+  single_last_ = kNoMoreDocs;
+  EnterBlock(0);
+  if (skip_ == nullptr && !corrupt_ && count_ > 0) single_last_ = docs_[count_ - 1];
   return Status::Ok();
 }
 
 uint32_t PostingCursor::SkipLastDoc(uint32_t block) const {
-  return block < num_blocks_ ? GetU32(skip_ + kSkipEntryBytes * block)
-                             : kNoMoreDocs;
+  if (block >= num_blocks_) return kNoMoreDocs;
+  return skip_ != nullptr ? GetU32(skip_ + kSkipEntryBytes * block) : single_last_;
 }
 
-uint32_t PostingCursor::SkipOffset(uint32_t block) const {
-  return GetU32(skip_ + kSkipEntryBytes * block + 4);
+uint32_t PostingCursor::BlockStart(uint32_t block) const {
+  return block == 0 ? 0 : BlockEnd(block - 1);
+}
+
+uint32_t PostingCursor::BlockEnd(uint32_t block) const {
+  return skip_ != nullptr ? GetU32(skip_ + kSkipEntryBytes * block + 4)
+                          : static_cast<uint32_t>(data_size_);
 }
 
 const uint8_t* PostingCursor::BlockFrontierRecord() const {
-  return data_ + SkipOffset(shallow_block_);
+  return data_ + BlockStart(shallow_block_);
+}
+
+double PostingCursor::BlockMaxScore(const Bm25& bm25, double idf) const {
+  Impact frontier[kMaxFrontier];
+  const size_t n = ReadFrontier(BlockFrontierRecord(), frontier);
+  return MaxScore(bm25, idf, frontier, n);
 }
 
 Status PostingCursor::DecodeBlock(uint32_t block) {
-  const size_t data_size = size_ - kDecodePaddingBytes -
-                           static_cast<size_t>(data_ - base_);
-  const size_t offset = SkipOffset(block);
+  const size_t start = BlockStart(block);
+  const size_t stop = BlockEnd(block);
+  if (start >= stop || stop > data_size_) return Status::Corruption("block offsets");
+  const uint8_t* p = data_ + start;
+  const uint8_t* end = data_ + stop;
+  p = SkipFrontier(p, end);
+  if (p == nullptr || end - p < 2) return Status::Corruption("block header");
   const size_t n = block + 1 < num_blocks_
                        ? kBlockSize
                        : num_docs_ - static_cast<size_t>(block) * kBlockSize;
-  if (offset + 1 > data_size) return Status::Corruption("block offset");
-  const uint8_t* p = data_ + offset;
-  p += 1 + 8 * static_cast<size_t>(p[0]);
-  if (static_cast<size_t>(p + 2 - data_) > data_size) {
-    return Status::Corruption("block header");
-  }
   const uint32_t doc_width = p[0];
   const uint32_t tf_width = p[1];
   p += 2;
+  const size_t doc_bytes = PackedBytes(n, doc_width);
+  const size_t tf_bytes = PackedBytes(n, tf_width);
   if (doc_width > 32 || tf_width > 32 ||
-      static_cast<size_t>(p - data_) + PackedBytes(n, doc_width) +
-              PackedBytes(n, tf_width) >
-          data_size) {
+      static_cast<size_t>(end - p) != doc_bytes + tf_bytes) {
     return Status::Corruption("block payload");
   }
+  // The unpacker reads 8 bytes at a time: near the end of the blob, decode
+  // from a padded copy instead of reading past it.
+  uint8_t padded[2 * (kBlockSize * 4) + kDecodePaddingBytes];
+  if (static_cast<size_t>(base_ + size_ - end) < kDecodePaddingBytes) {
+    std::memcpy(padded, p, doc_bytes + tf_bytes);
+    std::memset(padded + doc_bytes + tf_bytes, 0, kDecodePaddingBytes);
+    p = padded;
+  }
   Unpack(p, n, doc_width, docs_);
-  p += PackedBytes(n, doc_width);
-  Unpack(p, n, tf_width, tfs_);
-  uint32_t doc = block == 0 ? 0 : SkipLastDoc(block - 1);
+  Unpack(p + doc_bytes, n, tf_width, tfs_);
+  uint32_t doc = block == 0 ? first_docid_ - 1 : SkipLastDoc(block - 1);
   for (size_t i = 0; i < n; ++i) {
-    doc += docs_[i];
+    doc += docs_[i] + 1;
     docs_[i] = doc;
     tfs_[i] += 1;
   }

@@ -2,17 +2,22 @@
 //
 // A posting list holds, for one term in one segment, the documents that
 // contain it (global docids, ascending) and the term frequency in each, in
-// blocks of 128. Layout, all integers little-endian:
+// blocks of 128. Most terms of a real vocabulary occur in a handful of
+// documents, so the format keeps per-list overhead to a few bytes:
 //
-//   header      u32 num_docs, u32 num_blocks, u32 skip_offset, u32 data_offset
-//   impacts     u8 count, count x (u32 tf, u32 dl): the term's impact frontier
-//   skip table  at skip_offset, num_blocks x (u32 last_docid, u32 block_offset)
-//   blocks      at data_offset + block_offset, each:
-//                 u8 count, count x (u32 tf, u32 dl)   block impact frontier
-//                 u8 doc_width, u8 tf_width
-//                 packed docid gaps (the first from the previous block's last
-//                 docid, or from 0), packed tf - 1
-//   padding     8 zero bytes so decoding may read past the last block
+//   varint num_docs, varint first_docid
+//   if num_docs > 128 (several blocks):
+//     frontier     the term's impact frontier
+//     skip table   per block: u32 last_docid, u32 end offset of the block in
+//                  the data (little-endian, fixed width for random access)
+//   blocks         each: frontier, u8 doc_width, u8 tf_width,
+//                  packed (gap - 1) docid gaps, packed (tf - 1)
+//
+// Gaps are from the previous docid (the previous block's last one, or
+// first_docid - 1 for the first block), so a block of consecutive documents
+// packs to zero bits per docid. A frontier is u8 count, then count varint
+// pairs (tf, dl); a single-block list's block frontier is also its term
+// frontier.
 //
 // An impact frontier is a set of (tf, dl) pairs such that every posting it
 // covers has tf <= some pair's tf and dl >= that pair's dl. Because BM25 is
@@ -85,11 +90,15 @@ class PostingCursor {
   uint32_t BlockLastDoc() const { return SkipLastDoc(shallow_block_); }
   // The stored frontier record of that block (read it with ReadFrontier).
   const uint8_t* BlockFrontierRecord() const;
+  // The bound of that block for `bm25` and `idf`.
+  double BlockMaxScore(const Bm25& bm25, double idf) const;
   const std::vector<Impact>& TermFrontier() const { return term_frontier_; }
 
-  // Reads a frontier record (u8 count, then pairs) into `out`, which must
-  // have room for kMaxFrontier impacts; returns the count.
-  static size_t ReadFrontier(const uint8_t* p, Impact* out);
+  // Reads a frontier record (u8 count, then varint pairs) into `out`, which
+  // must have room for kMaxFrontier impacts; returns the count and sets
+  // *end past the record.
+  static size_t ReadFrontier(const uint8_t* p, Impact* out,
+                             const uint8_t** end = nullptr);
 
   uint64_t blocks_decoded() const { return blocks_decoded_; }
   // True once a malformed block was met (the cursor then reads as ended).
@@ -97,7 +106,8 @@ class PostingCursor {
 
  private:
   uint32_t SkipLastDoc(uint32_t block) const;
-  uint32_t SkipOffset(uint32_t block) const;
+  uint32_t BlockStart(uint32_t block) const;  // offset in the data
+  uint32_t BlockEnd(uint32_t block) const;
   Status DecodeBlock(uint32_t block);
   void EnterBlock(uint32_t block);
 
@@ -105,8 +115,11 @@ class PostingCursor {
   size_t size_ = 0;
   uint32_t num_docs_ = 0;
   uint32_t num_blocks_ = 0;
-  const uint8_t* skip_ = nullptr;
+  uint32_t first_docid_ = 0;
+  uint32_t single_last_ = 0;   // a single-block list's last docid
+  const uint8_t* skip_ = nullptr;  // null for single-block lists
   const uint8_t* data_ = nullptr;
+  size_t data_size_ = 0;
   std::vector<Impact> term_frontier_;
 
   uint32_t block_ = 0;          // decoded block

@@ -67,10 +67,7 @@ TEST_CASE("block frontiers bound every posting of their block") {
   for (const Posting& p : postings) {
     REQUIRE(cursor.ShallowAdvance(p.docid));
     CHECK(cursor.BlockLastDoc() >= p.docid);
-    Impact frontier[kMaxFrontier];
-    size_t n = PostingCursor::ReadFrontier(cursor.BlockFrontierRecord(),
-                                           frontier);
-    const double bound = MaxScore(bm25, 2.0, frontier, n);
+    const double bound = cursor.BlockMaxScore(bm25, 2.0);
     CHECK(bound >= bm25.TermScore(2.0, p.tf, p.dl));
     const auto& term = cursor.TermFrontier();
     CHECK(MaxScore(bm25, 2.0, term.data(), term.size()) >= bound);
@@ -89,15 +86,37 @@ TEST_CASE("the impact frontier keeps only undominated pairs") {
   CHECK(frontier[2].dl == 10);
 }
 
+TEST_CASE("rare terms cost a few bytes and dense runs pack to zero bits") {
+  CHECK(EncodePostingList({{123456, 1, 50}}).size() <= 10);
+  std::vector<Posting> dense;
+  for (uint32_t d = 1000; d < 1128; ++d) dense.push_back({d, 1, 40});
+  // 128 consecutive docids with tf 1: header + frontier + widths only.
+  CHECK(EncodePostingList(dense).size() <= 12);
+}
+
 TEST_CASE("a truncated posting list is reported as corrupt") {
   std::string blob = EncodePostingList(RandomPostings(300, 9, 2));
   PostingCursor cursor;
   CHECK(cursor.Init(std::string_view(blob).substr(0, 10)).code() ==
         StatusCode::kCorruption);
-  // Cut inside the last block: the header still reads, the block does not.
-  REQUIRE(cursor.Init(std::string_view(blob).substr(0, blob.size() - 40)).ok());
-  while (cursor.doc() != kNoMoreDocs) cursor.Next();
-  CHECK(cursor.corrupt());
+  // Cut inside the last block: caught when opening (the skip table no longer
+  // matches the size) or at the latest when the block is decoded.
+  Status s = cursor.Init(std::string_view(blob).substr(0, blob.size() - 40));
+  if (s.ok()) {
+    while (cursor.doc() != kNoMoreDocs) cursor.Next();
+    CHECK(cursor.corrupt());
+  } else {
+    CHECK(s.code() == StatusCode::kCorruption);
+  }
+  // A single-block list cut short.
+  std::string small = EncodePostingList(RandomPostings(50, 9, 4));
+  s = cursor.Init(std::string_view(small).substr(0, small.size() - 3));
+  if (s.ok()) {
+    while (cursor.doc() != kNoMoreDocs) cursor.Next();
+    CHECK(cursor.corrupt());
+  } else {
+    CHECK(s.code() == StatusCode::kCorruption);
+  }
 }
 
 }  // namespace

@@ -142,10 +142,7 @@ void SegmentSearch::SortByDoc() {
 }
 
 double SegmentSearch::BlockBound(TermCursor& t) {
-  Impact frontier[internal::kMaxFrontier];
-  const size_t n =
-      PostingCursor::ReadFrontier(t.cursor.BlockFrontierRecord(), frontier);
-  return internal::MaxScore(bm25_, t.idf, frontier, n);
+  return t.cursor.BlockMaxScore(bm25_, t.idf);
 }
 
 // Block-max WAND (Ding and Suel, SIGIR 2011), with filters checked at the

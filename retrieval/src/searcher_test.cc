@@ -56,7 +56,7 @@ MemSegment Build(const std::vector<Doc>& docs, uint32_t base) {
   auto decoded = SegmentDocs::Decode(builder.EncodeDocTable());
   REQUIRE(decoded.ok());
   seg.docs = std::move(decoded).value();
-  builder.EmitPostingLists([&](std::string_view term, std::string list) {
+  builder.EmitPostingLists([&](std::string_view term, std::string list, uint32_t) {
     seg.lists.emplace(std::string(term), std::move(list));
   });
   for (size_t i = 0; i < docs.size(); ++i) {

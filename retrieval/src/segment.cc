@@ -5,6 +5,7 @@
 
 #include "doc_table.h"
 #include "posting_list.h"
+#include "term_table.h"
 
 namespace skilldb::retrieval {
 namespace {
@@ -146,25 +147,26 @@ size_t SegmentDocs::memory_bytes() const {
          static_cast<size_t>(count()) * sizeof(DocVersion);
 }
 
+SegmentBuilder::SegmentBuilder() : terms_(std::make_unique<internal::TermTable>()) {}
+SegmentBuilder::~SegmentBuilder() = default;
+SegmentBuilder::SegmentBuilder(SegmentBuilder&&) noexcept = default;
+SegmentBuilder& SegmentBuilder::operator=(SegmentBuilder&&) noexcept = default;
+
 void SegmentBuilder::Add(DocInput doc) {
   if (lengths_.empty()) base_ = doc.docid;
   lengths_.push_back(doc.length);
   starts_.push_back(doc.start);
   ids_ += doc.id;
   id_offsets_.push_back(static_cast<uint32_t>(ids_.size()));
-  memory_bytes_ += 16 + doc.id.size();
-  for (auto& [term, tf] : doc.term_freqs) {
-    auto [it, inserted] = postings_.try_emplace(std::move(term));
-    if (inserted) memory_bytes_ += 64 + it->first.size();
-    it->second.push_back({doc.docid, tf});
-    memory_bytes_ += sizeof(TermPosting);
+  for (const auto& [term, tf] : doc.term_freqs) {
+    postings_.push_back({terms_->Intern(term), doc.docid, tf});
   }
-  for (auto& term : doc.filter_terms) {
-    auto [it, inserted] = postings_.try_emplace(std::move(term));
-    if (inserted) memory_bytes_ += 64 + it->first.size();
-    it->second.push_back({doc.docid, 1});
-    memory_bytes_ += sizeof(TermPosting);
+  for (const auto& term : doc.filter_terms) {
+    postings_.push_back({terms_->Intern(term), doc.docid, 1});
   }
+  memory_bytes_ = postings_.capacity() * sizeof(TermPosting) +
+                  terms_->memory_bytes() + ids_.capacity() +
+                  lengths_.capacity() * 16;
 }
 
 void SegmentBuilder::AddDropped(uint32_t docid) {
@@ -179,21 +181,32 @@ std::string SegmentBuilder::EncodeDocTable() const {
   return internal::EncodeDocTable(base_, lengths_, starts_, id_offsets_, ids_);
 }
 
+// Groups the postings by term with a counting sort (stable, so each term's
+// postings stay in docid order), then emits terms in byte order.
 void SegmentBuilder::EmitPostingLists(
-    const std::function<void(std::string_view, std::string)>& sink) const {
-  std::vector<const std::string*> terms;
-  terms.reserve(postings_.size());
-  for (const auto& [term, list] : postings_) terms.push_back(&term);
-  std::sort(terms.begin(), terms.end(),
-            [](const std::string* a, const std::string* b) { return *a < *b; });
-  std::vector<internal::Posting> postings;
-  for (const std::string* term : terms) {
-    const auto& list = postings_.at(*term);
-    postings.clear();
-    for (const TermPosting& p : list) {
-      postings.push_back({p.docid, p.tf, lengths_[p.docid - base_]});
+    const std::function<void(std::string_view, std::string, uint32_t)>& sink)
+    const {
+  const size_t num_terms = terms_->size();
+  std::vector<uint32_t> start(num_terms + 1, 0);
+  for (const TermPosting& p : postings_) ++start[p.term + 1];
+  for (size_t t = 0; t < num_terms; ++t) start[t + 1] += start[t];
+  std::vector<internal::Posting> grouped(postings_.size());
+  {
+    std::vector<uint32_t> next(start.begin(), start.end() - 1);
+    for (const TermPosting& p : postings_) {
+      grouped[next[p.term]++] = {p.docid, p.tf, lengths_[p.docid - base_]};
     }
-    sink(*term, internal::EncodePostingList(postings));
+  }
+  std::vector<uint32_t> order(num_terms);
+  for (uint32_t t = 0; t < num_terms; ++t) order[t] = t;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return terms_->Term(a) < terms_->Term(b);
+  });
+  std::vector<internal::Posting> list;
+  for (uint32_t t : order) {
+    list.assign(grouped.begin() + start[t], grouped.begin() + start[t + 1]);
+    sink(terms_->Term(t), internal::EncodePostingList(list),
+         static_cast<uint32_t>(list.size()));
   }
 }
 

@@ -27,6 +27,10 @@
 
 namespace skilldb::retrieval {
 
+namespace internal {
+class TermTable;
+}  // namespace internal
+
 using DocVersion = uint64_t;
 inline constexpr DocVersion kLiveForever =
     std::numeric_limits<DocVersion>::max();
@@ -130,12 +134,20 @@ class SegmentBuilder {
   size_t memory_bytes() const { return memory_bytes_; }
 
   std::string EncodeDocTable() const;
-  // Calls `sink(term, posting_list)` for every term, in byte order of terms.
+  // Calls `sink(term, posting_list, num_docs)` for every term, in byte order
+  // of terms. `num_docs` counts the term's documents in this segment.
   void EmitPostingLists(
-      const std::function<void(std::string_view, std::string)>& sink) const;
+      const std::function<void(std::string_view, std::string, uint32_t)>& sink)
+      const;
+
+  SegmentBuilder();
+  ~SegmentBuilder();
+  SegmentBuilder(SegmentBuilder&&) noexcept;
+  SegmentBuilder& operator=(SegmentBuilder&&) noexcept;
 
  private:
   struct TermPosting {
+    uint32_t term;
     uint32_t docid;
     uint32_t tf;
   };
@@ -144,7 +156,8 @@ class SegmentBuilder {
   std::vector<DocVersion> starts_;
   std::vector<uint32_t> id_offsets_ = {0};
   std::string ids_;
-  std::unordered_map<std::string, std::vector<TermPosting>> postings_;
+  std::unique_ptr<internal::TermTable> terms_;
+  std::vector<TermPosting> postings_;  // in document order
   size_t memory_bytes_ = 0;
 };
 
