@@ -3,7 +3,7 @@
 # relevance_eval and runs every judged query (data/relevance/queries.jsonl)
 # for each analyzer and field weighting of the grid, writing
 # data/relevance/results.md (table sorted by nDCG@10, per area, per query)
-# and data/relevance/results.json (everything, per query).
+# and $build/relevance/results.json (every configuration, per query).
 #
 # Usage: scripts/relevance.sh [relevance_eval arguments...]
 #   e.g. scripts/relevance.sh --grid small
@@ -17,6 +17,6 @@ if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$build" -j "$jobs" --target relevance_eval >&2
-out="$root/data/relevance"
-"$build/tests/relevance_eval" --json "$out/results.json" \
-  --markdown "$out/results.md" "$@"
+mkdir -p "$build/relevance"
+"$build/tests/relevance_eval" --json "$build/relevance/results.json" \
+  --markdown "$root/data/relevance/results.md" "$@"
