@@ -42,13 +42,16 @@ constexpr int kMinSkillsPerOpFamily = 2;
 
 // Near-duplicate thresholds on word 3-shingle Jaccard similarity.
 //
-// Prose (title + summary + body): over the 15,051 pairs of the 174-skill seed
+// Prose (title + summary + body): over the 14,535 pairs of the 171-skill seed
 // the largest similarity is 0.042 (the two GELU skills, which describe the
 // same formulas in different words); the median pair is 0.006 and the 99.9th
-// percentile 0.026. A copy with a fraction p of its words replaced keeps about
+// percentile 0.025. A copy with a fraction p of its words replaced keeps about
 // (1-p)^3 of its shingles, i.e. Jaccard (1-p)^3 / (2 - (1-p)^3): 0.57 at
-// p = 10%, 0.27 at p = 25%, 0.21 at p = 28%. 0.20 therefore flags anything
+// p = 10%, 0.27 at p = 25%, 0.21 at p = 30%. 0.20 therefore flags anything
 // less than ~30% rewritten and sits ~5x above the most similar honest pair.
+// (Shingles cannot see the same topic rewritten from scratch; such pairs were
+// found by reading the pairs with the highest TF-IDF cosine, and three were
+// merged.)
 //
 // Whole record (prose + code): code patterns legitimately share helpers (TMA
 // descriptor setup, the Triton matmul skeleton), which puts the top honest
