@@ -100,7 +100,7 @@ def mb(v):
 
 
 def table(rows, machine, threads):
-    head = ("| corpus | engine | build s | index MB | open ms | peak RSS MB "
+    head = ("| corpus | engine | build s | index MiB | open ms | peak RSS MiB "
             "build / search | p50 µs k10 | p99 µs k10 | p50 µs k100 | "
             f"p99 µs k100 | QPS k10 ({threads} thr) | overlap@10 | load "
             "during search | notes |")
@@ -117,8 +117,8 @@ def table(rows, machine, threads):
         if r["engine"] == "bm25s":
             notes.append("pure Python/numba library")
         if b.get("index_bytes_with_positions"):
-            notes.append(f"with positions {mb(b['index_bytes_with_positions']):.1f} MB"
-                         f", with stored text {mb(b['index_bytes_with_stored_text']):.1f} MB")
+            notes.append(f"with positions {mb(b['index_bytes_with_positions']):.1f} MiB"
+                         f", with stored text {mb(b['index_bytes_with_stored_text']):.1f} MiB")
         if r["status"]:
             notes.append(r["status"])
         ov = r["overlap10"]
@@ -146,7 +146,7 @@ def plot(rows, path):
                ("p99 latency, top-10 (µs, log)", lambda r: r["search"].get("latency", {}).get("10", {}).get("p99_us"), True),
                ("QPS top-10, all cores (log)", lambda r: r["search"].get("qps"), True),
                ("build time (s, log)", lambda r: r["build"].get("build_s"), True),
-               ("index size (MB, log)", lambda r: mb(r["build"].get("index_bytes")), True),
+               ("index size (MiB, log)", lambda r: mb(r["build"].get("index_bytes")), True),
                ("overlap@10 with skilldb", lambda r: r["overlap10"], False)]
     fig, axes = plt.subplots(3, 2, figsize=(14, 13))
     width = 0.8 / max(1, len(engines))
