@@ -90,6 +90,7 @@ Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
   if (is_default && !fs::exists(fs::path(path) / "CURRENT", ec)) {
     Options create;
     create.create_if_missing = true;
+    create.field_weights = kSkillLibraryWeights;
     create.lock_timeout_ms = g.lock_timeout_ms;
     SKILLDB_ASSIGN_OR_RETURN(auto library, Library::Open(create, path));
     if (library->CurrentVersion() == 0) {

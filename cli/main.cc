@@ -51,9 +51,10 @@ int Main(int argc, char** argv) {
   c_init->add_option("--k1", init.k1, "BM25 k1 (term-frequency saturation)");
   c_init->add_option("--b", init.b, "BM25 b (length normalization, 0..1)");
   c_init->add_option("--field-weights", init.field_weights,
-                     "integer weight per field, e.g. title=3,summary=2,body=1,"
-                     "tags=2,ops=1,code=1 (a field of weight w counts as its "
-                     "text repeated w times)");
+                     "integer weight per field, e.g. title=4,tags=3 (a field of "
+                     "weight w counts as its text repeated w times; default: all 1, "
+                     "plain BM25 over the joined text; the default library uses "
+                     "title=4,tags=3, chosen by the relevance evaluation)");
   c_init->callback([&] { run = [&] { return RunInit(g, init, io); }; });
 
   ImportArgs import;

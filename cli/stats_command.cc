@@ -50,7 +50,10 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
                                   {"mean_utility", mean_utility}}},
                        {"segments", s.num_segments},
                        {"documents", s.num_documents},
-                       {"disk_bytes", s.disk_bytes}});
+                       {"disk_bytes", s.disk_bytes},
+                       {"index_table_bytes", s.index_table_bytes},
+                       {"record_table_bytes", s.record_table_bytes},
+                       {"other_table_bytes", s.other_table_bytes}});
     return kExitOk;
   }
   std::ostream& out = *io.out;
@@ -72,7 +75,8 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
       << " per skill\n"
       << "index     " << s.num_segments << " segments, " << s.num_documents
       << " documents (all revisions)\n"
-      << "disk      " << s.disk_bytes << " bytes\n";
+      << "disk      " << s.disk_bytes << " bytes (tables: index " << s.index_table_bytes
+      << ", records " << s.record_table_bytes << ", other " << s.other_table_bytes << ")\n";
   return kExitOk;
 }
 

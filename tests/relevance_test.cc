@@ -25,17 +25,17 @@ namespace {
 
 constexpr size_t kMinQueries = 40;
 
-// The recommended configuration (data/relevance/README.md): the middle of the
-// plateau of best configurations, measured nDCG@10 0.9199, recall@10 0.9020.
+// The configuration of the default library (kSkillLibraryWeights with the
+// code analyzer): measured nDCG@10 0.8943, recall@10 0.8776. (The best of
+// the grid leaves code unindexed, 0.9199 / 0.9020; see data/relevance.)
 EvalConfig Recommended() {
   EvalConfig config;
   config.analyzer = "code";
-  config.weights = FieldWeights{
-      .title = 4, .summary = 1, .body = 1, .tags = 3, .ops = 1, .code = 0};
+  config.weights = kSkillLibraryWeights;
   return config;
 }
-constexpr double kRecommendedNdcgFloor = 0.90;
-constexpr double kRecommendedRecallFloor = 0.88;
+constexpr double kRecommendedNdcgFloor = 0.88;
+constexpr double kRecommendedRecallFloor = 0.86;
 // The engine's default (code analyzer, all weights 1) measured 0.8749 and
 // 0.8702.
 constexpr double kDefaultNdcgFloor = 0.86;

@@ -169,6 +169,27 @@ Result<LibraryStats> LibraryImpl::Stats(const ReadOptions& options) {
   stats.num_segments = s->segments.size();
   for (const auto& seg : s->segments) stats.num_documents += seg->meta().count;
   stats.disk_bytes = storage_->DiskBytes();
+  for (int cf = 0; cf < kNumCfs; ++cf) {
+    uint64_t bytes = 0;
+    storage_->db()->GetIntProperty(storage_->cf(static_cast<Cf>(cf)),
+                                   "rocksdb.total-sst-files-size", &bytes);
+    switch (cf) {
+      case kPostings:
+      case kDocTables:
+      case kDfs:
+      case kEnds:
+        stats.index_table_bytes += bytes;
+        break;
+      case kRevisions:
+      case kCommits:
+      case kChanges:
+      case kHashes:
+        stats.record_table_bytes += bytes;
+        break;
+      default:
+        stats.other_table_bytes += bytes;
+    }
+  }
   return stats;
 }
 

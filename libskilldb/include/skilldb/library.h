@@ -102,7 +102,14 @@ struct LibraryStats {
   // Physical state (independent of `version`).
   uint64_t num_segments = 0;
   uint64_t num_documents = 0;  // indexed revisions, all versions
-  uint64_t disk_bytes = 0;     // SST files plus write-ahead log
+  uint64_t disk_bytes = 0;     // every file of the library directory
+  // Table-file bytes by role: the BM25 index (postings, doc tables, df
+  // history, ends), the records (revisions, commits, changes, content
+  // hashes), and the rest (audit, usage, tags, meta). Data still only in
+  // the write-ahead log is not counted.
+  uint64_t index_table_bytes = 0;
+  uint64_t record_table_bytes = 0;
+  uint64_t other_table_bytes = 0;
 };
 
 struct LogOptions {
