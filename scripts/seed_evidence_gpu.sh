@@ -6,7 +6,12 @@
 # task's reference as the baseline) and keeps the report JSON. A failing or
 # crashing candidate is recorded and the run goes on.
 #
-#   scripts/seed_evidence_gpu.sh [--prebuilt DIR] [--only id1,id2] [--deadline S]
+#   scripts/seed_evidence_gpu.sh [--prebuilt DIR | --fallback-prebuilt DIR]
+#                                [--only id1,id2] [--deadline S]
+#
+# --prebuilt DIR uses verifier binaries built elsewhere (skilldb_verify_bench,
+# skilldb_verify_worker_cuda, skilldb_verify_worker_host) and skips the
+# build; --fallback-prebuilt DIR builds, and uses DIR only if the build fails.
 #
 # Steps: build the standalone verifier (verify/ only: no RocksDB/SQLite/ICU
 # needed; nlohmann-json from the system or from .verify-deps/), precompile
@@ -20,6 +25,8 @@
 # and build.log: few files, because the device tool returns at most 8. $OUT
 # is refreshed after every entry, so a run cut short keeps what it measured.
 # scripts/seed_evidence_store.py takes evidence.tgz (or the unpacked folder).
+# SEED_EVIDENCE_LOOSE=1 also copies the reports to $OUT/evidence/ (for
+# environments without a limit on returned files).
 #
 # Precompiling needs the candidates listed in a task.json, so the script
 # builds a private view of verify/ under $RUN/src: symlinks to the protocol
@@ -40,16 +47,19 @@ MAP="${MAP:-$ROOT/data/evidence/map.json}"
 DEADLINE=480
 PER_CALL=150
 PREBUILT=""
+FALLBACK=""
 ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --prebuilt) PREBUILT="$(cd "$2" && pwd)"; shift ;;
+    --fallback-prebuilt) FALLBACK="$(cd "$2" && pwd)"; shift ;;
     --only) ONLY="$2"; shift ;;
     --deadline) DEADLINE="$2"; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
+export PATH="/usr/local/cuda/bin:$PATH"
 PY="$(command -v python3)"
 mkdir -p "$OUT" "$RUN"
 rm -rf "$RUN/evidence" "$RUN/logs"
@@ -107,6 +117,9 @@ PYEOF
   cp "$RUN/summary.json" "$OUT/summary.json" 2>/dev/null
   [ -f "$RUN/build.log" ] && tail -c 200000 "$RUN/build.log" > "$OUT/build.log"
   tar czf "$OUT/evidence.tgz" -C "$RUN" evidence logs summary.txt 2>/dev/null
+  if [ "${SEED_EVIDENCE_LOOSE:-0}" = 1 ]; then
+    mkdir -p "$OUT/evidence" && cp "$RUN"/evidence/*.json "$OUT/evidence/" 2>/dev/null
+  fi
 }
 
 stamp "environment"
@@ -142,7 +155,12 @@ else
     printf '#!/bin/sh\nexec "$@" -Wno-error\n' > "$RUN/cxx-launcher.sh"
     chmod +x "$RUN/cxx-launcher.sh"
     if ! build_once "-DCMAKE_CXX_COMPILER_LAUNCHER=$RUN/cxx-launcher.sh"; then
-      echo "BUILD FAILED"; grep -E "error|Error" "$RUN/build.log" | head -30; finish; exit 1
+      echo "BUILD FAILED"; grep -E "error|Error" "$RUN/build.log" | head -30
+      if [ -z "$FALLBACK" ]; then finish; exit 1; fi
+      echo "using the fallback binaries in $FALLBACK"
+      BIN="$FALLBACK"
+      export SKILLDB_VERIFY_CUDA_WORKER="$BIN/skilldb_verify_worker_cuda"
+      export SKILLDB_VERIFY_HOST_WORKER="$BIN/skilldb_verify_worker_host"
     fi
   fi
   stamp "build done"

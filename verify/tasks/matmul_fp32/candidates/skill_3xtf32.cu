@@ -62,7 +62,7 @@ sgemm_3xtf32(const float* __restrict__ a, const float* __restrict__ b, float* __
       bs[kk][col] = (gk < k && gc < n) ? b[gk * n + gc] : 0.f;
     }
     __syncthreads();
-#pragma unroll
+#pragma unroll 1
     for (int ks = 0; ks < BK; ks += 8) {
       FragA a_big, a_small;
       wmma::load_matrix_sync(a_big, &as[wm * 16][ks], LDA);

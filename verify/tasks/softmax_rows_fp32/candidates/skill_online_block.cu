@@ -43,7 +43,7 @@ __device__ __forceinline__ State Fold1(State st, float a) {
 }
 
 // Block-wide merge; every thread gets the row's (M, S).
-__device__ State BlockMerge(State st, State* smem) {
+__device__ __forceinline__ State BlockMerge(State st, State* smem) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
     State other{__shfl_xor_sync(0xffffffffu, st.m, o), __shfl_xor_sync(0xffffffffu, st.s, o)};
