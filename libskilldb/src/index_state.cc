@@ -101,17 +101,50 @@ bool ReadState::CoversRetained(Version from, Version to) const {
   return it != tagged.end() && *it < to;
 }
 
+namespace {
+
+class CachedBlob : public retrieval::Blob {
+ public:
+  explicit CachedBlob(BlobCache::Value value) : value_(std::move(value)) {}
+  std::string_view data() const override { return *value_; }
+
+ private:
+  BlobCache::Value value_;
+};
+
+}  // namespace
+
 Status StoragePostingSource::Get(std::string_view term,
                                  std::unique_ptr<retrieval::Blob>* blob) {
   key_.clear();
   PutBe32(&key_, segment_);
   key_.append(term);
+  BlobCache::Value cached;
+  if (cache_ != nullptr && cache_->Lookup(key_, &cached)) {
+    if (cached) {
+      *blob = std::make_unique<CachedBlob>(std::move(cached));
+    } else {
+      blob->reset();
+    }
+    return Status::Ok();
+  }
   auto pinned = std::make_unique<PinnedBlob>();
   bool found = false;
   SKILLDB_RETURN_IF_ERROR(
       storage_.GetPinned(kPostings, key_, snapshot_, &pinned->slice, &found));
-  if (found) {
-    *blob = std::move(pinned);
+  if (cache_ == nullptr) {
+    if (found) {
+      *blob = std::move(pinned);
+    } else {
+      blob->reset();
+    }
+    return Status::Ok();
+  }
+  BlobCache::Value value;
+  if (found) value = std::make_shared<const std::string>(pinned->data());
+  cache_->Insert(key_, value);
+  if (value) {
+    *blob = std::make_unique<CachedBlob>(std::move(value));
   } else {
     blob->reset();
   }

@@ -12,12 +12,14 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
 #include "skilldb/library.h"
 #include "skilldb/retrieval/searcher.h"
 #include "skilldb/retrieval/segment.h"
+#include "blob_cache.h"
 #include "storage.h"
 
 namespace skilldb::internal {
@@ -57,20 +59,55 @@ class Segment {
   std::unique_ptr<retrieval::SegmentDocs> docs_;  // guarded by mu_
 };
 
-// Reads one segment's posting lists from storage under a snapshot.
+// Reads one segment's posting lists from storage under a snapshot, through
+// the cache (segments are immutable and their ids never reused, so cached
+// lists, and cached absences, never go stale).
 class StoragePostingSource : public retrieval::PostingSource {
  public:
-  StoragePostingSource(const Storage& storage, uint32_t segment,
-                       const rocksdb::Snapshot* snapshot)
-      : storage_(storage), segment_(segment), snapshot_(snapshot) {}
+  StoragePostingSource(const Storage& storage, BlobCache* cache,
+                       uint32_t segment, const rocksdb::Snapshot* snapshot)
+      : storage_(storage), cache_(cache), segment_(segment), snapshot_(snapshot) {}
   Status Get(std::string_view term,
              std::unique_ptr<retrieval::Blob>* blob) override;
 
  private:
   const Storage& storage_;
+  BlobCache* cache_;  // may be null
   uint32_t segment_;
   const rocksdb::Snapshot* snapshot_;
   std::string key_;
+};
+
+// Document frequencies at one version, memoized (the head's are asked for
+// by every query). Safe for concurrent use.
+class DfCache {
+ public:
+  DfCache() = default;
+  // A copied state starts with an empty cache (entries are cheap to refill).
+  DfCache(const DfCache&) {}
+  DfCache& operator=(const DfCache&) {
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.clear();
+    return *this;
+  }
+
+  bool Lookup(const std::string& term, uint64_t* df) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(term);
+    if (it == map_.end()) return false;
+    *df = it->second;
+    return true;
+  }
+  void Insert(const std::string& term, uint64_t df) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() >= kMaxEntries) map_.clear();  // bounded, simply
+    map_.emplace(term, df);
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 1 << 20;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<std::string, uint64_t> map_;
 };
 
 // Everything a read needs, fixed at one commit.
@@ -79,6 +116,7 @@ struct ReadState {
   Version oldest = 0;
   CommitInfo head_commit;  // statistics of the head version
   std::vector<Version> tagged;  // sorted; retained even when < oldest
+  DfCache head_dfs;  // dfs at `head`, filled by queries
   std::shared_ptr<const rocksdb::Snapshot> snapshot;
   std::vector<std::shared_ptr<Segment>> segments;  // ascending docids
 

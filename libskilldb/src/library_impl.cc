@@ -73,6 +73,9 @@ Result<std::unique_ptr<Library>> LibraryImpl::Open(const Options& options,
   }
   auto impl = std::unique_ptr<LibraryImpl>(new LibraryImpl());
   impl->options_ = options;
+  if (options.posting_cache_bytes > 0) {
+    impl->posting_cache_ = std::make_unique<BlobCache>(options.posting_cache_bytes);
+  }
   bool created = false;
   SKILLDB_ASSIGN_OR_RETURN(impl->storage_,
                            Storage::Open(options, std::string(path), &created));

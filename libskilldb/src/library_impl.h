@@ -126,8 +126,12 @@ class LibraryImpl final : public Library {
   Result<QueryResult> QueryState(const ReadState& state,
                                  const QueryOptions& options,
                                  std::string_view text) const;
+  // The live document frequency of `term` at `version` (memoized at the
+  // head); ReadDocFreq always reads storage.
   Result<uint64_t> DocFreq(const ReadState& state, rocksdb::Iterator* it,
                            std::string_view term, Version version) const;
+  Result<uint64_t> ReadDocFreq(rocksdb::Iterator* it, std::string_view term,
+                               Version version) const;
   Result<uint64_t> CountFilter(const ReadState& state, const std::string& term,
                                Version version) const;
 
@@ -157,6 +161,7 @@ class LibraryImpl final : public Library {
   Options options_;
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<retrieval::Analyzer> analyzer_;
+  std::unique_ptr<BlobCache> posting_cache_;
   retrieval::Bm25Params bm25_params_;
   FieldWeights field_weights_;
   std::string analyzer_name_;

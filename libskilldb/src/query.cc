@@ -17,7 +17,17 @@ Result<uint64_t> LibraryImpl::DocFreq(const ReadState& state,
                                       rocksdb::Iterator* it,
                                       std::string_view term,
                                       Version version) const {
-  (void)state;
+  const bool at_head = version == state.head;
+  uint64_t cached = 0;
+  if (at_head && state.head_dfs.Lookup(std::string(term), &cached)) return cached;
+  SKILLDB_ASSIGN_OR_RETURN(uint64_t df, ReadDocFreq(it, term, version));
+  if (at_head) state.head_dfs.Insert(std::string(term), df);
+  return df;
+}
+
+Result<uint64_t> LibraryImpl::ReadDocFreq(rocksdb::Iterator* it,
+                                          std::string_view term,
+                                          Version version) const {
   const std::string key = DfKey(term, version);
   it->Seek(key);
   if (!it->Valid()) {
@@ -86,10 +96,13 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
                           ? retrieval::SearchAlgorithm::kExhaustive
                           : retrieval::SearchAlgorithm::kBlockMaxWand;
   request.filter_terms = QueryFilters(options);
-  auto df_it = storage_->NewIterator(kDfs, state.snap());
+  std::unique_ptr<rocksdb::Iterator> df_it;  // made on the first cache miss
   for (std::string& term : terms) {
-    SKILLDB_ASSIGN_OR_RETURN(uint64_t df,
-                             DocFreq(state, df_it.get(), term, version));
+    uint64_t df = 0;
+    if (version != state.head || !state.head_dfs.Lookup(term, &df)) {
+      if (!df_it) df_it = storage_->NewIterator(kDfs, state.snap());
+      SKILLDB_ASSIGN_OR_RETURN(df, DocFreq(state, df_it.get(), term, version));
+    }
     if (df == 0) continue;
     const double idf = retrieval::Bm25::Idf(stats.num_skills, df);
     request.terms.push_back({std::move(term), idf});
@@ -106,7 +119,7 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
     SKILLDB_ASSIGN_OR_RETURN(const retrieval::SegmentDocs* docs,
                              segment->Docs(*storage_));
     sources.push_back(std::make_unique<StoragePostingSource>(
-        *storage_, segment->meta().id, state.snap()));
+        *storage_, posting_cache_.get(), segment->meta().id, state.snap()));
     inputs.push_back({docs, sources.back().get()});
   }
   SKILLDB_ASSIGN_OR_RETURN(auto scored,
@@ -178,7 +191,8 @@ Result<uint64_t> LibraryImpl::CountFilter(const ReadState& state,
     SKILLDB_ASSIGN_OR_RETURN(const retrieval::SegmentDocs* docs,
                              segment->Docs(*storage_));
     if (docs->min_start() > version) continue;
-    StoragePostingSource source(*storage_, segment->meta().id, state.snap());
+    StoragePostingSource source(*storage_, posting_cache_.get(), segment->meta().id,
+                                state.snap());
     std::unique_ptr<retrieval::Blob> blob;
     SKILLDB_RETURN_IF_ERROR(source.Get(term, &blob));
     if (blob == nullptr) continue;

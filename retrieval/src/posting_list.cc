@@ -211,6 +211,7 @@ Status PostingCursor::Init(std::string_view blob) {
   pos_ = 0;
   count_ = 0;
   single_last_ = kNoMoreDocs;
+  bound_block_ = kNoMoreDocs;
   EnterBlock(0);
   if (skip_ == nullptr && !corrupt_ && count_ > 0) single_last_ = docs_[count_ - 1];
   return Status::Ok();
@@ -235,9 +236,13 @@ const uint8_t* PostingCursor::BlockFrontierRecord() const {
 }
 
 double PostingCursor::BlockMaxScore(const Bm25& bm25, double idf) const {
-  Impact frontier[kMaxFrontier];
-  const size_t n = ReadFrontier(BlockFrontierRecord(), frontier);
-  return MaxScore(bm25, idf, frontier, n);
+  if (bound_block_ != shallow_block_) {
+    Impact frontier[kMaxFrontier];
+    const size_t n = ReadFrontier(BlockFrontierRecord(), frontier);
+    bound_ = MaxScore(bm25, idf, frontier, n);
+    bound_block_ = shallow_block_;
+  }
+  return bound_;
 }
 
 Status PostingCursor::DecodeBlock(uint32_t block) {
@@ -260,16 +265,24 @@ Status PostingCursor::DecodeBlock(uint32_t block) {
       static_cast<size_t>(end - p) != doc_bytes + tf_bytes) {
     return Status::Corruption("block payload");
   }
-  // The unpacker reads 8 bytes at a time: near the end of the blob, decode
-  // from a padded copy instead of reading past it.
-  uint8_t padded[2 * (kBlockSize * 4) + kDecodePaddingBytes];
-  if (static_cast<size_t>(base_ + size_ - end) < kDecodePaddingBytes) {
-    std::memcpy(padded, p, doc_bytes + tf_bytes);
-    std::memset(padded + doc_bytes + tf_bytes, 0, kDecodePaddingBytes);
-    p = padded;
+  // The unpacker decodes whole blocks of 128 with width-specialized code
+  // and reads 8 bytes at a time. A partial block, or one near the end of
+  // the blob, is decoded from a zero-padded copy so it can take the same
+  // fast path without reading past the blob.
+  const size_t full_doc = PackedBytes(kBlockSize, doc_width);
+  const size_t full_tf = PackedBytes(kBlockSize, tf_width);
+  alignas(8) uint8_t padded[2 * (kBlockSize * 4) + 2 * kDecodePaddingBytes];
+  if (n < kBlockSize ||
+      static_cast<size_t>(base_ + size_ - end) < kDecodePaddingBytes) {
+    std::memset(padded, 0, full_doc + full_tf + 2 * kDecodePaddingBytes);
+    std::memcpy(padded, p, doc_bytes);
+    std::memcpy(padded + full_doc + kDecodePaddingBytes, p + doc_bytes, tf_bytes);
+    Unpack(padded, kBlockSize, doc_width, docs_);
+    Unpack(padded + full_doc + kDecodePaddingBytes, kBlockSize, tf_width, tfs_);
+  } else {
+    Unpack(p, n, doc_width, docs_);
+    Unpack(p + doc_bytes, n, tf_width, tfs_);
   }
-  Unpack(p, n, doc_width, docs_);
-  Unpack(p + doc_bytes, n, tf_width, tfs_);
   uint32_t doc = block == 0 ? first_docid_ - 1 : SkipLastDoc(block - 1);
   for (size_t i = 0; i < n; ++i) {
     doc += docs_[i] + 1;
@@ -319,7 +332,8 @@ void PostingCursor::Advance(uint32_t target) {
     if (doc_ == kNoMoreDocs) return;
   }
   // The target is inside the decoded block.
-  while (docs_[pos_] < target) ++pos_;
+  pos_ = static_cast<uint32_t>(
+      std::lower_bound(docs_ + pos_, docs_ + count_, target) - docs_);
   doc_ = docs_[pos_];
 }
 

@@ -90,7 +90,8 @@ class PostingCursor {
   uint32_t BlockLastDoc() const { return SkipLastDoc(shallow_block_); }
   // The stored frontier record of that block (read it with ReadFrontier).
   const uint8_t* BlockFrontierRecord() const;
-  // The bound of that block for `bm25` and `idf`.
+  // The bound of that block for `bm25` and `idf`. Cached per block: the
+  // caller passes the same bm25 and idf for the cursor's whole life.
   double BlockMaxScore(const Bm25& bm25, double idf) const;
   const std::vector<Impact>& TermFrontier() const { return term_frontier_; }
 
@@ -129,6 +130,8 @@ class PostingCursor {
   uint32_t doc_ = kNoMoreDocs;
   uint64_t blocks_decoded_ = 0;
   bool corrupt_ = false;
+  mutable uint32_t bound_block_ = kNoMoreDocs;  // block of bound_
+  mutable double bound_ = 0.0;
   uint32_t docs_[kBlockSize];
   uint32_t tfs_[kBlockSize];
 };

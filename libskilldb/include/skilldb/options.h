@@ -80,6 +80,9 @@ struct Options {
 
   // RocksDB block cache for records and postings. Default: 256 MiB.
   size_t block_cache_bytes = size_t{256} << 20;
+  // Posting lists kept in memory, ready to decode, so repeated terms skip
+  // the storage lookup (0 disables). Default: 256 MiB.
+  size_t posting_cache_bytes = size_t{256} << 20;
 
   // Merge policy: merge this many adjacent segments of similar size into
   // one. Default: 10.

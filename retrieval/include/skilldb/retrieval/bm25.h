@@ -29,11 +29,15 @@ struct Bm25Params {
 // Returns InvalidArgument unless k1 is finite and >= 0 and b is in [0, 1].
 Status ValidateBm25Params(const Bm25Params& params);
 
-// The per-query scoring context of one term.
+// The scoring context of one collection state (parameters and avgdl).
 class Bm25 {
  public:
-  // REQUIRES: avgdl > 0, doc_freq <= num_docs.
-  Bm25(const Bm25Params& params, double avgdl) : params_(params), avgdl_(avgdl) {}
+  // REQUIRES: avgdl > 0.
+  Bm25(const Bm25Params& params, double avgdl) : params_(params), avgdl_(avgdl) {
+    // Length normalizations of short documents, computed once: the same
+    // expression TermScore would evaluate, so scores stay bit-identical.
+    for (uint32_t dl = 0; dl < kNormCacheSize; ++dl) norm_[dl] = Norm(dl);
+  }
 
   static double Idf(uint64_t num_docs, uint64_t doc_freq) {
     const double n = static_cast<double>(doc_freq);
@@ -47,17 +51,24 @@ class Bm25 {
   // computed from (max tf, min dl) a true upper bound.
   double TermScore(double idf, uint32_t tf, uint32_t dl) const {
     const double f = static_cast<double>(tf);
-    return idf * f /
-           (f + params_.k1 * (1.0 - params_.b +
-                              params_.b * static_cast<double>(dl) / avgdl_));
+    return idf * f / (f + (dl < kNormCacheSize ? norm_[dl] : Norm(dl)));
   }
 
   const Bm25Params& params() const { return params_; }
   double avgdl() const { return avgdl_; }
 
  private:
+  static constexpr uint32_t kNormCacheSize = 1024;
+
+  // k1 * (1 - b + b * dl / avgdl)
+  double Norm(uint32_t dl) const {
+    return params_.k1 *
+           (1.0 - params_.b + params_.b * static_cast<double>(dl) / avgdl_);
+  }
+
   Bm25Params params_;
   double avgdl_;
+  double norm_[kNormCacheSize];
 };
 
 }  // namespace skilldb::retrieval
