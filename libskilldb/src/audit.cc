@@ -67,7 +67,7 @@ uint64_t LibraryImpl::AddAuditLocked(BatchWriter& writer,
 }
 
 Result<uint64_t> LibraryImpl::WriteAuditLocked(const std::string& entry_json) {
-  BatchWriter writer(*storage_, options_, state()->head + 1, next_segment_);
+  BatchWriter writer(*storage_, options_, state()->head + 1);
   const uint64_t seq = AddAuditLocked(writer, entry_json);
   Status s = writer.Finish(options_.sync_commits);
   if (!s.ok()) {

@@ -1,5 +1,5 @@
-// Accumulates one commit's (or merge's) writes and stages them when large.
-// Internal.
+// Accumulates one commit's (or merge's) writes: small ones in one atomic
+// batch, large ones through the bulk-load path. Internal.
 #ifndef SKILLDB_LIBSKILLDB_BATCH_WRITER_H_
 #define SKILLDB_LIBSKILLDB_BATCH_WRITER_H_
 
@@ -7,6 +7,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "keys.h"
 #include "skilldb/options.h"
@@ -14,22 +16,42 @@
 
 namespace skilldb::internal {
 
-// Staging protocol: before the first staged write, a marker
-// (version, first segment, end segment) goes into the meta column family in
-// the same batch. Staged keys are invisible until the final batch (their
-// version is above the head; their segments are not in the manifest), which
-// also deletes the marker. After a crash, RecoverStaging deletes what the
-// marker names.
+// Staging protocol. A small commit is one WriteBatch. A large one (an
+// import of many skills, a merge of big segments) first writes its bulk,
+// the revisions and changes of its version and the data of its new
+// segments, as sorted table files ingested into RocksDB, then the final
+// batch (head, manifest, statistics, dfs, hashes, ends, commit record)
+// that makes all of it visible at once. Until that batch lands the bulk is
+// invisible: its revisions and changes carry a version above the head and
+// its segments are not in the manifest. A marker (the version) written
+// before the first bulk write lets RecoverStaging delete such orphans after
+// a crash; segments numbered from the persisted next_segment on are garbage
+// whenever no commit references them.
 class BatchWriter {
  public:
-  BatchWriter(Storage& storage, const Options& options, Version version,
-              uint32_t first_segment)
-      : storage_(storage),
-        options_(options),
-        version_(version),
-        first_segment_(first_segment) {}
+  BatchWriter(Storage& storage, const Options& options, Version version)
+      : storage_(storage), options_(options), version_(version) {}
+
+  // Switches to the bulk-load path. Writes the marker durably.
+  Status StartBulk() {
+    if (bulk_) return Status::Ok();
+    rocksdb::WriteBatch marker;
+    const std::string key(kStagingKey);
+    marker.Put(storage_.cf(kMeta), key, Be64(version_));
+    SKILLDB_RETURN_IF_ERROR(storage_.Write(&marker, /*sync=*/true));
+    bulk_ = true;
+    return Status::Ok();
+  }
+  bool bulk() const { return bulk_; }
 
   void Put(Cf cf, std::string_view key, std::string_view value) {
+    if (bulk_ && IsBulk(cf)) {
+      buffered_bytes_ += key.size() + value.size();
+      for (auto& buffer : buffers_) {
+        if (buffer.first == cf) buffer.second.emplace_back(key, value);
+      }
+      return;
+    }
     batch_.Put(storage_.cf(cf), rocksdb::Slice(key.data(), key.size()),
                rocksdb::Slice(value.data(), value.size()));
   }
@@ -42,33 +64,46 @@ class BatchWriter {
                        rocksdb::Slice(end.data(), end.size()));
   }
 
-  // Writes the batch so far as a staged batch if it has grown past
-  // options.stage_bytes. Segments numbered below `end_segment` may be in it.
-  // Call only between writes that may stay invisible until Finish.
-  Status MaybeStage(uint32_t end_segment) {
-    if (batch_.GetDataSize() < options_.stage_bytes) return Status::Ok();
-    std::string marker = Be64(version_);
-    PutBe32(&marker, first_segment_);
-    PutBe32(&marker, end_segment + 1);  // also covers a segment in progress
-    Put(kMeta, kStagingKey, marker);
-    staged_ = true;
-    SKILLDB_RETURN_IF_ERROR(storage_.Write(&batch_, /*sync=*/false));
-    batch_.Clear();
-    return Status::Ok();
+  // In bulk mode, loads the buffered bulk once it passes
+  // options.stage_bytes. Call only between writes that may stay invisible
+  // until Finish.
+  Status MaybeStage() {
+    if (!bulk_ || buffered_bytes_ < options_.stage_bytes) return Status::Ok();
+    return LoadBuffers();
   }
 
-  // Writes the final batch, which makes everything visible at once.
+  // Loads what is buffered, then writes the final batch, which makes
+  // everything visible at once (and clears the marker).
   Status Finish(bool sync) {
-    if (staged_) Delete(kMeta, kStagingKey);
+    if (bulk_) {
+      SKILLDB_RETURN_IF_ERROR(LoadBuffers());
+      const std::string key(kStagingKey);
+      batch_.Delete(storage_.cf(kMeta), key);
+    }
     return storage_.Write(&batch_, sync);
   }
 
  private:
+  static bool IsBulk(Cf cf) {
+    return cf == kRevisions || cf == kChanges || cf == kPostings ||
+           cf == kDocTables;
+  }
+  Status LoadBuffers() {
+    for (auto& buffer : buffers_) {
+      auto& [cf, kvs] = buffer;
+      SKILLDB_RETURN_IF_ERROR(storage_.IngestSorted(cf, &kvs));
+    }
+    buffered_bytes_ = 0;
+    return Status::Ok();
+  }
+
   Storage& storage_;
   const Options& options_;
   Version version_;
-  uint32_t first_segment_;
-  bool staged_ = false;
+  bool bulk_ = false;
+  size_t buffered_bytes_ = 0;
+  std::vector<std::pair<Cf, std::vector<std::pair<std::string, std::string>>>> buffers_ = {
+      {kRevisions, {}}, {kChanges, {}}, {kPostings, {}}, {kDocTables, {}}};
   rocksdb::WriteBatch batch_;
 };
 

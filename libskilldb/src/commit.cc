@@ -159,7 +159,14 @@ Result<Version> LibraryImpl::CommitLocked(
     ended.push_back({prev->docid, std::move(prev->skill_json)});
   }
 
-  BatchWriter writer(*storage_, options_, version, next_segment_);
+  BatchWriter writer(*storage_, options_, version);
+  size_t approx_bytes = 0;
+  for (const Skill& skill : puts) {
+    approx_bytes += 64 + skill.title.size() + skill.summary.size() + skill.body.size() +
+                    skill.code.size();
+  }
+  // Big enough to stage: load the bulk as table files, not through the log.
+  if (approx_bytes > options_.stage_bytes) SKILLDB_RETURN_IF_ERROR(writer.StartBulk());
   uint32_t next_docid = next_docid_;
   uint32_t next_segment = next_segment_;
   std::vector<std::shared_ptr<Segment>> new_segments;
@@ -185,7 +192,7 @@ Result<Version> LibraryImpl::CommitLocked(
     });
     new_segments.push_back(std::make_shared<Segment>(meta, std::move(docs)));
     builder = SegmentBuilder();
-    return writer.MaybeStage(next_segment);
+    return writer.MaybeStage();
   };
 
   std::vector<std::pair<std::string, uint32_t>> freqs;
@@ -210,7 +217,7 @@ Result<Version> LibraryImpl::CommitLocked(
     if (builder.memory_bytes() > kMaxBuilderBytes) {
       SKILLDB_RETURN_IF_ERROR(cut_segment());
     } else {
-      SKILLDB_RETURN_IF_ERROR(writer.MaybeStage(next_segment));
+      SKILLDB_RETURN_IF_ERROR(writer.MaybeStage());
     }
   }
   SKILLDB_RETURN_IF_ERROR(cut_segment());

@@ -236,14 +236,7 @@ Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
     report.documents_dropped += dead;
   }
   // Reclaim the space now rather than at some later compaction.
-  rocksdb::CompactRangeOptions compact;
-  compact.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
-  for (int cf = 0; cf < kNumCfs; ++cf) {
-    SKILLDB_RETURN_IF_ERROR(FromRocks(
-        storage_->db()->CompactRange(compact, storage_->cf(static_cast<Cf>(cf)), nullptr,
-                                     nullptr),
-        "compacting after gc"));
-  }
+  SKILLDB_RETURN_IF_ERROR(CompactStorage());
   report.disk_bytes_after = storage_->DiskBytes();
   return report;
 }

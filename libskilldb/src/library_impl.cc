@@ -161,28 +161,18 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
   return Status::Ok();
 }
 
-// A large commit writes its bulk in staged batches before the final batch
-// that makes it visible. If the process died in between, the staged keys
-// (revisions and changes of the unborn version, segments numbered from the
-// persisted next_segment) are unreachable garbage: delete them.
+// A large commit (or merge) loads its bulk before the final batch that
+// makes it visible (batch_writer.h). If the process died in between, the
+// bulk is unreachable garbage: the revisions and changes of the version
+// that never committed, and every segment numbered from the persisted
+// next_segment on. Delete them.
 Status LibraryImpl::RecoverStaging() {
   SKILLDB_ASSIGN_OR_RETURN(auto staging, storage_->Get(kMeta, kStagingKey));
   if (!staging) return Status::Ok();
-  if (staging->size() != 16) return Status::Corruption("malformed staging marker");
+  if (staging->size() != 8) return Status::Corruption("malformed staging marker");
   const Version version = GetBe64(staging->data());
-  const uint32_t first_segment = GetBe32(staging->data() + 8);
-  const uint32_t end_segment = GetBe32(staging->data() + 12);
   SKILLDB_ASSIGN_OR_RETURN(uint64_t head, ReadCounter(*storage_, kHeadKey, 8));
   rocksdb::WriteBatch batch;
-  SKILLDB_ASSIGN_OR_RETURN(auto manifest, storage_->Get(kMeta, kManifestKey));
-  if (!manifest) return Status::Corruption("manifest is missing");
-  SKILLDB_ASSIGN_OR_RETURN(auto live, DecodeManifest(*manifest));
-  auto in_manifest = [&](uint32_t id) {
-    for (const SegmentMeta& m : live) {
-      if (m.id == id) return true;
-    }
-    return false;
-  };
   if (head < version) {
     const std::string prefix = Be64(version);
     auto it = storage_->NewIterator(kChanges);
@@ -194,12 +184,12 @@ Status LibraryImpl::RecoverStaging() {
     }
     SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "recovering staging"));
   }
-  // Staged segments of a commit or merge that never landed.
-  for (uint32_t s = first_segment; s < end_segment; ++s) {
-    if (in_manifest(s)) continue;
-    batch.Delete(storage_->cf(kDocTables), Be32(s));
-    batch.DeleteRange(storage_->cf(kPostings), Be32(s), Be32(s + 1));
-  }
+  // Persisted segments all have ids below next_segment (it is written in
+  // the same batch as the manifest that names them).
+  const std::string from = Be32(next_segment_);
+  const std::string to(5, '\xff');
+  batch.DeleteRange(storage_->cf(kDocTables), from, to);
+  batch.DeleteRange(storage_->cf(kPostings), from, to);
   batch.Delete(storage_->cf(kMeta), std::string(kStagingKey));
   return storage_->Write(&batch, /*sync=*/true);
 }

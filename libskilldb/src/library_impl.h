@@ -97,6 +97,7 @@ class LibraryImpl final : public Library {
   Status DeleteTag(std::string_view name) override;
   Result<std::vector<TagInfo>> Tags() override;
   Result<GcReport> Gc(const GcOptions& options) override;
+  Status Compact() override;
 
  private:
   friend class ProposalImpl;
@@ -157,6 +158,8 @@ class LibraryImpl final : public Library {
   // REQUIRES: write_mu_ held.
   Status MaybeMerge();
   Status MergeRun(const ReadState& state, size_t first, size_t count);
+  // Compacts every column family's table files. REQUIRES: write_mu_ held.
+  Status CompactStorage();
 
   Options options_;
   std::unique_ptr<Storage> storage_;

@@ -191,6 +191,20 @@ TEST_CASE("many small commits are merged and queries stay exact") {
   }
   lib.Reopen();
   CHECK(lib->Query({}, "common")->hits.size() > 0);
+  // Compacting to one segment changes no result.
+  auto before = lib->Query({.k = 20}, "term3 common term5");
+  REQUIRE(lib->Compact().ok());
+  CHECK(lib->Stats({})->num_segments == 1);
+  auto after = lib->Query({.k = 20}, "term3 common term5");
+  REQUIRE(before->hits.size() == after->hits.size());
+  for (size_t i = 0; i < before->hits.size(); ++i) {
+    CHECK(before->hits[i].id == after->hits[i].id);
+    CHECK(before->hits[i].score == after->hits[i].score);
+  }
+  auto old = lib->Query({.k = 7, .as_of = 5, .exhaustive = true}, "term3 common term5");
+  auto old_pruned = lib->Query({.k = 7, .as_of = 5}, "term3 common term5");
+  REQUIRE(old->hits.size() == old_pruned->hits.size());
+  for (size_t i = 0; i < old->hits.size(); ++i) CHECK(old->hits[i].id == old_pruned->hits[i].id);
 }
 
 TEST_CASE("a read-only open sees the data and refuses writes") {

@@ -17,6 +17,8 @@
 namespace skilldb::internal {
 namespace {
 
+constexpr uint64_t kBulkMergeDocs = 20000;
+
 int Level(uint32_t count, int factor) {
   int level = 0;
   uint64_t cap = static_cast<uint64_t>(factor);
@@ -107,7 +109,12 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
   SKILLDB_RETURN_IF_ERROR(merger.Validate());
 
   const uint32_t id = next_segment_;
-  BatchWriter writer(*storage_, options_, state.head + 1, id);
+  BatchWriter writer(*storage_, options_, state.head + 1);
+  uint64_t docs_in = 0;
+  for (const auto* docs : inputs) docs_in += docs->count();
+  // A big merge loads its new segment as table files (invisible until the
+  // manifest names it), like a big commit.
+  if (docs_in >= kBulkMergeDocs) SKILLDB_RETURN_IF_ERROR(writer.StartBulk());
   const std::string table = merger.EncodeDocTable();
   SKILLDB_ASSIGN_OR_RETURN(auto merged_docs,
                            retrieval::SegmentDocs::Decode(table));
@@ -124,7 +131,7 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
   SKILLDB_RETURN_IF_ERROR(merger.MergePostings(
       raw, [&](std::string_view term, std::string list) {
         writer.Put(kPostings, PostingKey(id, term), list);
-        if (staged.ok()) staged = writer.MaybeStage(id);
+        if (staged.ok()) staged = writer.MaybeStage();
       }));
   SKILLDB_RETURN_IF_ERROR(staged);
 
@@ -167,6 +174,28 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
   next->segments = std::move(segments);
   Publish(std::move(next));
   return Status::Ok();
+}
+
+Status LibraryImpl::CompactStorage() {
+  rocksdb::CompactRangeOptions compact;
+  compact.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  for (int cf = 0; cf < kNumCfs; ++cf) {
+    SKILLDB_RETURN_IF_ERROR(FromRocks(
+        storage_->db()->CompactRange(compact, storage_->cf(static_cast<Cf>(cf)), nullptr,
+                                     nullptr),
+        "compacting"));
+  }
+  return Status::Ok();
+}
+
+Status LibraryImpl::Compact() {
+  if (storage_->read_only()) return Status::FailedPrecondition("library is open read-only");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  auto s = state();
+  if (s->segments.size() > 1) {
+    SKILLDB_RETURN_IF_ERROR(MergeRun(*s, 0, s->segments.size()));
+  }
+  return CompactStorage();
 }
 
 }  // namespace skilldb::internal

@@ -4,11 +4,14 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/transaction_log.h>
 
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -207,6 +210,8 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
     return FromRocks(s, "opening '" + path + "'");
   }
   storage->db_.reset(raw);
+  storage->db_options_ = db_options;
+  for (const auto& d : descriptors) storage->cf_options_.push_back(d.options);
   *created = !exists;
   return storage;
 }
@@ -284,6 +289,34 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool sync) {
   rocksdb::WriteOptions wo;
   wo.sync = sync;
   return FromRocks(db_->Write(wo, batch), "commit");
+}
+
+Status Storage::IngestSorted(Cf cf,
+                             std::vector<std::pair<std::string, std::string>>* kvs) {
+  if (read_only_) return Status::FailedPrecondition("library is open read-only");
+  if (kvs->empty()) return Status::Ok();
+  std::sort(kvs->begin(), kvs->end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::string file = (fs::path(path_) / ("ingest-" + std::to_string(getpid()) +
+                                                "-" + std::to_string(++ingest_counter_) +
+                                                ".sst"))
+                               .string();
+  rocksdb::Options options(db_options_, cf_options_[cf]);
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options);
+  rocksdb::Status s = writer.Open(file);
+  for (size_t i = 0; s.ok() && i < kvs->size(); ++i) {
+    s = writer.Put((*kvs)[i].first, (*kvs)[i].second);
+  }
+  if (s.ok()) s = writer.Finish();
+  if (s.ok()) {
+    rocksdb::IngestExternalFileOptions ingest;
+    ingest.move_files = true;
+    s = db_->IngestExternalFile(handles_[cf], {file}, ingest);
+  }
+  std::error_code ec;
+  fs::remove(file, ec);  // moved on success; leftovers on failure
+  kvs->clear();
+  return FromRocks(s, "bulk load");
 }
 
 void Storage::FlushIfLogIsLarge() {

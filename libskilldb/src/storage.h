@@ -11,6 +11,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <memory>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,11 @@ class Storage {
   // Applies `batch` atomically; with `sync`, after syncing the log.
   Status Write(rocksdb::WriteBatch* batch, bool sync);
 
+  // Sorts `kvs` by key, writes them as one table file and ingests it into
+  // `cf` (bypassing the log and the memtable: the bulk-load path). Keys must
+  // be distinct. The data is durable when this returns. Clears `kvs`.
+  Status IngestSorted(Cf cf, std::vector<std::pair<std::string, std::string>>* kvs);
+
   // Bytes of every file in the library directory.
   uint64_t DiskBytes() const;
 
@@ -85,6 +91,9 @@ class Storage {
   ScratchDir secondary_dir_;  // destroyed after db_ (declared before it)
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  rocksdb::DBOptions db_options_;
+  std::vector<rocksdb::ColumnFamilyOptions> cf_options_;
+  uint64_t ingest_counter_ = 0;
 };
 
 }  // namespace skilldb::internal

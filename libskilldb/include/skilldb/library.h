@@ -244,6 +244,12 @@ class Library {
   virtual Status Tag(std::string_view name, Version version) = 0;
   virtual Status DeleteTag(std::string_view name) = 0;
   virtual Result<std::vector<TagInfo>> Tags() = 0;
+  // Rewrites the index into one segment (dropping documents no retained
+  // version sees) and compacts storage, so that reads after a bulk import
+  // touch the fewest files. Changes no content and makes no version; the
+  // work is proportional to the library's size.
+  virtual Status Compact() = 0;
+
   // Drops history older than the options keep, except tagged versions:
   // afterwards reads as of any kept version (and any tag) return exactly
   // what they returned before, and older versions are NotFound.
