@@ -87,18 +87,9 @@ Status LibraryImpl::ScanRevisions(
   auto it = storage_->NewIterator(kRevisions, s->snap());
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     std::string_view id;
-    Revision rev;
-    RevisionValue value;
-    if (!ParseRevisionKey(std::string_view(it->key().data(), it->key().size()), &id,
-                          &rev.version) ||
-        !DecodeRevision(std::string_view(it->value().data(), it->value().size()), &value)) {
-      return Status::Corruption("malformed revision");
-    }
-    if (rev.version > s->head) continue;  // staged, not committed
-    rev.deleted = value.kind == RevisionKind::kDelete;
-    if (!rev.deleted) {
-      SKILLDB_ASSIGN_OR_RETURN(rev.skill, ParseSkillJson(value.skill_json));
-    }
+    SKILLDB_ASSIGN_OR_RETURN(StoredRevision stored, DecodeRevisionAt(*it, &id));
+    if (stored.version > s->head) continue;  // staged, not committed
+    SKILLDB_ASSIGN_OR_RETURN(Revision rev, ToRevision(stored));
     if (!fn(std::string(id), rev)) return Status::Ok();
   }
   return FromRocks(it->status(), "scanning revisions");

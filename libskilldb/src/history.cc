@@ -16,19 +16,9 @@ Result<std::vector<Revision>> LibraryImpl::History(std::string_view id) {
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix);
        it->Next()) {
     std::string_view key_id;
-    Revision rev;
-    RevisionValue value;
-    if (!ParseRevisionKey(std::string_view(it->key().data(), it->key().size()),
-                          &key_id, &rev.version) ||
-        !DecodeRevision(std::string_view(it->value().data(), it->value().size()),
-                        &value)) {
-      return Status::Corruption("malformed revision of '" + std::string(id) + "'");
-    }
-    if (rev.version > s->head) continue;  // a commit still being staged
-    rev.deleted = value.kind == RevisionKind::kDelete;
-    if (!rev.deleted) {
-      SKILLDB_ASSIGN_OR_RETURN(rev.skill, ParseSkillJson(value.skill_json));
-    }
+    SKILLDB_ASSIGN_OR_RETURN(StoredRevision stored, DecodeRevisionAt(*it, &key_id));
+    if (stored.version > s->head) continue;  // a commit still being staged
+    SKILLDB_ASSIGN_OR_RETURN(Revision rev, ToRevision(stored));
     out.push_back(std::move(rev));
   }
   SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading history"));

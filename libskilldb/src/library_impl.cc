@@ -256,18 +256,34 @@ Result<std::optional<StoredRevision>> LibraryImpl::ReadRevision(
     return std::optional<StoredRevision>();
   }
   std::string_view key_id;
+  SKILLDB_ASSIGN_OR_RETURN(StoredRevision rev, DecodeRevisionAt(*it, &key_id));
+  return std::optional<StoredRevision>(std::move(rev));
+}
+
+Result<StoredRevision> DecodeRevisionAt(const rocksdb::Iterator& it,
+                                        std::string_view* id) {
   StoredRevision rev;
   RevisionValue value;
-  if (!ParseRevisionKey(std::string_view(it->key().data(), it->key().size()),
-                        &key_id, &rev.version) ||
-      !DecodeRevision(std::string_view(it->value().data(), it->value().size()),
+  if (!ParseRevisionKey(std::string_view(it.key().data(), it.key().size()), id,
+                        &rev.version) ||
+      !DecodeRevision(std::string_view(it.value().data(), it.value().size()),
                       &value)) {
-    return Status::Corruption("malformed revision of '" + std::string(id) + "'");
+    return Status::Corruption("malformed revision entry");
   }
   rev.kind = value.kind;
   rev.docid = value.docid;
   rev.skill_json.assign(value.skill_json);
-  return std::optional<StoredRevision>(std::move(rev));
+  return rev;
+}
+
+Result<Revision> ToRevision(const StoredRevision& stored) {
+  Revision rev;
+  rev.version = stored.version;
+  rev.deleted = stored.kind == RevisionKind::kDelete;
+  if (!rev.deleted) {
+    SKILLDB_ASSIGN_OR_RETURN(rev.skill, ParseSkillJson(stored.skill_json));
+  }
+  return rev;
 }
 
 Result<CommitInfo> LibraryImpl::ReadCommit(const ReadState& state,
@@ -322,25 +338,17 @@ Status LibraryImpl::Scan(const ReadOptions& options,
   it->SeekToFirst();
   while (it->Valid()) {
     std::string_view id;
-    Version rev_version = 0;
-    if (!ParseRevisionKey(std::string_view(it->key().data(), it->key().size()),
-                          &id, &rev_version)) {
-      return Status::Corruption("malformed revision key");
-    }
+    SKILLDB_ASSIGN_OR_RETURN(StoredRevision rev, DecodeRevisionAt(*it, &id));
     const std::string id_copy(id);
-    if (rev_version > version) {
+    if (rev.version > version) {
       it->Seek(RevisionKey(id_copy, version));
       if (!it->Valid() || !it->key().starts_with(RevisionPrefix(id_copy))) {
         continue;
       }
+      SKILLDB_ASSIGN_OR_RETURN(rev, DecodeRevisionAt(*it, &id));
     }
-    RevisionValue value;
-    if (!DecodeRevision(std::string_view(it->value().data(), it->value().size()),
-                        &value)) {
-      return Status::Corruption("malformed revision of '" + id_copy + "'");
-    }
-    if (value.kind == RevisionKind::kPut) {
-      SKILLDB_ASSIGN_OR_RETURN(Skill skill, ParseSkillJson(value.skill_json));
+    if (rev.kind == RevisionKind::kPut) {
+      SKILLDB_ASSIGN_OR_RETURN(Skill skill, ParseSkillJson(rev.skill_json));
       if (!fn(skill)) return Status::Ok();
     }
     // Skip the id's older revisions: '\x01' sorts after the '\0' separator.

@@ -37,6 +37,13 @@ class UsageSpool;
 // given the version being committed. Called under the write lock.
 using ExtraWrites = std::function<Status(BatchWriter& writer, Version version)>;
 
+// Decodes the revision the iterator is on; *id points into its key.
+// Corruption if the entry is malformed.
+Result<StoredRevision> DecodeRevisionAt(const rocksdb::Iterator& it,
+                                        std::string_view* id);
+// The public form of a stored revision (the skill parsed unless deleted).
+Result<Revision> ToRevision(const StoredRevision& stored);
+
 class LibraryImpl final : public Library {
  public:
   static Result<std::unique_ptr<Library>> Open(const Options& options,

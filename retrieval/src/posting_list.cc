@@ -222,6 +222,32 @@ uint32_t PostingCursor::SkipLastDoc(uint32_t block) const {
   return skip_ != nullptr ? GetU32(skip_ + kSkipEntryBytes * block) : single_last_;
 }
 
+// Galloping search: most moves are to the next block or two, but block-max
+// skipping can jump far ahead in a long list, where a linear walk of the
+// skip table would cost more than the blocks it skips.
+uint32_t PostingCursor::FirstBlockReaching(uint32_t from, uint32_t target) const {
+  if (from >= num_blocks_ || SkipLastDoc(from) >= target) return from;
+  uint32_t lo = from;  // SkipLastDoc(lo) < target
+  uint32_t step = 1;
+  uint32_t hi = from + 1;
+  while (hi < num_blocks_ && SkipLastDoc(hi) < target) {
+    lo = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi > num_blocks_) hi = num_blocks_;
+  // Now SkipLastDoc(lo) < target and (hi == num_blocks_ or its last >= target).
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (SkipLastDoc(mid) < target) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return hi;
+}
+
 uint32_t PostingCursor::BlockStart(uint32_t block) const {
   return block == 0 ? 0 : BlockEnd(block - 1);
 }
@@ -327,7 +353,7 @@ void PostingCursor::Advance(uint32_t target) {
     if (shallow_block_ > block && SkipLastDoc(shallow_block_ - 1) < target) {
       block = shallow_block_;
     }
-    while (block < num_blocks_ && SkipLastDoc(block) < target) ++block;
+    block = FirstBlockReaching(block, target);
     EnterBlock(block);
     if (doc_ == kNoMoreDocs) return;
   }
@@ -342,7 +368,7 @@ bool PostingCursor::ShallowAdvance(uint32_t target) {
   if (shallow_block_ > block && SkipLastDoc(shallow_block_ - 1) < target) {
     block = shallow_block_;
   }
-  while (block < num_blocks_ && SkipLastDoc(block) < target) ++block;
+  block = FirstBlockReaching(block, target);
   shallow_block_ = block;
   return block < num_blocks_;
 }

@@ -107,6 +107,9 @@ class PostingCursor {
 
  private:
   uint32_t SkipLastDoc(uint32_t block) const;
+  // The first block at or after `from` whose last docid is >= target
+  // (num_blocks_ if none).
+  uint32_t FirstBlockReaching(uint32_t from, uint32_t target) const;
   uint32_t BlockStart(uint32_t block) const;  // offset in the data
   uint32_t BlockEnd(uint32_t block) const;
   Status DecodeBlock(uint32_t block);
