@@ -227,6 +227,10 @@ int Main(int argc, char** argv) {
   c_gc->add_option("--keep-since", gc.keep_since, "keep versions >= V");
   c_gc->callback([&] { run = [&] { return RunGc(g, gc, io); }; });
 
+  auto* c_compact = app.add_subcommand(
+      "compact", "rewrite the index into one segment and compact storage (no new version)");
+  c_compact->callback([&] { run = [&] { return RunCompact(g, io); }; });
+
   VerifyArgs verify_args;
   auto* c_verify = app.add_subcommand(
       "verify", "check and time a candidate kernel against a task's reference");

@@ -78,4 +78,26 @@ int RunGc(const GlobalArgs& g, const GcArgs& a, const Io& io) {
   return kExitOk;
 }
 
+int RunCompact(const GlobalArgs& g, const Io& io) {
+  auto library = OpenLibrary(g, /*read_only=*/false, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto before = (*library)->Stats({});
+  if (!before.ok()) return Fail(g, io, before.status());
+  if (!g.json) *io.err << "skilldb: compacting " << before->num_segments << " segment(s)...\n";
+  Status s = (*library)->Compact();
+  if (!s.ok()) return Fail(g, io, s);
+  auto after = (*library)->Stats({});
+  if (!after.ok()) return Fail(g, io, after.status());
+  if (g.json) {
+    PrintJson(io, Json{{"segments_before", before->num_segments},
+                       {"segments_after", after->num_segments},
+                       {"disk_bytes_before", before->disk_bytes},
+                       {"disk_bytes_after", after->disk_bytes}});
+  } else {
+    *io.out << "segments " << before->num_segments << " -> " << after->num_segments
+            << ", disk " << before->disk_bytes << " -> " << after->disk_bytes << " bytes\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace skilldb::cli

@@ -152,8 +152,12 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
   SKILLDB_ASSIGN_OR_RETURN(bm25_params_.k1, ParseDouble(k1, "bm25.k1"));
   SKILLDB_ASSIGN_OR_RETURN(bm25_params_.b, ParseDouble(b, "bm25.b"));
   SKILLDB_ASSIGN_OR_RETURN(auto weights, storage_->Get(kMeta, kFieldWeightsKey));
-  if (!weights) return Status::Corruption("field weights are missing");
-  SKILLDB_ASSIGN_OR_RETURN(field_weights_, ParseFieldWeights(*weights));
+  // Libraries made before field weights existed index plain joined text.
+  if (weights) {
+    SKILLDB_ASSIGN_OR_RETURN(field_weights_, ParseFieldWeights(*weights));
+  } else {
+    field_weights_ = FieldWeights{1, 1, 1, 1, 1, 1};
+  }
   SKILLDB_ASSIGN_OR_RETURN(uint64_t docid, ReadCounter(*storage_, kNextDocidKey, 4));
   SKILLDB_ASSIGN_OR_RETURN(uint64_t seg, ReadCounter(*storage_, kNextSegmentKey, 4));
   next_docid_ = static_cast<uint32_t>(docid);
