@@ -50,7 +50,8 @@ enum Cf : int {
 
 // Meta keys.
 inline constexpr std::string_view kFormatKey = "format";
-inline constexpr std::string_view kFormatValue = "skilldb-1";
+// Bumped whenever the on-disk layout changes incompatibly.
+inline constexpr std::string_view kFormatValue = "skilldb-2";
 inline constexpr std::string_view kAnalyzerKey = "analyzer";
 inline constexpr std::string_view kK1Key = "bm25.k1";
 inline constexpr std::string_view kBKey = "bm25.b";

@@ -136,6 +136,12 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
     SKILLDB_RETURN_IF_ERROR(storage_->Write(&batch, /*sync=*/true));
   }
   SKILLDB_ASSIGN_OR_RETURN(auto format, storage_->Get(kMeta, kFormatKey));
+  if (format && *format != kFormatValue && format->starts_with("skilldb-")) {
+    return Status::FailedPrecondition(
+        "library format '" + *format + "' at '" + storage_->path() +
+        "' is not the one this build reads ('" + std::string(kFormatValue) +
+        "'): export it with the build that made it and import the JSONL here");
+  }
   if (!format || *format != kFormatValue) {
     return Status::Corruption("'" + storage_->path() +
                               "' is not a skilldb library (format " +
