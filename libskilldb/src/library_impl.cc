@@ -136,16 +136,17 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
     SKILLDB_RETURN_IF_ERROR(storage_->Write(&batch, /*sync=*/true));
   }
   SKILLDB_ASSIGN_OR_RETURN(auto format, storage_->Get(kMeta, kFormatKey));
-  if (format && *format != kFormatValue && format->starts_with("skilldb-")) {
+  const std::string stored_format = format.value_or("");
+  if (stored_format != kFormatValue && stored_format.starts_with("skilldb-")) {
     return Status::FailedPrecondition(
-        "library format '" + *format + "' at '" + storage_->path() +
+        "library format '" + stored_format + "' at '" + storage_->path() +
         "' is not the one this build reads ('" + std::string(kFormatValue) +
         "'): export it with the build that made it and import the JSONL here");
   }
-  if (!format || *format != kFormatValue) {
+  if (stored_format != kFormatValue) {
     return Status::Corruption("'" + storage_->path() +
                               "' is not a skilldb library (format " +
-                              (format ? "'" + *format + "'" : "missing") + ")");
+                              (format ? "'" + stored_format + "'" : "missing") + ")");
   }
   SKILLDB_ASSIGN_OR_RETURN(auto analyzer, storage_->Get(kMeta, kAnalyzerKey));
   if (!analyzer) return Status::Corruption("analyzer setting is missing");
