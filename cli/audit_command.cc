@@ -14,8 +14,9 @@ int RunAudit(const GlobalArgs& g, const AuditArgs& a, const Io& io) {
     return kExitOk;
   }
   for (const AuditEntry& e : *entries) {
-    *io.out << "#" << e.seq << "  " << FormatTime(e.time_ms) << "  " << e.event << "  "
-            << e.skill_id << "  (proposal " << e.proposal_id << ", at v" << e.base_version;
+    *io.out << "#" << e.seq << "  " << FormatTime(e.time_ms) << "  " << e.event
+            << "  " << e.skill_id << "  (proposal " << e.proposal_id << ", at v"
+            << e.base_version;
     if (e.version) *io.out << ", committed as v" << e.version;
     *io.out << ")\n";
     for (const auto& r : e.reasons) *io.out << "    - " << r << "\n";

@@ -92,12 +92,12 @@ struct QueryArgs {
 };
 
 struct ProposeArgs {
-  std::string file;      // the candidate skill (one JSON object), or "-"
-  std::string verifier;  // replay | host | cuda ("" = replay with --evidence)
-  std::string evidence;  // --evidence REPORT.json (replay)
-  std::string task;      // --task for host/cuda
-  std::string candidate; // --candidate kernel source for host/cuda
-  std::string baseline;  // --baseline source ("" = the task's reference)
+  std::string file;       // the candidate skill (one JSON object), or "-"
+  std::string verifier;   // replay | host | cuda ("" = replay with --evidence)
+  std::string evidence;   // --evidence REPORT.json (replay)
+  std::string task;       // --task for host/cuda
+  std::string candidate;  // --candidate kernel source for host/cuda
+  std::string baseline;   // --baseline source ("" = the task's reference)
   int rounds = 3;
   std::vector<std::string> policy;  // key=value items
   std::string dedup = "reject";
@@ -114,7 +114,8 @@ struct UsageArgs {
   uint64_t count = 1;
 };
 struct PruneArgs {
-  std::vector<std::string> policy;  // low-utility=X[:N] superseded unused=K near-duplicates=J
+  std::vector<std::string>
+      policy;  // low-utility=X[:N] superseded unused=K near-duplicates=J
   bool apply = false;
   std::string message;
   std::string author;
@@ -131,8 +132,8 @@ struct SetStatusArgs {
   std::string author;
 };
 struct TagArgs {
-  std::string name;               // "" with list
-  std::optional<Version> version; // default: the head
+  std::string name;                // "" with list
+  std::optional<Version> version;  // default: the head
   bool remove = false;
 };
 struct GcArgs {

@@ -58,12 +58,12 @@ Status ImportSeed(Library& library, const Io& io) {
     std::ifstream in(file, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
-    SKILLDB_ASSIGN_OR_RETURN(auto parsed, ParseJsonl(text.str(), file.string()));
+    SKILLDB_ASSIGN_OR_RETURN(auto parsed,
+                             ParseJsonl(text.str(), file.string()));
     for (Skill& s : parsed) skills.push_back(std::move(s));
   }
-  *io.err << "skilldb: creating the default library at '"
-          << library.Info().path << "' from " << skills.size()
-          << " seed skills\n";
+  *io.err << "skilldb: creating the default library at '" << library.Info().path
+          << "' from " << skills.size() << " seed skills\n";
   CommitOptions commit;
   commit.message = "seed library";
   commit.author = "skilldb";

@@ -7,7 +7,9 @@ namespace skilldb::cli {
 int RunExport(const GlobalArgs& g, const ExportArgs& a, const Io& io) {
   if (!a.sqlite.empty()) {
     if (!a.output.empty()) {
-      return Fail(g, io, Status::InvalidArgument("give --sqlite or --output, not both"));
+      return Fail(
+          g, io,
+          Status::InvalidArgument("give --sqlite or --output, not both"));
     }
     return RunExportSqlite(g, a, io);
   }
@@ -27,16 +29,18 @@ int RunExport(const GlobalArgs& g, const ExportArgs& a, const Io& io) {
     out = &file;
   }
   uint64_t count = 0;
-  Status s = (*library)->Scan(ReadOptions{.as_of = a.as_of}, [&](const Skill& skill) {
-    *out << SkillToJson(skill) << "\n";
-    ++count;
-    return out->good();
-  });
+  Status s =
+      (*library)->Scan(ReadOptions{.as_of = a.as_of}, [&](const Skill& skill) {
+        *out << SkillToJson(skill) << "\n";
+        ++count;
+        return out->good();
+      });
   if (s.ok() && !out->good()) s = Status::IOError("write failed");
   if (!a.output.empty()) {
     file.close();
     std::error_code ec;
-    if (s.ok() && (file.fail() || (std::filesystem::rename(tmp, a.output, ec), ec))) {
+    if (s.ok() &&
+        (file.fail() || (std::filesystem::rename(tmp, a.output, ec), ec))) {
       s = Status::IOError("cannot write '" + a.output + "'");
     }
     if (!s.ok()) std::filesystem::remove(tmp, ec);

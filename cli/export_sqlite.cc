@@ -68,7 +68,8 @@ class Db {
   // Binds `values` (text, integer or real) to `sql` and runs it.
   Status Insert(const char* sql, const std::vector<Json>& values) {
     sqlite3_stmt*& stmt = stmts_[sql];
-    if (stmt == nullptr && sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+    if (stmt == nullptr &&
+        sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) {
       return Error("prepare");
     }
     sqlite3_reset(stmt);
@@ -78,13 +79,17 @@ class Db {
       if (v.is_null()) {
         sqlite3_bind_null(stmt, col);
       } else if (v.is_number_integer() || v.is_boolean()) {
-        sqlite3_bind_int64(stmt, col, v.is_boolean() ? v.get<bool>() : v.get<int64_t>());
+        sqlite3_bind_int64(stmt, col,
+                           v.is_boolean() ? v.get<bool>() : v.get<int64_t>());
       } else if (v.is_number()) {
         sqlite3_bind_double(stmt, col, v.get<double>());
       } else {
-        const std::string text = v.is_string() ? v.get<std::string>()
-                                               : v.dump(-1, ' ', false, Json::error_handler_t::replace);
-        sqlite3_bind_text(stmt, col, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+        const std::string text =
+            v.is_string()
+                ? v.get<std::string>()
+                : v.dump(-1, ' ', false, Json::error_handler_t::replace);
+        sqlite3_bind_text(stmt, col, text.c_str(),
+                          static_cast<int>(text.size()), SQLITE_TRANSIENT);
       }
     }
     if (sqlite3_step(stmt) != SQLITE_DONE) return Error("insert");
@@ -106,83 +111,100 @@ Json Joined(const std::vector<std::string>& v) {
   return out;
 }
 
-Status WriteAll(Library& lib, Db& db, Version version, uint64_t* skills_written) {
+Status WriteAll(Library& lib, Db& db, Version version,
+                uint64_t* skills_written) {
   SKILLDB_RETURN_IF_ERROR(db.Exec(kSchema));
   std::map<std::string, UsageCounters> usage;
-  SKILLDB_RETURN_IF_ERROR(lib.ScanUsage([&](const std::string& id, const UsageCounters& c) {
-    usage[id] = c;
-    return true;
-  }));
+  SKILLDB_RETURN_IF_ERROR(
+      lib.ScanUsage([&](const std::string& id, const UsageCounters& c) {
+        usage[id] = c;
+        return true;
+      }));
   Status status;
-  SKILLDB_RETURN_IF_ERROR(lib.Scan(ReadOptions{.as_of = version}, [&](const Skill& s) {
-    Json j = SkillJson(s);
-    const double utility = usage.count(s.id) ? usage[s.id].utility() : UsageCounters().utility();
-    status = db.Insert(
-        "INSERT INTO skills VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        {s.id, s.title, s.summary, s.body, s.code, std::string(LanguageName(s.language)),
-         std::string(SkillStatusName(s.status)), Json(s.tags), Json(s.ops), Json(s.arch),
-         j.value("provenance", Json(nullptr)), j.value("lineage", Json(nullptr)),
-         j.value("extra", Json(nullptr)), Json(s.evidence_json.size()),
-         std::string(TrustName(SkillTrust(s))), utility, j});
-    if (status.ok()) {
-      status = db.Insert("INSERT INTO skills_fts VALUES (?,?,?,?,?,?,?)",
-                         {s.id, s.title, s.summary, s.body, Joined(s.tags), Joined(s.ops), s.code});
-    }
-    for (size_t i = 0; status.ok() && i < s.evidence_json.size(); ++i) {
-      auto r = ReportFromJson(s.evidence_json[i]);
-      VerificationReport rep = r.ok() ? *r : VerificationReport();
-      status = db.Insert("INSERT INTO evidence VALUES (?,?,?,?,?,?,?,?,?,?)",
-                         {s.id, Json(i), rep.task, rep.verifier, rep.device, rep.passed,
-                          rep.speedup.ratio, rep.speedup.ci_low, rep.speedup.ci_high,
-                          s.evidence_json[i]});
-    }
-    ++*skills_written;
-    return status.ok();
-  }));
+  SKILLDB_RETURN_IF_ERROR(
+      lib.Scan(ReadOptions{.as_of = version}, [&](const Skill& s) {
+        Json j = SkillJson(s);
+        const double utility = usage.count(s.id) ? usage[s.id].utility()
+                                                 : UsageCounters().utility();
+        status = db.Insert(
+            "INSERT INTO skills VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            {s.id, s.title, s.summary, s.body, s.code,
+             std::string(LanguageName(s.language)),
+             std::string(SkillStatusName(s.status)), Json(s.tags), Json(s.ops),
+             Json(s.arch), j.value("provenance", Json(nullptr)),
+             j.value("lineage", Json(nullptr)), j.value("extra", Json(nullptr)),
+             Json(s.evidence_json.size()),
+             std::string(TrustName(SkillTrust(s))), utility, j});
+        if (status.ok()) {
+          status = db.Insert("INSERT INTO skills_fts VALUES (?,?,?,?,?,?,?)",
+                             {s.id, s.title, s.summary, s.body, Joined(s.tags),
+                              Joined(s.ops), s.code});
+        }
+        for (size_t i = 0; status.ok() && i < s.evidence_json.size(); ++i) {
+          auto r = ReportFromJson(s.evidence_json[i]);
+          VerificationReport rep = r.ok() ? *r : VerificationReport();
+          status =
+              db.Insert("INSERT INTO evidence VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        {s.id, Json(i), rep.task, rep.verifier, rep.device,
+                         rep.passed, rep.speedup.ratio, rep.speedup.ci_low,
+                         rep.speedup.ci_high, s.evidence_json[i]});
+        }
+        ++*skills_written;
+        return status.ok();
+      }));
   SKILLDB_RETURN_IF_ERROR(status);
-  SKILLDB_RETURN_IF_ERROR(lib.ScanRevisions([&](const std::string& id, const Revision& r) {
-    status = db.Insert("INSERT INTO revisions VALUES (?,?,?,?,?,?)",
-                       {id, r.version, r.deleted, r.deleted ? Json(nullptr) : Json(r.skill.title),
-                        r.deleted ? Json(nullptr) : Json(std::string(SkillStatusName(r.skill.status))),
-                        r.deleted ? Json(nullptr) : SkillJson(r.skill)});
-    return status.ok();
-  }));
+  SKILLDB_RETURN_IF_ERROR(
+      lib.ScanRevisions([&](const std::string& id, const Revision& r) {
+        status = db.Insert(
+            "INSERT INTO revisions VALUES (?,?,?,?,?,?)",
+            {id, r.version, r.deleted,
+             r.deleted ? Json(nullptr) : Json(r.skill.title),
+             r.deleted ? Json(nullptr)
+                       : Json(std::string(SkillStatusName(r.skill.status))),
+             r.deleted ? Json(nullptr) : SkillJson(r.skill)});
+        return status.ok();
+      }));
   SKILLDB_RETURN_IF_ERROR(status);
   SKILLDB_ASSIGN_OR_RETURN(auto commits, lib.Log({}));
   for (const CommitInfo& c : commits) {
-    SKILLDB_RETURN_IF_ERROR(db.Insert(
-        "INSERT INTO commits VALUES (?,?,?,?,?,?,?,?,?,?)",
-        {c.version, c.time_ms, c.kind, c.message, c.author, c.added, c.updated, c.deleted,
-         c.num_skills, c.total_length}));
+    SKILLDB_RETURN_IF_ERROR(
+        db.Insert("INSERT INTO commits VALUES (?,?,?,?,?,?,?,?,?,?)",
+                  {c.version, c.time_ms, c.kind, c.message, c.author, c.added,
+                   c.updated, c.deleted, c.num_skills, c.total_length}));
     auto changes = lib.CommitChanges(c.version);
     if (!changes.ok()) continue;  // collected by gc
     for (const Change& ch : *changes) {
-      SKILLDB_RETURN_IF_ERROR(db.Insert("INSERT INTO changes VALUES (?,?,?)",
-                                        {c.version, ch.id, std::string(ChangeKindName(ch.kind))}));
+      SKILLDB_RETURN_IF_ERROR(
+          db.Insert("INSERT INTO changes VALUES (?,?,?)",
+                    {c.version, ch.id, std::string(ChangeKindName(ch.kind))}));
     }
   }
   for (const auto& [id, c] : usage) {
-    SKILLDB_RETURN_IF_ERROR(db.Insert(
-        "INSERT INTO usage VALUES (?,?,?,?,?,?,?,?)",
-        {id, c.counts[0], c.counts[1], c.counts[2], c.counts[3], c.counts[4],
-         c.last_used_version, c.utility()}));
+    SKILLDB_RETURN_IF_ERROR(
+        db.Insert("INSERT INTO usage VALUES (?,?,?,?,?,?,?,?)",
+                  {id, c.counts[0], c.counts[1], c.counts[2], c.counts[3],
+                   c.counts[4], c.last_used_version, c.utility()}));
   }
   SKILLDB_ASSIGN_OR_RETURN(auto audit, lib.Audit({}));
   for (const AuditEntry& e : audit) {
     SKILLDB_RETURN_IF_ERROR(db.Insert(
         "INSERT INTO audit VALUES (?,?,?,?,?,?,?,?,?,?)",
-        {e.seq, e.time_ms, e.event, e.proposal_id, e.skill_id, e.author, e.base_version,
-         e.version, Json(e.reasons), Json::parse(e.json)}));
+        {e.seq, e.time_ms, e.event, e.proposal_id, e.skill_id, e.author,
+         e.base_version, e.version, Json(e.reasons), Json::parse(e.json)}));
   }
   SKILLDB_ASSIGN_OR_RETURN(auto tags, lib.Tags());
   for (const TagInfo& t : tags) {
-    SKILLDB_RETURN_IF_ERROR(db.Insert("INSERT INTO tags VALUES (?,?)", {t.name, t.version}));
+    SKILLDB_RETURN_IF_ERROR(
+        db.Insert("INSERT INTO tags VALUES (?,?)", {t.name, t.version}));
   }
   const LibraryInfo info = lib.Info();
-  for (auto [k, v] : std::vector<std::pair<std::string, Json>>{
-           {"exported_version", version}, {"head", info.head}, {"analyzer", info.analyzer},
-           {"path", info.path}}) {
-    SKILLDB_RETURN_IF_ERROR(db.Insert("INSERT INTO meta VALUES (?,?)", {k, v.dump()}));
+  for (auto [k, v] :
+       std::vector<std::pair<std::string, Json>>{{"exported_version", version},
+                                                 {"head", info.head},
+                                                 {"analyzer", info.analyzer},
+                                                 {"path", info.path}}) {
+    SKILLDB_RETURN_IF_ERROR(
+        db.Insert("INSERT INTO meta VALUES (?,?)", {k, v.dump()}));
   }
   return db.Exec("COMMIT;");
 }
@@ -205,16 +227,20 @@ int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io) {
   }
   if (s.ok()) {
     std::filesystem::rename(tmp, a.sqlite, ec);
-    if (ec) s = Status::IOError("cannot write '" + a.sqlite + "': " + ec.message());
+    if (ec)
+      s = Status::IOError("cannot write '" + a.sqlite + "': " + ec.message());
   }
   if (!s.ok()) {
     std::filesystem::remove(tmp, ec);
     return Fail(g, io, s);
   }
   if (g.json) {
-    PrintJson(io, Json{{"sqlite", a.sqlite}, {"version", version}, {"skills", skills}});
+    PrintJson(
+        io,
+        Json{{"sqlite", a.sqlite}, {"version", version}, {"skills", skills}});
   } else {
-    *io.out << "exported " << skills << " skills (version " << version << ") with history, "
+    *io.out << "exported " << skills << " skills (version " << version
+            << ") with history, "
             << "evidence, usage and the audit log to " << a.sqlite << "\n";
   }
   return kExitOk;

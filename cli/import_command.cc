@@ -21,12 +21,13 @@ int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io) {
   auto skills = ParseJsonl(*text, a.file == "-" ? "<stdin>" : a.file);
   if (!skills.ok()) return Fail(g, io, skills.status());
   if (skills->empty()) {
-    return Fail(g, io, Status::InvalidArgument("'" + a.file +
-                                               "' holds no skills"));
+    return Fail(g, io,
+                Status::InvalidArgument("'" + a.file + "' holds no skills"));
   }
   auto library = OpenLibrary(g, /*read_only=*/false, io);
   if (!library.ok()) return Fail(g, io, library.status());
-  auto version = (*library)->PutMany(*skills, MakeCommit(a.message, a.author, "import"));
+  auto version =
+      (*library)->PutMany(*skills, MakeCommit(a.message, a.author, "import"));
   if (!version.ok()) return Fail(g, io, version.status());
   auto commit = (*library)->GetCommit(*version);
   if (!commit.ok()) return Fail(g, io, commit.status());
@@ -49,17 +50,20 @@ int RunAdd(const GlobalArgs& g, const AddArgs& a, const Io& io) {
   // One skill: a JSON object, possibly spread over several lines.
   auto skill = ParseSkillJson(*text);
   if (!skill.ok()) {
-    return Fail(g, io, skill.status().WithContext(a.file == "-" ? "<stdin>" : a.file));
+    return Fail(g, io,
+                skill.status().WithContext(a.file == "-" ? "<stdin>" : a.file));
   }
   auto library = OpenLibrary(g, /*read_only=*/false, io);
   if (!library.ok()) return Fail(g, io, library.status());
-  auto version = (*library)->Put(*skill, MakeCommit(a.message, a.author, "put"));
+  auto version =
+      (*library)->Put(*skill, MakeCommit(a.message, a.author, "put"));
   if (!version.ok()) return Fail(g, io, version.status());
   auto commit = (*library)->GetCommit(*version);
   if (!commit.ok()) return Fail(g, io, commit.status());
   const char* what = commit->updated > 0 ? "updated" : "added";
   if (g.json) {
-    PrintJson(io, Json{{"version", *version}, {"id", skill->id}, {"change", what}});
+    PrintJson(io,
+              Json{{"version", *version}, {"id", skill->id}, {"change", what}});
   } else {
     *io.out << what << " " << skill->id << " as version " << *version << "\n";
   }
@@ -69,10 +73,12 @@ int RunAdd(const GlobalArgs& g, const AddArgs& a, const Io& io) {
 int RunRm(const GlobalArgs& g, const RmArgs& a, const Io& io) {
   auto library = OpenLibrary(g, /*read_only=*/false, io);
   if (!library.ok()) return Fail(g, io, library.status());
-  auto version = (*library)->Delete(a.id, MakeCommit(a.message, a.author, "delete"));
+  auto version =
+      (*library)->Delete(a.id, MakeCommit(a.message, a.author, "delete"));
   if (!version.ok()) return Fail(g, io, version.status());
   if (g.json) {
-    PrintJson(io, Json{{"version", *version}, {"id", a.id}, {"change", "deleted"}});
+    PrintJson(io,
+              Json{{"version", *version}, {"id", a.id}, {"change", "deleted"}});
   } else {
     *io.out << "deleted " << a.id << " as version " << *version << "\n";
   }

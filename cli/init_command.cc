@@ -23,16 +23,16 @@ int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io) {
   if (!library.ok()) return Fail(g, io, library.status());
   const LibraryInfo info = (*library)->Info();
   if (g.json) {
-    PrintJson(io, Json{{"path", info.path},
-                       {"analyzer", info.analyzer},
-                       {"k1", info.k1},
-                       {"b", info.b},
-                       {"field_weights", FormatFieldWeights(info.field_weights)},
-                       {"version", info.head}});
+    PrintJson(io,
+              Json{{"path", info.path},
+                   {"analyzer", info.analyzer},
+                   {"k1", info.k1},
+                   {"b", info.b},
+                   {"field_weights", FormatFieldWeights(info.field_weights)},
+                   {"version", info.head}});
   } else {
     *io.out << "created an empty library at " << info.path << " (analyzer "
-            << info.analyzer << ", k1 " << info.k1 << ", b " << info.b
-            << ")\n";
+            << info.analyzer << ", k1 " << info.k1 << ", b " << info.b << ")\n";
   }
   return kExitOk;
 }

@@ -26,10 +26,10 @@ Result<std::vector<Skill>> ParseJsonl(std::string_view text,
     }
     auto [it, fresh] = first_line.emplace(skill->id, line_no);
     if (!fresh) {
-      return Status::InvalidArgument(
-          std::string(source) + ":" + std::to_string(line_no) + ": id '" +
-          skill->id + "' already appears on line " +
-          std::to_string(it->second));
+      return Status::InvalidArgument(std::string(source) + ":" +
+                                     std::to_string(line_no) + ": id '" +
+                                     skill->id + "' already appears on line " +
+                                     std::to_string(it->second));
     }
     skills.push_back(std::move(skill).value());
   }

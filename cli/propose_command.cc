@@ -12,7 +12,8 @@ Result<double> ParseNumber(std::string_view key, std::string_view value) {
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || p != value.data() + value.size()) {
     return Status::InvalidArgument("policy item '" + std::string(key) +
-                                   "' needs a number, got '" + std::string(value) + "'");
+                                   "' needs a number, got '" +
+                                   std::string(value) + "'");
   }
   return v;
 }
@@ -31,7 +32,8 @@ Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items) {
       if (item.empty()) continue;
       const size_t eq = item.find('=');
       const std::string key = item.substr(0, eq);
-      const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+      const std::string value =
+          eq == std::string::npos ? "" : item.substr(eq + 1);
       if (key == "min-rounds") {
         SKILLDB_ASSIGN_OR_RETURN(double v, ParseNumber(key, value));
         policy.min_rounds = static_cast<int>(v);
@@ -40,15 +42,18 @@ Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items) {
       } else if (key == "min-ci-low") {
         SKILLDB_ASSIGN_OR_RETURN(policy.min_ci_low, ParseNumber(key, value));
       } else if (key == "max-speedup") {
-        SKILLDB_ASSIGN_OR_RETURN(policy.max_plausible_speedup, ParseNumber(key, value));
-      } else if (key == "correctness" && (value == "true" || value == "false")) {
+        SKILLDB_ASSIGN_OR_RETURN(policy.max_plausible_speedup,
+                                 ParseNumber(key, value));
+      } else if (key == "correctness" &&
+                 (value == "true" || value == "false")) {
         policy.require_correctness = value == "true";
       } else if (key == "device-class" && !value.empty()) {
         policy.device_class = value;
       } else {
         return Status::InvalidArgument(
             "unknown policy item '" + item +
-            "' (expected min-rounds=N, min-speedup=X, min-ci-low=X, max-speedup=X, "
+            "' (expected min-rounds=N, min-speedup=X, min-ci-low=X, "
+            "max-speedup=X, "
             "correctness=true|false, device-class=NAME)");
       }
     }
@@ -59,22 +64,24 @@ Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items) {
 Json DuplicatesJson(const std::vector<DuplicateMatch>& dups) {
   Json out = Json::array();
   for (const auto& d : dups) {
-    out.push_back(Json{{"id", d.id},
-                       {"kind", d.kind == DuplicateMatch::Kind::kExact ? "exact" : "near"},
-                       {"jaccard", d.jaccard},
-                       {"bm25_similarity", d.bm25_similarity}});
+    out.push_back(Json{
+        {"id", d.id},
+        {"kind", d.kind == DuplicateMatch::Kind::kExact ? "exact" : "near"},
+        {"jaccard", d.jaccard},
+        {"bm25_similarity", d.bm25_similarity}});
   }
   return out;
 }
 
-Result<std::unique_ptr<Verifier>> MakeVerifierFor(const ProposeArgs& a, const Io& io,
-                                                  VerificationRequest* request) {
+Result<std::unique_ptr<Verifier>> MakeVerifierFor(
+    const ProposeArgs& a, const Io& io, VerificationRequest* request) {
   std::string kind = a.verifier.empty() ? "replay" : a.verifier;
   request->task = a.task;
   request->rounds = a.rounds;
   if (kind == "replay") {
     if (a.evidence.empty()) {
-      return Status::InvalidArgument("--verifier replay needs --evidence REPORT.json");
+      return Status::InvalidArgument(
+          "--verifier replay needs --evidence REPORT.json");
     }
     SKILLDB_ASSIGN_OR_RETURN(std::string text, ReadInput(a.evidence, io));
     auto report = ReportFromJson(text);
@@ -89,12 +96,15 @@ Result<std::unique_ptr<Verifier>> MakeVerifierFor(const ProposeArgs& a, const Io
     return Status::InvalidArgument("--verifier " + kind +
                                    " needs --task NAME and --candidate FILE");
   }
-  SKILLDB_ASSIGN_OR_RETURN(request->candidate, verify::ArtifactFromFile(a.candidate));
+  SKILLDB_ASSIGN_OR_RETURN(request->candidate,
+                           verify::ArtifactFromFile(a.candidate));
   if (!a.baseline.empty()) {
-    SKILLDB_ASSIGN_OR_RETURN(request->baseline, verify::ArtifactFromFile(a.baseline));
+    SKILLDB_ASSIGN_OR_RETURN(request->baseline,
+                             verify::ArtifactFromFile(a.baseline));
   }
   SKILLDB_ASSIGN_OR_RETURN(verify::Backend backend, verify::ParseBackend(kind));
-  SKILLDB_ASSIGN_OR_RETURN(auto verifier, verify::MakeVerifier(verify::DefaultOptions(backend)));
+  SKILLDB_ASSIGN_OR_RETURN(
+      auto verifier, verify::MakeVerifier(verify::DefaultOptions(backend)));
   return std::unique_ptr<Verifier>(std::move(verifier));
 }
 
@@ -104,7 +114,8 @@ int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io) {
   auto text = ReadInput(a.file, io);
   if (!text.ok()) return Fail(g, io, text.status());
   auto candidate = ParseSkillJson(*text);
-  if (!candidate.ok()) return Fail(g, io, candidate.status().WithContext(a.file));
+  if (!candidate.ok())
+    return Fail(g, io, candidate.status().WithContext(a.file));
   ProposalOptions options;
   auto policy = ParsePolicy(a.policy);
   if (!policy.ok()) return Fail(g, io, policy.status());
@@ -133,22 +144,25 @@ int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io) {
   auto outcome = (*proposal)->Commit();
   if (!outcome.ok()) return Fail(g, io, outcome.status());
   if (g.json) {
-    PrintJson(io, Json{{"proposal", (*proposal)->id()},
-                       {"outcome", outcome->accepted ? "accepted" : "rejected"},
-                       {"version", outcome->version},
-                       {"id", outcome->accepted ? outcome->skill_id : candidate->id},
-                       {"deprecated", outcome->deprecated},
-                       {"reasons", outcome->reasons},
-                       {"duplicates", DuplicatesJson(outcome->duplicates)},
-                       {"verifier", report->verifier},
-                       {"report_passed", report->passed},
-                       {"speedup", report->speedup.ratio},
-                       {"ci_low", report->speedup.ci_low},
-                       {"audit_seq", outcome->audit_seq}});
+    PrintJson(
+        io, Json{{"proposal", (*proposal)->id()},
+                 {"outcome", outcome->accepted ? "accepted" : "rejected"},
+                 {"version", outcome->version},
+                 {"id", outcome->accepted ? outcome->skill_id : candidate->id},
+                 {"deprecated", outcome->deprecated},
+                 {"reasons", outcome->reasons},
+                 {"duplicates", DuplicatesJson(outcome->duplicates)},
+                 {"verifier", report->verifier},
+                 {"report_passed", report->passed},
+                 {"speedup", report->speedup.ratio},
+                 {"ci_low", report->speedup.ci_low},
+                 {"audit_seq", outcome->audit_seq}});
   } else if (outcome->accepted) {
-    *io.out << "accepted " << outcome->skill_id << " as version " << outcome->version;
+    *io.out << "accepted " << outcome->skill_id << " as version "
+            << outcome->version;
     if (!outcome->deprecated.empty()) {
-      *io.out << " (deprecated " << outcome->deprecated.size() << " superseded skill(s))";
+      *io.out << " (deprecated " << outcome->deprecated.size()
+              << " superseded skill(s))";
     }
     *io.out << "\n";
   } else {

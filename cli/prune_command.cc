@@ -22,16 +22,19 @@ Result<PrunePolicy> ParsePrunePolicy(const std::vector<std::string>& items) {
   for (const std::string& item : items) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const std::string value =
+        eq == std::string::npos ? "" : item.substr(eq + 1);
     if (key == "superseded" && value.empty()) {
       policy.superseded = true;
     } else if (key == "low-utility" && !value.empty()) {
       const size_t colon = value.find(':');
-      SKILLDB_ASSIGN_OR_RETURN(double x, Number<double>(item, value.substr(0, colon)));
+      SKILLDB_ASSIGN_OR_RETURN(double x,
+                               Number<double>(item, value.substr(0, colon)));
       policy.low_utility_threshold = x;
       if (colon != std::string::npos) {
-        SKILLDB_ASSIGN_OR_RETURN(policy.low_utility_min_applied,
-                                 Number<uint64_t>(item, value.substr(colon + 1)));
+        SKILLDB_ASSIGN_OR_RETURN(
+            policy.low_utility_min_applied,
+            Number<uint64_t>(item, value.substr(colon + 1)));
       }
     } else if (key == "unused" && !value.empty()) {
       SKILLDB_ASSIGN_OR_RETURN(uint64_t k, Number<uint64_t>(item, value));
@@ -39,18 +42,20 @@ Result<PrunePolicy> ParsePrunePolicy(const std::vector<std::string>& items) {
     } else if (key == "near-duplicates" && !value.empty()) {
       SKILLDB_ASSIGN_OR_RETURN(double j, Number<double>(item, value));
       if (!(j > 0 && j <= 1)) {
-        return Status::InvalidArgument("near-duplicates threshold must be in (0, 1]");
+        return Status::InvalidArgument(
+            "near-duplicates threshold must be in (0, 1]");
       }
       policy.near_duplicate_jaccard = j;
     } else {
-      return Status::InvalidArgument(
-          "unknown prune policy '" + item +
-          "' (expected low-utility=X[:MIN_APPLIED], superseded, unused=VERSIONS, "
-          "near-duplicates=JACCARD)");
+      return Status::InvalidArgument("unknown prune policy '" + item +
+                                     "' (expected low-utility=X[:MIN_APPLIED], "
+                                     "superseded, unused=VERSIONS, "
+                                     "near-duplicates=JACCARD)");
     }
   }
   if (items.empty()) {
-    return Status::InvalidArgument("give at least one --policy (see skilldb prune --help)");
+    return Status::InvalidArgument(
+        "give at least one --policy (see skilldb prune --help)");
   }
   return policy;
 }
@@ -75,7 +80,8 @@ int RunPrune(const GlobalArgs& g, const PruneArgs& a, const Io& io) {
   }
   if (g.json) {
     Json actions = Json::array();
-    for (const PruneAction& p : *plan) actions.push_back(Json{{"id", p.id}, {"reasons", p.reasons}});
+    for (const PruneAction& p : *plan)
+      actions.push_back(Json{{"id", p.id}, {"reasons", p.reasons}});
     Json j{{"applied", version.has_value()}, {"actions", actions}};
     j["version"] = version ? Json(*version) : Json(nullptr);
     PrintJson(io, j);
@@ -91,7 +97,8 @@ int RunPrune(const GlobalArgs& g, const PruneArgs& a, const Io& io) {
     *io.out << plan->size() << " skill(s) pruned as version " << *version
             << " (undo with `skilldb revert " << *version << "`)\n";
   } else {
-    *io.out << plan->size() << " skill(s) would be pruned; run again with --apply\n";
+    *io.out << plan->size()
+            << " skill(s) would be pruned; run again with --apply\n";
   }
   return kExitOk;
 }

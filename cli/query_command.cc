@@ -11,7 +11,8 @@ Json HitsJson(Library& library, const QueryResult& r) {
     hits.push_back(Json{{"id", h.id},
                         {"score", h.score},
                         {"title", h.title},
-                        {"utility", usage.ok() ? usage->utility() : UsageCounters().utility()}});
+                        {"utility", usage.ok() ? usage->utility()
+                                               : UsageCounters().utility()}});
   }
   return hits;
 }
@@ -80,9 +81,10 @@ int RunBatch(const GlobalArgs& g, const QueryArgs& a, const QueryOptions& o,
 
 int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
   if (a.text.empty() == a.file.empty()) {
-    return Fail(g, io, Status::InvalidArgument(
-                           "give either a query TEXT or --file FILE, not both "
-                           "or neither"));
+    return Fail(g, io,
+                Status::InvalidArgument(
+                    "give either a query TEXT or --file FILE, not both "
+                    "or neither"));
   }
   auto options = MakeOptions(a);
   if (!options.ok()) return Fail(g, io, options.status());
@@ -92,7 +94,8 @@ int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
   auto result = (*library)->Query(*options, a.text);
   if (!result.ok()) return Fail(g, io, result.status());
   if (g.json) {
-    PrintJson(io, Json{{"version", result->version}, {"hits", HitsJson(**library, *result)}});
+    PrintJson(io, Json{{"version", result->version},
+                       {"hits", HitsJson(**library, *result)}});
   } else {
     PrintHuman(io, a.text, *result);
   }

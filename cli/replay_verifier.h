@@ -13,14 +13,18 @@ namespace skilldb::cli {
 
 class ReplayVerifier : public Verifier {
  public:
-  explicit ReplayVerifier(VerificationReport report) : report_(std::move(report)) {}
+  explicit ReplayVerifier(VerificationReport report)
+      : report_(std::move(report)) {}
   std::string_view Name() const override { return "replay"; }
   // Returns the recorded report. InvalidArgument if the request names a task
   // other than the report's.
-  Result<VerificationReport> Verify(const VerificationRequest& request) override {
-    if (!request.task.empty() && !report_.task.empty() && request.task != report_.task) {
-      return Status::InvalidArgument("the recorded report is for task '" + report_.task +
-                                     "', not '" + request.task + "'");
+  Result<VerificationReport> Verify(
+      const VerificationRequest& request) override {
+    if (!request.task.empty() && !report_.task.empty() &&
+        request.task != report_.task) {
+      return Status::InvalidArgument("the recorded report is for task '" +
+                                     report_.task + "', not '" + request.task +
+                                     "'");
     }
     return report_;
   }

@@ -31,8 +31,8 @@ int RunSetStatus(const GlobalArgs& g, const SetStatusArgs& a, const Io& io) {
   if (g.json) {
     PrintJson(io, Json{{"version", *v}, {"status", a.status}, {"ids", a.ids}});
   } else {
-    *io.out << "set " << a.ids.size() << " skill(s) to " << a.status << " as version " << *v
-            << "\n";
+    *io.out << "set " << a.ids.size() << " skill(s) to " << a.status
+            << " as version " << *v << "\n";
   }
   return kExitOk;
 }

@@ -26,9 +26,11 @@ int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
   if (!usage.ok()) return Fail(g, io, usage.status());
   const Trust trust = SkillTrust(*skill);
   if (g.json) {
-    Json u{{"utility", usage->utility()}, {"last_used_version", usage->last_used_version}};
+    Json u{{"utility", usage->utility()},
+           {"last_used_version", usage->last_used_version}};
     for (int i = 0; i < kNumUsageEvents; ++i) {
-      u[std::string(UsageEventName(static_cast<UsageEvent>(i)))] = usage->counts[i];
+      u[std::string(UsageEventName(static_cast<UsageEvent>(i)))] =
+          usage->counts[i];
     }
     PrintJson(io, Json{{"version", version},
                        {"skill", SkillJson(*skill)},
@@ -38,8 +40,8 @@ int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
   }
   std::ostream& out = *io.out;
   out << skill->id << "  (version " << version << ", "
-      << SkillStatusName(skill->status) << ", "
-      << LanguageName(skill->language) << ")\n";
+      << SkillStatusName(skill->status) << ", " << LanguageName(skill->language)
+      << ")\n";
   out << "title:    " << skill->title << "\n";
   if (!skill->summary.empty()) out << "summary:  " << skill->summary << "\n";
   out << "tags:     " << Join(skill->tags) << "\n";
@@ -65,14 +67,15 @@ int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
   for (const std::string& e : skill->evidence_json) {
     auto r = ReportFromJson(e);
     if (!r.ok()) continue;
-    out << "          " << (r->passed ? "passed" : "failed") << " " << r->task << " on "
-        << r->device << ": speedup " << FormatScore(r->speedup.ratio) << " (CI "
-        << FormatScore(r->speedup.ci_low) << ".." << FormatScore(r->speedup.ci_high) << ")\n";
+    out << "          " << (r->passed ? "passed" : "failed") << " " << r->task
+        << " on " << r->device << ": speedup " << FormatScore(r->speedup.ratio)
+        << " (CI " << FormatScore(r->speedup.ci_low) << ".."
+        << FormatScore(r->speedup.ci_high) << ")\n";
   }
-  out << "usage:    applied " << usage->count(UsageEvent::kApplied) << ", succeeded "
-      << usage->count(UsageEvent::kSucceeded) << ", failed "
-      << usage->count(UsageEvent::kFailed) << "; utility " << FormatScore(usage->utility())
-      << "\n";
+  out << "usage:    applied " << usage->count(UsageEvent::kApplied)
+      << ", succeeded " << usage->count(UsageEvent::kSucceeded) << ", failed "
+      << usage->count(UsageEvent::kFailed) << "; utility "
+      << FormatScore(usage->utility()) << "\n";
   if (!skill->body.empty()) out << "\n" << skill->body << "\n";
   if (!skill->code.empty()) out << "\n--- code ---\n" << skill->code << "\n";
   return kExitOk;

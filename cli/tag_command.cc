@@ -33,23 +33,30 @@ int RunTags(const GlobalArgs& g, const Io& io) {
   if (!tags.ok()) return Fail(g, io, tags.status());
   if (g.json) {
     Json list = Json::array();
-    for (const TagInfo& t : *tags) list.push_back(Json{{"tag", t.name}, {"version", t.version}});
+    for (const TagInfo& t : *tags)
+      list.push_back(Json{{"tag", t.name}, {"version", t.version}});
     PrintJson(io, list);
     return kExitOk;
   }
-  for (const TagInfo& t : *tags) *io.out << t.name << "  v" << t.version << "\n";
+  for (const TagInfo& t : *tags)
+    *io.out << t.name << "  v" << t.version << "\n";
   if (tags->empty()) *io.out << "no tags\n";
   return kExitOk;
 }
 
 int RunGc(const GlobalArgs& g, const GcArgs& a, const Io& io) {
   if (a.keep_last.has_value() == a.keep_since.has_value()) {
-    return Fail(g, io, Status::InvalidArgument("give exactly one of --keep-last N and --keep-since V"));
+    return Fail(g, io,
+                Status::InvalidArgument(
+                    "give exactly one of --keep-last N and --keep-since V"));
   }
   auto library = OpenLibrary(g, /*read_only=*/false, io);
   if (!library.ok()) return Fail(g, io, library.status());
-  if (!g.json) *io.err << "skilldb: collecting garbage (this rewrites old index segments)...\n";
-  auto report = (*library)->Gc(GcOptions{.keep_last = a.keep_last, .keep_since = a.keep_since});
+  if (!g.json)
+    *io.err << "skilldb: collecting garbage (this rewrites old index "
+               "segments)...\n";
+  auto report = (*library)->Gc(
+      GcOptions{.keep_last = a.keep_last, .keep_since = a.keep_since});
   if (!report.ok()) return Fail(g, io, report.status());
   const GcReport& r = *report;
   if (g.json) {
@@ -65,16 +72,18 @@ int RunGc(const GlobalArgs& g, const GcArgs& a, const Io& io) {
     return kExitOk;
   }
   if (r.new_oldest == r.old_oldest) {
-    *io.out << "nothing to collect: the oldest retained version is already " << r.old_oldest
-            << "\n";
+    *io.out << "nothing to collect: the oldest retained version is already "
+            << r.old_oldest << "\n";
     return kExitOk;
   }
-  *io.out << "oldest retained version " << r.old_oldest << " -> " << r.new_oldest;
+  *io.out << "oldest retained version " << r.old_oldest << " -> "
+          << r.new_oldest;
   if (!r.tagged.empty()) *io.out << " (plus " << r.tagged.size() << " tagged)";
-  *io.out << "\ndropped " << r.revisions_dropped << " revisions, " << r.commits_dropped
-          << " commit records, " << r.df_entries_dropped << " df entries, "
-          << r.documents_dropped << " index documents\n"
-          << "disk " << r.disk_bytes_before << " -> " << r.disk_bytes_after << " bytes\n";
+  *io.out << "\ndropped " << r.revisions_dropped << " revisions, "
+          << r.commits_dropped << " commit records, " << r.df_entries_dropped
+          << " df entries, " << r.documents_dropped << " index documents\n"
+          << "disk " << r.disk_bytes_before << " -> " << r.disk_bytes_after
+          << " bytes\n";
   return kExitOk;
 }
 
@@ -83,7 +92,9 @@ int RunCompact(const GlobalArgs& g, const Io& io) {
   if (!library.ok()) return Fail(g, io, library.status());
   auto before = (*library)->Stats({});
   if (!before.ok()) return Fail(g, io, before.status());
-  if (!g.json) *io.err << "skilldb: compacting " << before->num_segments << " segment(s)...\n";
+  if (!g.json)
+    *io.err << "skilldb: compacting " << before->num_segments
+            << " segment(s)...\n";
   Status s = (*library)->Compact();
   if (!s.ok()) return Fail(g, io, s);
   auto after = (*library)->Stats({});
@@ -94,8 +105,9 @@ int RunCompact(const GlobalArgs& g, const Io& io) {
                        {"disk_bytes_before", before->disk_bytes},
                        {"disk_bytes_after", after->disk_bytes}});
   } else {
-    *io.out << "segments " << before->num_segments << " -> " << after->num_segments
-            << ", disk " << before->disk_bytes << " -> " << after->disk_bytes << " bytes\n";
+    *io.out << "segments " << before->num_segments << " -> "
+            << after->num_segments << ", disk " << before->disk_bytes << " -> "
+            << after->disk_bytes << " bytes\n";
   }
   return kExitOk;
 }

@@ -13,19 +13,23 @@ Json CountersJson(const std::string& id, const UsageCounters& c) {
   return j;
 }
 
-void PrintCounters(const Io& io, const std::string& id, const UsageCounters& c) {
-  *io.out << id << "  retrieved " << c.count(UsageEvent::kRetrieved) << ", selected "
-          << c.count(UsageEvent::kSelected) << ", applied " << c.count(UsageEvent::kApplied)
-          << ", succeeded " << c.count(UsageEvent::kSucceeded) << ", failed "
-          << c.count(UsageEvent::kFailed) << "  utility " << FormatScore(c.utility())
-          << "  (last used at v" << c.last_used_version << ")\n";
+void PrintCounters(const Io& io, const std::string& id,
+                   const UsageCounters& c) {
+  *io.out << id << "  retrieved " << c.count(UsageEvent::kRetrieved)
+          << ", selected " << c.count(UsageEvent::kSelected) << ", applied "
+          << c.count(UsageEvent::kApplied) << ", succeeded "
+          << c.count(UsageEvent::kSucceeded) << ", failed "
+          << c.count(UsageEvent::kFailed) << "  utility "
+          << FormatScore(c.utility()) << "  (last used at v"
+          << c.last_used_version << ")\n";
 }
 
 }  // namespace
 
 int RunUsage(const GlobalArgs& g, const UsageArgs& a, const Io& io) {
   if (!a.record.empty()) {
-    if (a.id.empty()) return Fail(g, io, Status::InvalidArgument("--record needs a skill ID"));
+    if (a.id.empty())
+      return Fail(g, io, Status::InvalidArgument("--record needs a skill ID"));
     auto event = ParseUsageEvent(a.record);
     if (!event.ok()) return Fail(g, io, event.status());
     // Recording works beside a writer: a read-only open spools the event.
@@ -55,14 +59,15 @@ int RunUsage(const GlobalArgs& g, const UsageArgs& a, const Io& io) {
     return kExitOk;
   }
   Json list = Json::array();
-  Status s = (*library)->ScanUsage([&](const std::string& id, const UsageCounters& c) {
-    if (g.json) {
-      list.push_back(CountersJson(id, c));
-    } else {
-      PrintCounters(io, id, c);
-    }
-    return true;
-  });
+  Status s =
+      (*library)->ScanUsage([&](const std::string& id, const UsageCounters& c) {
+        if (g.json) {
+          list.push_back(CountersJson(id, c));
+        } else {
+          PrintCounters(io, id, c);
+        }
+        return true;
+      });
   if (!s.ok()) return Fail(g, io, s);
   if (g.json) PrintJson(io, list);
   return kExitOk;

@@ -18,8 +18,9 @@ int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io) {
     return kExitOk;
   }
   if (a.task.empty() || a.candidate.empty()) {
-    return Fail(g, io, Status::InvalidArgument("give --task NAME and --candidate FILE "
-                                               "(or --list-tasks)"));
+    return Fail(g, io,
+                Status::InvalidArgument("give --task NAME and --candidate FILE "
+                                        "(or --list-tasks)"));
   }
   VerificationRequest request;
   request.task = a.task;
@@ -34,7 +35,9 @@ int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io) {
   }
   auto verifier = verify::MakeVerifier(options);
   if (!verifier.ok()) return Fail(g, io, verifier.status());
-  if (!g.json) *io.err << "skilldb: verifying " << a.candidate << " on " << a.task << "...\n";
+  if (!g.json)
+    *io.err << "skilldb: verifying " << a.candidate << " on " << a.task
+            << "...\n";
   auto report = (*verifier)->Verify(request);
   if (!report.ok()) return Fail(g, io, report.status());
   if (g.json) {

@@ -32,15 +32,14 @@ void CheckSame(Library& lib, const ReferenceIndex& ref, Version version,
                const std::string& query, size_t k) {
   CAPTURE(query);
   CAPTURE(version);
-  auto got = lib.Query(QueryOptions{.k = k, .as_of = version, .with_titles = false},
-                       query);
+  auto got = lib.Query(
+      QueryOptions{.k = k, .as_of = version, .with_titles = false}, query);
   REQUIRE_MESSAGE(got.ok(), got.status().ToString());
   auto want = ref.TopK(query, k);
   REQUIRE(got->hits.size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     CHECK(got->hits[i].id == want[i].first);
-    CHECK(got->hits[i].score ==
-          doctest::Approx(want[i].second).epsilon(1e-6));
+    CHECK(got->hits[i].score == doctest::Approx(want[i].second).epsilon(1e-6));
   }
 }
 
@@ -72,7 +71,8 @@ TEST_CASE("BM25 matches an independent implementation across versions") {
     std::vector<std::string> deletes;
     std::set<std::string> touched;
     const int kind = commit < 3 ? 0 : static_cast<int>(rng() % 4);
-    const int adds = kind == 0 ? 100 + static_cast<int>(rng() % 300) : static_cast<int>(rng() % 5);
+    const int adds = kind == 0 ? 100 + static_cast<int>(rng() % 300)
+                               : static_cast<int>(rng() % 5);
     for (int i = 0; i < adds; ++i) {
       char id[24];
       std::snprintf(id, sizeof(id), "doc-%06d", next_id++);
@@ -80,13 +80,16 @@ TEST_CASE("BM25 matches an independent implementation across versions") {
       touched.insert(id);
     }
     if (kind >= 1) {  // updates of existing skills
-      for (int i = 0; i < 1 + static_cast<int>(rng() % 30) && !live.empty(); ++i) {
+      for (int i = 0; i < 1 + static_cast<int>(rng() % 30) && !live.empty();
+           ++i) {
         const std::string& id = live[rng() % live.size()];
-        if (touched.insert(id).second) puts.push_back(Skill::Make(id, doc_text()));
+        if (touched.insert(id).second)
+          puts.push_back(Skill::Make(id, doc_text()));
       }
     }
     if (kind >= 2) {  // deletes
-      for (int i = 0; i < 1 + static_cast<int>(rng() % 20) && !live.empty(); ++i) {
+      for (int i = 0; i < 1 + static_cast<int>(rng() % 20) && !live.empty();
+           ++i) {
         const std::string id = live[rng() % live.size()];
         if (touched.insert(id).second) deletes.push_back(id);
       }
@@ -95,10 +98,13 @@ TEST_CASE("BM25 matches an independent implementation across versions") {
     for (const Skill& s : puts) ref.Put(s.id, s.title);
     for (const std::string& id : deletes) ref.Delete(id);
     for (const Skill& s : puts) {
-      if (std::find(live.begin(), live.end(), s.id) == live.end()) live.push_back(s.id);
+      if (std::find(live.begin(), live.end(), s.id) == live.end())
+        live.push_back(s.id);
     }
-    for (const std::string& id : deletes) live.erase(std::find(live.begin(), live.end(), id));
-    if (commit % 8 == 1 || commit == 39) snapshots.emplace_back(lib->CurrentVersion(), ref);
+    for (const std::string& id : deletes)
+      live.erase(std::find(live.begin(), live.end(), id));
+    if (commit % 8 == 1 || commit == 39)
+      snapshots.emplace_back(lib->CurrentVersion(), ref);
   }
   REQUIRE(lib->Stats({})->num_segments < 40);  // merges happened
 
@@ -124,7 +130,8 @@ TEST_CASE("BM25 matches an independent implementation across versions") {
   }
 }
 
-TEST_CASE("a real-text corpus imported in two commits ranks like the reference") {
+TEST_CASE(
+    "a real-text corpus imported in two commits ranks like the reference") {
   // Paragraphs of the license texts every Debian system ships: real prose
   // nobody here wrote.
   const std::filesystem::path dir = "/usr/share/common-licenses";

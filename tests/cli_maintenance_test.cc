@@ -11,7 +11,8 @@ using testing::Fixture;
 using testing::Json;
 using testing::Run;
 
-std::string Report(double speedup, bool correct = true, const char* task = "softmax_rows_fp32") {
+std::string Report(double speedup, bool correct = true,
+                   const char* task = "softmax_rows_fp32") {
   VerificationReport r;
   r.verifier = "cuda";
   r.verifier_version = "skilldb-verify/1";
@@ -39,7 +40,9 @@ TEST_CASE("propose accepts a skill with passing evidence and logs it") {
   Fixture cli;
   cli.Init();
   std::ofstream(cli.dir.Sub("good.json")) << Report(1.4);
-  Run r = cli({"propose", "-", "--evidence", cli.dir.Sub("good.json"), "--json"}, kCandidate);
+  Run r =
+      cli({"propose", "-", "--evidence", cli.dir.Sub("good.json"), "--json"},
+          kCandidate);
   REQUIRE_MESSAGE(r.code == 0, r.err);
   Json j = Json::parse(r.out);
   CHECK(j["outcome"] == "accepted");
@@ -59,7 +62,9 @@ TEST_CASE("propose rejects failing evidence and duplicates, writing nothing") {
   Fixture cli;
   cli.Init();
   std::ofstream(cli.dir.Sub("slow.json")) << Report(1.01);
-  Run r = cli({"propose", "-", "--evidence", cli.dir.Sub("slow.json"), "--json"}, kCandidate);
+  Run r =
+      cli({"propose", "-", "--evidence", cli.dir.Sub("slow.json"), "--json"},
+          kCandidate);
   CHECK(r.code == 1);
   Json j = Json::parse(r.out);
   CHECK(j["outcome"] == "rejected");
@@ -68,20 +73,23 @@ TEST_CASE("propose rejects failing evidence and duplicates, writing nothing") {
   std::ofstream(cli.dir.Sub("good.json")) << Report(1.4);
   const std::string copy =
       R"({"id":"smem-tiling-2","title":"Tile the K loop through shared memory","summary":"Stage tiles of A and B in shared memory.","body":"Load a tile, sync, multiply, repeat.","tags":["shared-memory","tiling"],"ops":["matmul"],"language":"cuda"})";
-  r = cli({"propose", "-", "--evidence", cli.dir.Sub("good.json"), "--json"}, copy);
+  r = cli({"propose", "-", "--evidence", cli.dir.Sub("good.json"), "--json"},
+          copy);
   CHECK(r.code == 1);
   j = Json::parse(r.out);
   CHECK(j["duplicates"][0]["id"] == "smem-tiling");
   CHECK(j["duplicates"][0]["kind"] == "exact");
-  CHECK(Json::parse(cli({"log", "--json"}).out).size() == 1);  // nothing committed
+  CHECK(Json::parse(cli({"log", "--json"}).out).size() ==
+        1);  // nothing committed
   // With --dedup supersede it lands and deprecates the old one.
-  r = cli({"propose", "-", "--evidence", cli.dir.Sub("good.json"), "--dedup", "supersede",
-           "--json"},
+  r = cli({"propose", "-", "--evidence", cli.dir.Sub("good.json"), "--dedup",
+           "supersede", "--json"},
           copy);
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(Json::parse(r.out)["deprecated"][0] == "smem-tiling");
   // Bad policy and missing evidence are user errors.
-  CHECK(cli({"propose", "-", "--evidence", cli.dir.Sub("good.json"), "--policy", "speed=2"},
+  CHECK(cli({"propose", "-", "--evidence", cli.dir.Sub("good.json"), "--policy",
+             "speed=2"},
             kCandidate)
             .code == 1);
   CHECK(cli({"propose", "-"}, kCandidate).code == 1);
@@ -90,9 +98,12 @@ TEST_CASE("propose rejects failing evidence and duplicates, writing nothing") {
 TEST_CASE("usage can be recorded beside a writer and shows in show and query") {
   Fixture cli;
   cli.Init();
-  Run r = cli({"usage", "warp-shuffle-reduce", "--record", "applied", "--count", "3"});
+  Run r = cli(
+      {"usage", "warp-shuffle-reduce", "--record", "applied", "--count", "3"});
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  REQUIRE(cli({"usage", "warp-shuffle-reduce", "--record", "succeeded", "--count", "3"}).code == 0);
+  REQUIRE(cli({"usage", "warp-shuffle-reduce", "--record", "succeeded",
+               "--count", "3"})
+              .code == 0);
   Json u = Json::parse(cli({"usage", "warp-shuffle-reduce", "--json"}).out);
   CHECK(u["applied"] == 3);
   CHECK(u["utility"].get<double>() == doctest::Approx(0.8));
@@ -115,9 +126,12 @@ TEST_CASE("prune is a dry run unless --apply, and revert undoes it") {
   Run applied = cli({"prune", "--policy", "superseded", "--apply", "--json"});
   REQUIRE(applied.code == 0);
   const int v = Json::parse(applied.out)["version"].get<int>();
-  CHECK(Json::parse(cli({"show", "bank-padding", "--json"}).out)["skill"]["status"] == "pruned");
+  CHECK(Json::parse(
+            cli({"show", "bank-padding", "--json"}).out)["skill"]["status"] ==
+        "pruned");
   REQUIRE(cli({"revert", std::to_string(v)}).code == 0);
-  CHECK(Json::parse(cli({"show", "bank-padding", "--json"}).out)["skill"]["status"] ==
+  CHECK(Json::parse(
+            cli({"show", "bank-padding", "--json"}).out)["skill"]["status"] ==
         "deprecated");
   CHECK(cli({"prune", "--policy", "bogus"}).code == 1);
 }
@@ -126,7 +140,8 @@ TEST_CASE("tags survive gc, which reports what it freed") {
   Fixture cli;
   cli.Init();
   for (int i = 0; i < 6; ++i) {
-    REQUIRE(cli({"add", "-"}, R"({"id":"churn","title":"version )" + std::to_string(i) + "\"}")
+    REQUIRE(cli({"add", "-"}, R"({"id":"churn","title":"version )" +
+                                  std::to_string(i) + "\"}")
                 .code == 0);
   }
   REQUIRE(cli({"tag", "ckpt", "2"}).code == 0);
@@ -147,7 +162,9 @@ TEST_CASE("export --sqlite writes tables that SQL and FTS5 can query") {
   Fixture cli;
   cli.Init();
   std::ofstream(cli.dir.Sub("good.json")) << Report(1.4);
-  REQUIRE(cli({"propose", "-", "--evidence", cli.dir.Sub("good.json")}, kCandidate).code == 0);
+  REQUIRE(
+      cli({"propose", "-", "--evidence", cli.dir.Sub("good.json")}, kCandidate)
+          .code == 0);
   REQUIRE(cli({"usage", "online-softmax", "--record", "applied"}).code == 0);
   const std::string db_path = cli.dir.Sub("lib.sqlite");
   Run r = cli({"export", "--sqlite", db_path, "--json"});
@@ -156,9 +173,11 @@ TEST_CASE("export --sqlite writes tables that SQL and FTS5 can query") {
   REQUIRE(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK);
   auto scalar = [&](const char* sql) {
     sqlite3_stmt* stmt = nullptr;
-    REQUIRE_MESSAGE(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK, sql);
+    REQUIRE_MESSAGE(
+        sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK, sql);
     REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-    std::string out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    std::string out =
+        reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
     sqlite3_finalize(stmt);
     return out;
   };
@@ -166,10 +185,14 @@ TEST_CASE("export --sqlite writes tables that SQL and FTS5 can query") {
   CHECK(scalar("SELECT count(*) FROM commits") == "2");
   CHECK(scalar("SELECT task FROM evidence WHERE skill_id='online-softmax'") ==
         "softmax_rows_fp32");
-  CHECK(scalar("SELECT applied FROM usage WHERE skill_id='online-softmax'") == "1");
-  CHECK(scalar("SELECT event FROM audit ORDER BY seq DESC LIMIT 1") == "accepted");
-  CHECK(scalar("SELECT id FROM skills_fts WHERE skills_fts MATCH 'running max' ") ==
-        "online-softmax");
+  CHECK(scalar("SELECT applied FROM usage WHERE skill_id='online-softmax'") ==
+        "1");
+  CHECK(scalar("SELECT event FROM audit ORDER BY seq DESC LIMIT 1") ==
+        "accepted");
+  CHECK(
+      scalar(
+          "SELECT id FROM skills_fts WHERE skills_fts MATCH 'running max' ") ==
+      "online-softmax");
   CHECK(scalar("SELECT count(*) FROM revisions") == "5");
   sqlite3_close(db);
 }

@@ -32,7 +32,8 @@ TEST_CASE("query --json prints the version and ranked hits") {
   CHECK(j["hits"][0]["id"] == "smem-tiling");
   CHECK(j["hits"][1]["id"] == "bank-padding");
   CHECK(j["hits"][0]["title"] == "Tile the K loop through shared memory");
-  CHECK(j["hits"][0]["score"].get<double>() > j["hits"][1]["score"].get<double>());
+  CHECK(j["hits"][0]["score"].get<double>() >
+        j["hits"][1]["score"].get<double>());
 }
 
 TEST_CASE("query filters and the code analyzer find identifiers") {
@@ -87,7 +88,9 @@ TEST_CASE("export writes JSONL that import reads back to the same skills") {
 TEST_CASE("versions: add, rm, log, diff, history, show and --as-of") {
   Fixture cli;
   cli.Init();
-  Run r = cli({"add", "-"}, R"({"id":"warp-shuffle-reduce","title":"Warp shuffle reduction v2"})");
+  Run r = cli(
+      {"add", "-"},
+      R"({"id":"warp-shuffle-reduce","title":"Warp shuffle reduction v2"})");
   REQUIRE(r.code == 0);
   REQUIRE(cli({"rm", "bank-padding", "-m", "obsolete"}).code == 0);
   r = cli({"log", "--json"});
@@ -126,12 +129,16 @@ TEST_CASE("every command accepts --json and prints valid JSON") {
   REQUIRE(init.code == 0);
   CHECK(Json::parse(init.out)["analyzer"] == "code");
   CHECK(Json::parse(cli({"import", cli.file, "--json"}).out)["version"] == 1);
-  CHECK(Json::parse(cli({"add", "-", "--json"}, R"({"id":"x","title":"y"})").out)
-            ["change"] == "added");
+  CHECK(Json::parse(cli({"add", "-", "--json"}, R"({"id":"x","title":"y"})")
+                        .out)["change"] == "added");
   CHECK(Json::parse(cli({"rm", "x", "--json"}).out)["change"] == "deleted");
-  for (auto args : std::vector<std::vector<std::string>>{
-           {"show", "smem-tiling"}, {"history", "smem-tiling"}, {"log"},
-           {"diff", "1", "2"}, {"stats"}, {"query", "tiling"}}) {
+  for (auto args :
+       std::vector<std::vector<std::string>>{{"show", "smem-tiling"},
+                                             {"history", "smem-tiling"},
+                                             {"log"},
+                                             {"diff", "1", "2"},
+                                             {"stats"},
+                                             {"query", "tiling"}}) {
     args.push_back("--json");
     Run r = cli(args);
     CAPTURE(args[0]);
@@ -140,7 +147,8 @@ TEST_CASE("every command accepts --json and prints valid JSON") {
   }
 }
 
-TEST_CASE("bad input fails with exit code 1, a message naming it, and no commit") {
+TEST_CASE(
+    "bad input fails with exit code 1, a message naming it, and no commit") {
   Fixture cli;
   cli.Init();
   struct Case {
@@ -153,7 +161,8 @@ TEST_CASE("bad input fails with exit code 1, a message naming it, and no commit"
       {"{\"id\":\"Bad Id\",\"title\":\"t\"}\n", "Bad Id"},
       {"{\"id\":\"a\",\"title\":\"   \"}\n", "title"},
       {"{\"id\":\"a\",\"title\":\"caf\xc3\"}\n", ":1:"},
-      {"{\"id\":\"a\",\"title\":\"x\"}\n{\"id\":\"a\",\"title\":\"y\"}\n", "line 1"},
+      {"{\"id\":\"a\",\"title\":\"x\"}\n{\"id\":\"a\",\"title\":\"y\"}\n",
+       "line 1"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.input);
@@ -179,7 +188,8 @@ TEST_CASE("bad input fails with exit code 1, a message naming it, and no commit"
   CHECK(Json::parse(cli({"log", "--json"}).out).size() == 1);
 }
 
-TEST_CASE("a library that is not one fails with exit code 2 or 1, never a crash") {
+TEST_CASE(
+    "a library that is not one fails with exit code 2 or 1, never a crash") {
   Fixture cli;
   std::filesystem::create_directories(cli.db);
   std::ofstream(cli.db + "/CURRENT") << "garbage\n";
@@ -193,7 +203,9 @@ TEST_CASE("a library that is not one fails with exit code 2 or 1, never a crash"
   CHECK(std::filesystem::exists(cli.dir.Sub("docs/notes.txt")));
 }
 
-TEST_CASE("a read-only command works while another process holds the library for writing") {
+TEST_CASE(
+    "a read-only command works while another process holds the library for "
+    "writing") {
   Fixture cli;
   cli.Init();
   Options o;
@@ -219,7 +231,8 @@ TEST_CASE("the default library is created from the seed library on first use") {
               {"SKILLDB_SEED_DIR=" + dir.Sub("seed")});
   REQUIRE(r.code == 0);
   CHECK(Json::parse(r.out)["hits"][0]["id"] == "smem-tiling");
-  CHECK(std::filesystem::exists(dir.Sub("home/.local/share/skilldb/library/CURRENT")));
+  CHECK(std::filesystem::exists(
+      dir.Sub("home/.local/share/skilldb/library/CURRENT")));
   // Second use: no re-import, same version.
   Run again = Cli(dir.Sub("home"), {"log", "--json"}, "",
                   {"SKILLDB_SEED_DIR=" + dir.Sub("seed")});

@@ -34,8 +34,8 @@ struct Run {
 // Runs the CLI with `args`, feeding `input` on stdin, with HOME pointing at
 // `home` so the default library never touches the real one.
 inline Run Cli(const std::string& home, const std::vector<std::string>& args,
-        const std::string& input = "",
-        const std::vector<std::string>& extra_env = {}) {
+               const std::string& input = "",
+               const std::vector<std::string>& extra_env = {}) {
   int in[2], out[2], err[2];
   REQUIRE(pipe(in) == 0);
   REQUIRE(pipe(out) == 0);

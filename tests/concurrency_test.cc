@@ -20,9 +20,12 @@ using testing::TempLibrary;
 // skills a scan sees is the number the commit record states.
 bool ConsistentAt(Library& lib, Version v, std::string* why) {
   for (const char* q : {"warp shuffle", "memory tiling", "tensor core async"}) {
-    auto fast = lib.Query(QueryOptions{.k = 15, .as_of = v, .with_titles = false}, q);
+    auto fast =
+        lib.Query(QueryOptions{.k = 15, .as_of = v, .with_titles = false}, q);
     auto full = lib.Query(
-        QueryOptions{.k = 15, .as_of = v, .with_titles = false, .exhaustive = true}, q);
+        QueryOptions{
+            .k = 15, .as_of = v, .with_titles = false, .exhaustive = true},
+        q);
     if (!fast.ok() || !full.ok()) {
       *why = "query failed";
       return false;
@@ -44,10 +47,12 @@ bool ConsistentAt(Library& lib, Version v, std::string* why) {
     }
   }
   uint64_t scanned = 0;
-  if (!lib.Scan(ReadOptions{.as_of = v}, [&](const Skill&) {
-         ++scanned;
-         return true;
-       }).ok()) {
+  if (!lib.Scan(ReadOptions{.as_of = v},
+                [&](const Skill&) {
+                  ++scanned;
+                  return true;
+                })
+           .ok()) {
     *why = "scan failed";
     return false;
   }
@@ -71,13 +76,15 @@ TEST_CASE("readers see consistent versions while writers commit in threads") {
 
   auto writer = [&](int w) {
     for (int i = 0; i < 120; ++i) {
-      const std::string id = "w" + std::to_string(w) + "-" + std::to_string(i % 17);
+      const std::string id =
+          "w" + std::to_string(w) + "-" + std::to_string(i % 17);
       Status s;
       if (i % 5 == 4) {
         s = lib->Delete(id).status();
         if (s.code() == StatusCode::kNotFound) s = Status::Ok();
       } else {
-        s = lib->Put(Skill::Make(id, testing::ScriptText(static_cast<uint64_t>(i), w)))
+        s = lib->Put(Skill::Make(
+                         id, testing::ScriptText(static_cast<uint64_t>(i), w)))
                 .status();
       }
       if (!s.ok()) {
@@ -116,7 +123,8 @@ TEST_CASE("readers see consistent versions while writers commit in threads") {
   }
 }
 
-TEST_CASE("a read-only process sees consistent versions beside a writer process") {
+TEST_CASE(
+    "a read-only process sees consistent versions beside a writer process") {
   testing::TempDir dir;
   const std::string path = dir.Sub("lib");
   Options o;

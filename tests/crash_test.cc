@@ -68,7 +68,8 @@ Version RunAndKill(const std::string& path, std::chrono::microseconds delay,
   int status = 0;
   waitpid(pid, &status, 0);
   // A writer that failed on its own (rather than being killed) is a bug.
-  CHECK_MESSAGE(WIFSIGNALED(status), "writer exited with ", WEXITSTATUS(status));
+  CHECK_MESSAGE(WIFSIGNALED(status), "writer exited with ",
+                WEXITSTATUS(status));
   Version last = 0;
   uint64_t ack = 0;
   while (read(fds[0], &ack, sizeof(ack)) == sizeof(ack)) last = ack;
@@ -80,10 +81,12 @@ void CheckVersion(Library& lib, Version v, int import_size) {
   CAPTURE(v);
   const ModelState model = ModelAt(v, import_size);
   ModelState stored;
-  REQUIRE(lib.Scan(ReadOptions{.as_of = v}, [&](const Skill& s) {
-               stored[s.id] = s.title;
-               return true;
-             }).ok());
+  REQUIRE(lib.Scan(ReadOptions{.as_of = v},
+                   [&](const Skill& s) {
+                     stored[s.id] = s.title;
+                     return true;
+                   })
+              .ok());
   CHECK(stored == model);
   auto stats = lib.Stats(ReadOptions{.as_of = v});
   REQUIRE(stats.ok());
@@ -91,13 +94,15 @@ void CheckVersion(Library& lib, Version v, int import_size) {
   ReferenceIndex ref;
   for (const auto& [id, title] : model) ref.Put(id, title);
   for (const char* q : {"warp shuffle", "tiling", "bank conflict async"}) {
-    auto hits = lib.Query(QueryOptions{.k = 20, .as_of = v, .with_titles = false}, q);
+    auto hits =
+        lib.Query(QueryOptions{.k = 20, .as_of = v, .with_titles = false}, q);
     REQUIRE(hits.ok());
     auto want = ref.TopK(q, 20);
     REQUIRE(hits->hits.size() == want.size());
     for (size_t i = 0; i < want.size(); ++i) {
       CHECK(hits->hits[i].id == want[i].first);
-      CHECK(hits->hits[i].score == doctest::Approx(want[i].second).epsilon(1e-9));
+      CHECK(hits->hits[i].score ==
+            doctest::Approx(want[i].second).epsilon(1e-9));
     }
   }
 }
@@ -106,8 +111,8 @@ void CheckVersion(Library& lib, Version v, int import_size) {
 // started: the head seen after the previous round, or its last ack. The
 // round may add acknowledged commits and at most one more in flight.
 // Returns the head found.
-Version CheckAfterCrash(const std::string& path, Version known, Version last_ack,
-                        int import_size, std::mt19937& rng) {
+Version CheckAfterCrash(const std::string& path, Version known,
+                        Version last_ack, int import_size, std::mt19937& rng) {
   // create_if_missing: a kill during creation leaves nothing acknowledged,
   // and the library is then created afresh.
   Options o = CrashOptions(size_t{128} << 20);

@@ -21,9 +21,9 @@ struct ScriptedCommit {
 };
 
 inline std::string ScriptText(uint64_t v, int j) {
-  static const char* kWords[] = {"shared", "memory", "tiling", "warp",
+  static const char* kWords[] = {"shared",  "memory",    "tiling", "warp",
                                  "shuffle", "reduction", "tensor", "core",
-                                 "async", "copy", "bank", "conflict"};
+                                 "async",   "copy",      "bank",   "conflict"};
   std::string text;
   uint64_t x = v * 2654435761u + static_cast<uint64_t>(j) * 40503u + 17;
   const int len = 3 + static_cast<int>(x % 9);
@@ -41,8 +41,9 @@ inline ScriptedCommit Script(uint64_t v, const ModelState& before,
   ScriptedCommit c;
   if (v % 6 == 0) {
     for (int j = 0; j < import_size; ++j) {
-      c.puts.push_back(Skill::Make(
-          "imp-" + std::to_string(v) + "-" + std::to_string(j), ScriptText(v, j)));
+      c.puts.push_back(
+          Skill::Make("imp-" + std::to_string(v) + "-" + std::to_string(j),
+                      ScriptText(v, j)));
     }
   } else {
     const std::string id = "s-" + std::to_string(v % 10);

@@ -15,7 +15,8 @@ namespace {
 class PassingVerifier : public Verifier {
  public:
   std::string_view Name() const override { return "passing"; }
-  Result<VerificationReport> Verify(const VerificationRequest& request) override {
+  Result<VerificationReport> Verify(
+      const VerificationRequest& request) override {
     VerificationReport r;
     r.verifier = "passing";
     r.task = request.task;
@@ -36,18 +37,22 @@ class PassingVerifier : public Verifier {
 Skill Candidate(int i) {
   // Distinct topics, so no two candidates are near duplicates.
   static const char* kTopics[] = {
-      "coalesced global loads", "bank conflict padding", "warp shuffle reduce",
-      "cp async pipelining", "tensor core mma", "persistent tile scheduler",
-      "split k reduction", "online softmax rescale", "layernorm welford",
-      "tma bulk copies", "grid stride loops", "thread coarsening"};
+      "coalesced global loads", "bank conflict padding",
+      "warp shuffle reduce",    "cp async pipelining",
+      "tensor core mma",        "persistent tile scheduler",
+      "split k reduction",      "online softmax rescale",
+      "layernorm welford",      "tma bulk copies",
+      "grid stride loops",      "thread coarsening"};
   Skill s = Skill::Make("cand-" + std::to_string(i), kTopics[i % 12]);
   s.body = std::string(kTopics[i % 12]) + " variant " + std::to_string(i) +
-           " explained with its own distinct words number " + std::to_string(i * 7919);
+           " explained with its own distinct words number " +
+           std::to_string(i * 7919);
   return s;
 }
 
-TEST_CASE("parallel proposers in threads: every distinct candidate lands once, "
-          "identical ones conflict") {
+TEST_CASE(
+    "parallel proposers in threads: every distinct candidate lands once, "
+    "identical ones conflict") {
   testing::TempLibrary lib;
   PassingVerifier verifier;
   std::atomic<int> accepted{0}, aborted{0}, rejected{0}, errors{0};

@@ -23,7 +23,8 @@ class ReferenceIndex {
     std::istringstream in(text);
     std::string t;
     while (in >> t) {
-      for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (char& c : t)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       terms.push_back(t);
     }
     docs_[id] = terms;
@@ -34,7 +35,7 @@ class ReferenceIndex {
 
   // The top k (id, score) pairs, ties by id ascending.
   std::vector<std::pair<std::string, double>> TopK(const std::string& query,
-                                                    size_t k) const {
+                                                   size_t k) const {
     if (docs_.empty()) return {};
     std::set<std::string> qterms;
     std::istringstream in(query);
@@ -42,7 +43,8 @@ class ReferenceIndex {
     while (in >> t) qterms.insert(t);
     const double n = static_cast<double>(docs_.size());
     double total = 0;
-    for (const auto& [id, terms] : docs_) total += static_cast<double>(terms.size());
+    for (const auto& [id, terms] : docs_)
+      total += static_cast<double>(terms.size());
     const double avgdl = total / n;
     std::map<std::string, double> df;
     for (const auto& [id, terms] : docs_) {
@@ -54,7 +56,8 @@ class ReferenceIndex {
       double score = 0;
       bool matched = false;
       for (const auto& q : qterms) {
-        const double tf = static_cast<double>(std::count(terms.begin(), terms.end(), q));
+        const double tf =
+            static_cast<double>(std::count(terms.begin(), terms.end(), q));
         if (tf == 0) continue;
         matched = true;
         const double idf = std::log(1.0 + (n - df[q] + 0.5) / (df[q] + 0.5));

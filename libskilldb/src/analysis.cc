@@ -65,7 +65,9 @@ Status ValidateFieldWeights(const FieldWeights& weights) {
     }
     any = any || w > 0;
   }
-  if (!any) return Status::InvalidArgument("at least one field weight must be positive");
+  if (!any)
+    return Status::InvalidArgument(
+        "at least one field weight must be positive");
   return Status::Ok();
 }
 
@@ -90,11 +92,13 @@ Result<FieldWeights> ParseFieldWeights(std::string_view text) {
     const size_t eq = item.find('=');
     const Field* field = nullptr;
     for (const Field& f : kFields) {
-      if (eq != std::string_view::npos && item.substr(0, eq) == f.name) field = &f;
+      if (eq != std::string_view::npos && item.substr(0, eq) == f.name)
+        field = &f;
     }
     int value = -1;
     if (field != nullptr) {
-      auto [p, ec] = std::from_chars(item.data() + eq + 1, item.data() + item.size(), value);
+      auto [p, ec] = std::from_chars(item.data() + eq + 1,
+                                     item.data() + item.size(), value);
       if (ec != std::errc() || p != item.data() + item.size()) field = nullptr;
     }
     if (field == nullptr) {

@@ -61,8 +61,9 @@ uint64_t LibraryImpl::AddAuditLocked(BatchWriter& writer,
   out["seq"] = seq;
   out["time_ms"] = NowMs();
   for (auto& [k, v] : j.items()) out[k] = v;
-  writer.Put(kAudit, Be64(seq),
-             out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  writer.Put(
+      kAudit, Be64(seq),
+      out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return seq;
 }
 
@@ -77,20 +78,24 @@ Result<uint64_t> LibraryImpl::WriteAuditLocked(const std::string& entry_json) {
   return seq;
 }
 
-Result<std::vector<AuditEntry>> LibraryImpl::Audit(const AuditOptions& options) {
+Result<std::vector<AuditEntry>> LibraryImpl::Audit(
+    const AuditOptions& options) {
   // The log is not versioned: read it as it is now, not as of a snapshot.
   auto it = storage_->NewIterator(kAudit);
   std::vector<AuditEntry> out;
   if (options.limit > 0) {
     // The newest `limit` entries after after_seq, returned oldest first.
-    for (it->SeekToLast(); it->Valid() && out.size() < options.limit; it->Prev()) {
+    for (it->SeekToLast(); it->Valid() && out.size() < options.limit;
+         it->Prev()) {
       if (GetBe64(it->key().data()) <= options.after_seq) break;
-      out.push_back(ParseAuditJson(std::string_view(it->value().data(), it->value().size())));
+      out.push_back(ParseAuditJson(
+          std::string_view(it->value().data(), it->value().size())));
     }
     std::reverse(out.begin(), out.end());
   } else {
     for (it->Seek(Be64(options.after_seq + 1)); it->Valid(); it->Next()) {
-      out.push_back(ParseAuditJson(std::string_view(it->value().data(), it->value().size())));
+      out.push_back(ParseAuditJson(
+          std::string_view(it->value().data(), it->value().size())));
     }
   }
   SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading the audit log"));

@@ -102,8 +102,9 @@ class BatchWriter {
   Version version_;
   bool bulk_ = false;
   size_t buffered_bytes_ = 0;
-  std::vector<std::pair<Cf, std::vector<std::pair<std::string, std::string>>>> buffers_ = {
-      {kRevisions, {}}, {kChanges, {}}, {kPostings, {}}, {kDocTables, {}}};
+  std::vector<std::pair<Cf, std::vector<std::pair<std::string, std::string>>>>
+      buffers_ = {
+          {kRevisions, {}}, {kChanges, {}}, {kPostings, {}}, {kDocTables, {}}};
   rocksdb::WriteBatch batch_;
 };
 

@@ -20,7 +20,8 @@ class BlobCache {
  public:
   using Value = std::shared_ptr<const std::string>;  // null = known absent
 
-  explicit BlobCache(size_t capacity_bytes) : shard_capacity_(capacity_bytes / kShards) {}
+  explicit BlobCache(size_t capacity_bytes)
+      : shard_capacity_(capacity_bytes / kShards) {}
 
   // Looks `key` up; on a hit sets *value (null for a cached absence).
   bool Lookup(std::string_view key, Value* value) {

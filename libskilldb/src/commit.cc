@@ -162,17 +162,19 @@ Result<Version> LibraryImpl::CommitLocked(
   BatchWriter writer(*storage_, options_, version);
   size_t approx_bytes = 0;
   for (const Skill& skill : puts) {
-    approx_bytes += 64 + skill.title.size() + skill.summary.size() + skill.body.size() +
-                    skill.code.size();
+    approx_bytes += 64 + skill.title.size() + skill.summary.size() +
+                    skill.body.size() + skill.code.size();
   }
   // Big enough to stage: load the bulk as table files, not through the log.
-  if (approx_bytes > options_.stage_bytes) SKILLDB_RETURN_IF_ERROR(writer.StartBulk());
+  if (approx_bytes > options_.stage_bytes)
+    SKILLDB_RETURN_IF_ERROR(writer.StartBulk());
   uint32_t next_docid = next_docid_;
   uint32_t next_segment = next_segment_;
   std::vector<std::shared_ptr<Segment>> new_segments;
   // (term, change in live document frequency); aggregated at the end.
   std::vector<std::pair<std::string, int64_t>> df_delta;
-  int64_t total_length = static_cast<int64_t>(head_state->head_commit.total_length);
+  int64_t total_length =
+      static_cast<int64_t>(head_state->head_commit.total_length);
   int64_t num_skills = static_cast<int64_t>(head_state->head_commit.num_skills);
 
   SegmentBuilder builder;
@@ -183,13 +185,13 @@ Result<Version> LibraryImpl::CommitLocked(
     std::string table = builder.EncodeDocTable();
     SKILLDB_ASSIGN_OR_RETURN(auto docs, retrieval::SegmentDocs::Decode(table));
     writer.Put(kDocTables, Be32(meta.id), table);
-    builder.EmitPostingLists([&](std::string_view term, std::string list,
-                                 uint32_t num_docs) {
-      writer.Put(kPostings, PostingKey(meta.id, term), list);
-      if (term.empty() || term[0] != retrieval::kFilterTermPrefix) {
-        df_delta.emplace_back(std::string(term), num_docs);
-      }
-    });
+    builder.EmitPostingLists(
+        [&](std::string_view term, std::string list, uint32_t num_docs) {
+          writer.Put(kPostings, PostingKey(meta.id, term), list);
+          if (term.empty() || term[0] != retrieval::kFilterTermPrefix) {
+            df_delta.emplace_back(std::string(term), num_docs);
+          }
+        });
     new_segments.push_back(std::make_shared<Segment>(meta, std::move(docs)));
     builder = SegmentBuilder();
     return writer.MaybeStage();
@@ -199,7 +201,8 @@ Result<Version> LibraryImpl::CommitLocked(
   for (size_t i = 0; i < puts.size(); ++i) {
     const Skill& skill = puts[i];
     const uint32_t docid = next_docid++;
-    const uint32_t length = AnalyzeSkill(*analyzer_, field_weights_, skill, &freqs);
+    const uint32_t length =
+        AnalyzeSkill(*analyzer_, field_weights_, skill, &freqs);
     total_length += length;
     if (put_kinds[i] == ChangeKind::kAdded) ++num_skills;
     DocInput doc;

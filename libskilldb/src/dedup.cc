@@ -35,8 +35,9 @@ void AppendNormalized(std::string* out, std::string_view text) {
 
 std::string NormalizedContent(const Skill& s) {
   std::string text;
-  for (std::string_view field : {std::string_view(s.title), std::string_view(s.summary),
-                                 std::string_view(s.body), std::string_view(s.code)}) {
+  for (std::string_view field :
+       {std::string_view(s.title), std::string_view(s.summary),
+        std::string_view(s.body), std::string_view(s.code)}) {
     AppendNormalized(&text, field);
     text.push_back('\x1f');
   }
@@ -61,7 +62,8 @@ std::string NormalizedContent(const Skill& s) {
 
 std::string ContentHash(const Skill& skill) {
   const std::string text = NormalizedContent(skill);
-  const uint64_t parts[2] = {Fnv1a(text, 0), Fnv1a(text, 0x9e3779b97f4a7c15ull)};
+  const uint64_t parts[2] = {Fnv1a(text, 0),
+                             Fnv1a(text, 0x9e3779b97f4a7c15ull)};
   std::string out(16, '\0');
   std::memcpy(out.data(), parts, 16);
   return out;
@@ -69,8 +71,9 @@ std::string ContentHash(const Skill& skill) {
 
 std::vector<uint64_t> Shingles(const Skill& skill) {
   std::string text;
-  for (std::string_view field : {std::string_view(skill.title), std::string_view(skill.summary),
-                                 std::string_view(skill.body), std::string_view(skill.code)}) {
+  for (std::string_view field :
+       {std::string_view(skill.title), std::string_view(skill.summary),
+        std::string_view(skill.body), std::string_view(skill.code)}) {
     AppendNormalized(&text, field);
     text.push_back(' ');
   }
@@ -79,7 +82,8 @@ std::vector<uint64_t> Shingles(const Skill& skill) {
   while (pos < text.size()) {
     const size_t end = text.find_first_of(" \x1f", pos);
     const size_t stop = end == std::string::npos ? text.size() : end;
-    if (stop > pos) words.push_back(std::string_view(text).substr(pos, stop - pos));
+    if (stop > pos)
+      words.push_back(std::string_view(text).substr(pos, stop - pos));
     pos = stop + 1;
   }
   std::vector<uint64_t> out;

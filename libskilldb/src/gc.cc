@@ -16,13 +16,16 @@ namespace skilldb {
 
 Status ValidateTagName(std::string_view name) {
   auto ok_first = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9');
   };
   bool valid = !name.empty() && name.size() <= 64 && ok_first(name[0]);
-  for (char c : name) valid = valid && (ok_first(c) || c == '.' || c == '_' || c == '-');
+  for (char c : name)
+    valid = valid && (ok_first(c) || c == '.' || c == '_' || c == '-');
   if (!valid) {
-    return Status::InvalidArgument("invalid tag name '" + std::string(name.substr(0, 80)) +
-                                   "' (tags match [A-Za-z0-9][A-Za-z0-9._-]{0,63})");
+    return Status::InvalidArgument(
+        "invalid tag name '" + std::string(name.substr(0, 80)) +
+        "' (tags match [A-Za-z0-9][A-Za-z0-9._-]{0,63})");
   }
   return Status::Ok();
 }
@@ -31,30 +34,37 @@ namespace internal {
 
 Status LibraryImpl::Tag(std::string_view name, Version version) {
   SKILLDB_RETURN_IF_ERROR(ValidateTagName(name));
-  if (storage_->read_only()) return Status::FailedPrecondition("library is open read-only");
+  if (storage_->read_only())
+    return Status::FailedPrecondition("library is open read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
   auto s = state();
-  if (version == 0) return Status::InvalidArgument("version 0 (the empty library) cannot be tagged");
+  if (version == 0)
+    return Status::InvalidArgument(
+        "version 0 (the empty library) cannot be tagged");
   SKILLDB_RETURN_IF_ERROR(ResolveVersion(*s, version).status());
   SKILLDB_ASSIGN_OR_RETURN(auto existing, storage_->Get(kTags, name));
   if (existing) {
-    return Status::AlreadyExists("tag '" + std::string(name) + "' already names version " +
+    return Status::AlreadyExists("tag '" + std::string(name) +
+                                 "' already names version " +
                                  std::to_string(GetBe64(existing->data())));
   }
   rocksdb::WriteBatch batch;
-  batch.Put(storage_->cf(kTags), rocksdb::Slice(name.data(), name.size()), Be64(version));
+  batch.Put(storage_->cf(kTags), rocksdb::Slice(name.data(), name.size()),
+            Be64(version));
   SKILLDB_RETURN_IF_ERROR(storage_->Write(&batch, /*sync=*/true));
   auto next = std::make_shared<ReadState>(*s);
   next->snapshot = storage_->NewSnapshot();
-  next->tagged.insert(std::upper_bound(next->tagged.begin(), next->tagged.end(), version),
-                      version);
+  next->tagged.insert(
+      std::upper_bound(next->tagged.begin(), next->tagged.end(), version),
+      version);
   Publish(std::move(next));
   return Status::Ok();
 }
 
 Status LibraryImpl::DeleteTag(std::string_view name) {
   SKILLDB_RETURN_IF_ERROR(ValidateTagName(name));
-  if (storage_->read_only()) return Status::FailedPrecondition("library is open read-only");
+  if (storage_->read_only())
+    return Status::FailedPrecondition("library is open read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
   auto s = state();
   SKILLDB_ASSIGN_OR_RETURN(auto existing, storage_->Get(kTags, name));
@@ -64,7 +74,8 @@ Status LibraryImpl::DeleteTag(std::string_view name) {
   SKILLDB_RETURN_IF_ERROR(storage_->Write(&batch, /*sync=*/true));
   auto next = std::make_shared<ReadState>(*s);
   next->snapshot = storage_->NewSnapshot();
-  auto it = std::find(next->tagged.begin(), next->tagged.end(), GetBe64(existing->data()));
+  auto it = std::find(next->tagged.begin(), next->tagged.end(),
+                      GetBe64(existing->data()));
   if (it != next->tagged.end()) next->tagged.erase(it);
   Publish(std::move(next));
   return Status::Ok();
@@ -117,13 +128,15 @@ Status DropUnretained(const Storage& storage, Cf cf, const ReadState& gc_state,
   auto flush = [&] {
     // entries: newest first; entry i is read for versions [v_i, v_{i-1}).
     for (size_t i = 0; i < entries.size(); ++i) {
-      const Version until = i == 0 ? retrieval::kLiveForever : entries[i - 1].version;
+      const Version until =
+          i == 0 ? retrieval::kLiveForever : entries[i - 1].version;
       entries[i].keep = gc_state.CoversRetained(entries[i].version, until);
     }
     for (size_t i = 0; i < entries.size(); ++i) {
       if (entries[i].keep && entries[i].tombstone) {
         bool older_kept = false;
-        for (size_t j = i + 1; j < entries.size(); ++j) older_kept |= entries[j].keep;
+        for (size_t j = i + 1; j < entries.size(); ++j)
+          older_kept |= entries[j].keep;
         entries[i].keep = older_kept;
       }
       if (!entries[i].keep) {
@@ -143,7 +156,8 @@ Status DropUnretained(const Storage& storage, Cf cf, const ReadState& gc_state,
       flush();
       group = name;
     }
-    entries.push_back(Entry{key.ToString(), ~GetBe64(key.data() + key.size() - 8), false,
+    entries.push_back(Entry{key.ToString(),
+                            ~GetBe64(key.data() + key.size() - 8), false,
                             is_tombstone(it->value())});
   }
   flush();
@@ -153,9 +167,11 @@ Status DropUnretained(const Storage& storage, Cf cf, const ReadState& gc_state,
 }  // namespace
 
 Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
-  if (storage_->read_only()) return Status::FailedPrecondition("library is open read-only");
+  if (storage_->read_only())
+    return Status::FailedPrecondition("library is open read-only");
   if (options.keep_last.has_value() == options.keep_since.has_value()) {
-    return Status::InvalidArgument("give exactly one of keep_last and keep_since");
+    return Status::InvalidArgument(
+        "give exactly one of keep_last and keep_since");
   }
   std::lock_guard<std::mutex> lock(write_mu_);
   auto s = state();
@@ -164,12 +180,15 @@ Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
   report.disk_bytes_before = storage_->DiskBytes();
   Version target = 0;
   if (options.keep_last) {
-    if (*options.keep_last == 0) return Status::InvalidArgument("keep_last must be at least 1");
-    target = s->head >= *options.keep_last ? s->head - *options.keep_last + 1 : 0;
+    if (*options.keep_last == 0)
+      return Status::InvalidArgument("keep_last must be at least 1");
+    target =
+        s->head >= *options.keep_last ? s->head - *options.keep_last + 1 : 0;
   } else {
     if (*options.keep_since > s->head) {
-      return Status::InvalidArgument("keep_since " + std::to_string(*options.keep_since) +
-                                     " is beyond the newest version " + std::to_string(s->head));
+      return Status::InvalidArgument(
+          "keep_since " + std::to_string(*options.keep_since) +
+          " is beyond the newest version " + std::to_string(s->head));
     }
     target = *options.keep_since;
   }
@@ -192,14 +211,15 @@ Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
         return v.size() > 0 && static_cast<uint8_t>(v[0]) ==
                                    static_cast<uint8_t>(RevisionKind::kDelete);
       }));
-  SKILLDB_RETURN_IF_ERROR(DropUnretained(*storage_, kDfs, after, &batch,
-                                         &report.df_entries_dropped,
-                                         [](const rocksdb::Slice&) { return false; }));
+  SKILLDB_RETURN_IF_ERROR(
+      DropUnretained(*storage_, kDfs, after, &batch, &report.df_entries_dropped,
+                     [](const rocksdb::Slice&) { return false; }));
   // Commit records of versions no longer retained; change lists of versions
   // at or below the lowest retained one (higher ones still serve Diff
   // between retained versions across a gap).
-  const Version lowest = after.tagged.empty() ? new_oldest
-                                              : std::min(new_oldest, after.tagged.front());
+  const Version lowest = after.tagged.empty()
+                             ? new_oldest
+                             : std::min(new_oldest, after.tagged.front());
   for (Version v = 1; v < new_oldest; ++v) {
     if (after.Retained(v)) continue;
     batch.Delete(storage_->cf(kCommits), Be64(v));
@@ -220,7 +240,9 @@ Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
                              current->segments[i]->Docs(*storage_));
     uint64_t dead = 0;
     for (uint32_t d = docs->base(); d < docs->limit(); ++d) {
-      if (!docs->dropped(d) && !current->CoversRetained(docs->start(d), docs->end(d))) ++dead;
+      if (!docs->dropped(d) &&
+          !current->CoversRetained(docs->start(d), docs->end(d)))
+        ++dead;
     }
     if (dead == 0) continue;
     SKILLDB_RETURN_IF_ERROR(MergeRun(*current, i, 1));

@@ -16,7 +16,8 @@ Result<std::vector<Revision>> LibraryImpl::History(std::string_view id) {
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix);
        it->Next()) {
     std::string_view key_id;
-    SKILLDB_ASSIGN_OR_RETURN(StoredRevision stored, DecodeRevisionAt(*it, &key_id));
+    SKILLDB_ASSIGN_OR_RETURN(StoredRevision stored,
+                             DecodeRevisionAt(*it, &key_id));
     if (stored.version > s->head) continue;  // a commit still being staged
     SKILLDB_ASSIGN_OR_RETURN(Revision rev, ToRevision(stored));
     out.push_back(std::move(rev));
@@ -73,8 +74,8 @@ Result<std::vector<Change>> LibraryImpl::CommitChanges(Version version) {
     Change change;
     change.id = it->key().ToString().substr(8);
     SKILLDB_ASSIGN_OR_RETURN(
-        change.kind,
-        DecodeChangeKind(std::string_view(it->value().data(), it->value().size())));
+        change.kind, DecodeChangeKind(std::string_view(it->value().data(),
+                                                       it->value().size())));
     out.push_back(std::move(change));
   }
   SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading changes"));
@@ -154,7 +155,8 @@ Result<LibraryStats> LibraryImpl::Stats(const ReadOptions& options) {
   };
   for (const Counter& c : counters) {
     SKILLDB_ASSIGN_OR_RETURN(
-        *c.out, CountFilter(*s, retrieval::FilterTerm(c.field, c.value), version));
+        *c.out,
+        CountFilter(*s, retrieval::FilterTerm(c.field, c.value), version));
   }
   stats.num_segments = s->segments.size();
   for (const auto& seg : s->segments) stats.num_documents += seg->meta().count;

@@ -56,8 +56,7 @@ Result<const retrieval::SegmentDocs*> Segment::Docs(const Storage& storage) {
   // snapshot are only ever later than its version, so they do not change
   // what it sees, and the writer's ApplyEnd (which takes mu_ after its write)
   // cannot slip between this read and the publication below.
-  SKILLDB_ASSIGN_OR_RETURN(auto table,
-                           storage.Get(kDocTables, Be32(meta_.id)));
+  SKILLDB_ASSIGN_OR_RETURN(auto table, storage.Get(kDocTables, Be32(meta_.id)));
   if (!table) {
     return Status::Corruption("doc table of segment " +
                               std::to_string(meta_.id) + " is missing");
@@ -94,7 +93,8 @@ bool ReadState::Retained(Version v) const {
 }
 
 bool ReadState::CoversRetained(Version from, Version to) const {
-  if (to > oldest && std::max(from, oldest) < to && std::max(from, oldest) <= head) {
+  if (to > oldest && std::max(from, oldest) < to &&
+      std::max(from, oldest) <= head) {
     return true;
   }
   auto it = std::lower_bound(tagged.begin(), tagged.end(), from);

@@ -12,14 +12,14 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "blob_cache.h"
 #include "skilldb/library.h"
 #include "skilldb/retrieval/searcher.h"
 #include "skilldb/retrieval/segment.h"
-#include "blob_cache.h"
 #include "storage.h"
 
 namespace skilldb::internal {
@@ -66,7 +66,10 @@ class StoragePostingSource : public retrieval::PostingSource {
  public:
   StoragePostingSource(const Storage& storage, BlobCache* cache,
                        uint32_t segment, const rocksdb::Snapshot* snapshot)
-      : storage_(storage), cache_(cache), segment_(segment), snapshot_(snapshot) {}
+      : storage_(storage),
+        cache_(cache),
+        segment_(segment),
+        snapshot_(snapshot) {}
   Status Get(std::string_view term,
              std::unique_ptr<retrieval::Blob>* blob) override;
 
@@ -114,9 +117,9 @@ class DfCache {
 struct ReadState {
   Version head = 0;
   Version oldest = 0;
-  CommitInfo head_commit;  // statistics of the head version
+  CommitInfo head_commit;       // statistics of the head version
   std::vector<Version> tagged;  // sorted; retained even when < oldest
-  DfCache head_dfs;  // dfs at `head`, filled by queries
+  DfCache head_dfs;             // dfs at `head`, filled by queries
   std::shared_ptr<const rocksdb::Snapshot> snapshot;
   std::vector<std::shared_ptr<Segment>> segments;  // ascending docids
 

@@ -30,7 +30,7 @@ namespace skilldb::internal {
 
 // Column family names, in the order they are opened. Never rename.
 inline constexpr const char* kColumnFamilies[] = {
-    "default",  "revisions", "commits", "changes", "dfs",  "doctables",
+    "default",  "revisions", "commits", "changes", "dfs",   "doctables",
     "postings", "ends",      "hashes",  "audit",   "usage", "tags"};
 enum Cf : int {
   kMeta = 0,

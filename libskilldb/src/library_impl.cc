@@ -74,7 +74,8 @@ Result<std::unique_ptr<Library>> LibraryImpl::Open(const Options& options,
   auto impl = std::unique_ptr<LibraryImpl>(new LibraryImpl());
   impl->options_ = options;
   if (options.posting_cache_bytes > 0) {
-    impl->posting_cache_ = std::make_unique<BlobCache>(options.posting_cache_bytes);
+    impl->posting_cache_ =
+        std::make_unique<BlobCache>(options.posting_cache_bytes);
   }
   bool created = false;
   SKILLDB_ASSIGN_OR_RETURN(impl->storage_,
@@ -144,9 +145,9 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
         "'): export it with the build that made it and import the JSONL here");
   }
   if (stored_format != kFormatValue) {
-    return Status::Corruption("'" + storage_->path() +
-                              "' is not a skilldb library (format " +
-                              (format ? "'" + stored_format + "'" : "missing") + ")");
+    return Status::Corruption(
+        "'" + storage_->path() + "' is not a skilldb library (format " +
+        (format ? "'" + stored_format + "'" : "missing") + ")");
   }
   SKILLDB_ASSIGN_OR_RETURN(auto analyzer, storage_->Get(kMeta, kAnalyzerKey));
   if (!analyzer) return Status::Corruption("analyzer setting is missing");
@@ -158,15 +159,18 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
   SKILLDB_ASSIGN_OR_RETURN(auto b, storage_->Get(kMeta, kBKey));
   SKILLDB_ASSIGN_OR_RETURN(bm25_params_.k1, ParseDouble(k1, "bm25.k1"));
   SKILLDB_ASSIGN_OR_RETURN(bm25_params_.b, ParseDouble(b, "bm25.b"));
-  SKILLDB_ASSIGN_OR_RETURN(auto weights, storage_->Get(kMeta, kFieldWeightsKey));
+  SKILLDB_ASSIGN_OR_RETURN(auto weights,
+                           storage_->Get(kMeta, kFieldWeightsKey));
   // Libraries made before field weights existed index plain joined text.
   if (weights) {
     SKILLDB_ASSIGN_OR_RETURN(field_weights_, ParseFieldWeights(*weights));
   } else {
     field_weights_ = FieldWeights{1, 1, 1, 1, 1, 1};
   }
-  SKILLDB_ASSIGN_OR_RETURN(uint64_t docid, ReadCounter(*storage_, kNextDocidKey, 4));
-  SKILLDB_ASSIGN_OR_RETURN(uint64_t seg, ReadCounter(*storage_, kNextSegmentKey, 4));
+  SKILLDB_ASSIGN_OR_RETURN(uint64_t docid,
+                           ReadCounter(*storage_, kNextDocidKey, 4));
+  SKILLDB_ASSIGN_OR_RETURN(uint64_t seg,
+                           ReadCounter(*storage_, kNextSegmentKey, 4));
   next_docid_ = static_cast<uint32_t>(docid);
   next_segment_ = static_cast<uint32_t>(seg);
   return Status::Ok();
@@ -180,7 +184,8 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
 Status LibraryImpl::RecoverStaging() {
   SKILLDB_ASSIGN_OR_RETURN(auto staging, storage_->Get(kMeta, kStagingKey));
   if (!staging) return Status::Ok();
-  if (staging->size() != 8) return Status::Corruption("malformed staging marker");
+  if (staging->size() != 8)
+    return Status::Corruption("malformed staging marker");
   const Version version = GetBe64(staging->data());
   SKILLDB_ASSIGN_OR_RETURN(uint64_t head, ReadCounter(*storage_, kHeadKey, 8));
   rocksdb::WriteBatch batch;
@@ -299,8 +304,8 @@ Result<Revision> ToRevision(const StoredRevision& stored) {
 
 Result<CommitInfo> LibraryImpl::ReadCommit(const ReadState& state,
                                            Version version) const {
-  SKILLDB_ASSIGN_OR_RETURN(auto value,
-                           storage_->Get(kCommits, Be64(version), state.snap()));
+  SKILLDB_ASSIGN_OR_RETURN(
+      auto value, storage_->Get(kCommits, Be64(version), state.snap()));
   if (!value) {
     return Status::NotFound("no commit record for version " +
                             std::to_string(version));

@@ -78,8 +78,8 @@ class LibraryImpl final : public Library {
       const QueryOptions& options, const std::vector<std::string>& texts,
       int threads) override;
   Status ScanRevisions(
-      const std::function<bool(const std::string& id, const Revision& rev)>&
-          fn) override;
+      const std::function<bool(const std::string& id, const Revision& rev)>& fn)
+      override;
 
   Result<std::unique_ptr<Proposal>> Propose(
       const Skill& candidate, const ProposalOptions& options) override;
@@ -88,15 +88,17 @@ class LibraryImpl final : public Library {
   Status RecordUsage(std::string_view id, UsageEvent event,
                      uint64_t count) override;
   Result<UsageCounters> GetUsage(std::string_view id) override;
-  Status ScanUsage(const std::function<bool(const std::string& id,
-                                            const UsageCounters& counters)>&
-                       fn) override;
+  Status ScanUsage(
+      const std::function<bool(const std::string& id,
+                               const UsageCounters& counters)>& fn) override;
 
   Result<Version> SetStatus(const std::vector<std::string>& ids,
                             SkillStatus status,
                             const CommitOptions& options) override;
-  Result<Version> Revert(Version version, const CommitOptions& options) override;
-  Result<std::vector<PruneAction>> PlanPrune(const PrunePolicy& policy) override;
+  Result<Version> Revert(Version version,
+                         const CommitOptions& options) override;
+  Result<std::vector<PruneAction>> PlanPrune(
+      const PrunePolicy& policy) override;
   Result<Version> ApplyPrune(const std::vector<PruneAction>& actions,
                              const CommitOptions& options) override;
 
@@ -120,8 +122,9 @@ class LibraryImpl final : public Library {
   Result<Version> ResolveVersion(const ReadState& state,
                                  std::optional<Version> as_of) const;
   // The newest revision of `id` at or before `version`, if any.
-  Result<std::optional<StoredRevision>> ReadRevision(
-      const ReadState& state, std::string_view id, Version version) const;
+  Result<std::optional<StoredRevision>> ReadRevision(const ReadState& state,
+                                                     std::string_view id,
+                                                     Version version) const;
   Result<CommitInfo> ReadCommit(const ReadState& state, Version version) const;
 
   // commit.cc. REQUIRES: write_mu_ held; inputs validated.
@@ -147,7 +150,8 @@ class LibraryImpl final : public Library {
   Result<std::vector<DuplicateMatch>> FindDuplicates(
       const ReadState& state, const Skill& candidate,
       const ProposalOptions& options) const;
-  Result<double> SelfScore(const ReadState& state, const Skill& candidate) const;
+  Result<double> SelfScore(const ReadState& state,
+                           const Skill& candidate) const;
   Result<ProposalOutcome> CommitProposal(ProposalImpl& proposal);
 
   // audit.cc. The *Locked ones REQUIRE write_mu_ held.

@@ -34,7 +34,8 @@ TEST_CASE("Library returns the newest version after reopen") {
   CHECK(b->title == "two");
 }
 
-TEST_CASE("a query as of an old version scores with that version's statistics") {
+TEST_CASE(
+    "a query as of an old version scores with that version's statistics") {
   TempLibrary lib(Whitespace());
   REQUIRE(lib->Put(Skill::Make("a", "shared memory tiling")).ok());
   const Version v1 = lib->CurrentVersion();
@@ -201,10 +202,12 @@ TEST_CASE("many small commits are merged and queries stay exact") {
     CHECK(before->hits[i].id == after->hits[i].id);
     CHECK(before->hits[i].score == after->hits[i].score);
   }
-  auto old = lib->Query({.k = 7, .as_of = 5, .exhaustive = true}, "term3 common term5");
+  auto old = lib->Query({.k = 7, .as_of = 5, .exhaustive = true},
+                        "term3 common term5");
   auto old_pruned = lib->Query({.k = 7, .as_of = 5}, "term3 common term5");
   REQUIRE(old->hits.size() == old_pruned->hits.size());
-  for (size_t i = 0; i < old->hits.size(); ++i) CHECK(old->hits[i].id == old_pruned->hits[i].id);
+  for (size_t i = 0; i < old->hits.size(); ++i)
+    CHECK(old->hits[i].id == old_pruned->hits[i].id);
 }
 
 TEST_CASE("a read-only open sees the data and refuses writes") {
@@ -292,12 +295,17 @@ TEST_CASE("field weights are parsed, validated and formatted") {
   CHECK(w->title == 3);
   CHECK(w->code == 0);
   CHECK(w->body == 1);
-  CHECK(FormatFieldWeights(*w) == "title=3,summary=1,body=1,tags=1,ops=1,code=0");
-  CHECK(ParseFieldWeights("titel=3").status().code() == StatusCode::kInvalidArgument);
-  CHECK(ParseFieldWeights("title=x").status().code() == StatusCode::kInvalidArgument);
-  CHECK(ParseFieldWeights("title=17").status().code() == StatusCode::kInvalidArgument);
-  CHECK(ParseFieldWeights("title=0,summary=0,body=0,tags=0,ops=0,code=0").status().code() ==
+  CHECK(FormatFieldWeights(*w) ==
+        "title=3,summary=1,body=1,tags=1,ops=1,code=0");
+  CHECK(ParseFieldWeights("titel=3").status().code() ==
         StatusCode::kInvalidArgument);
+  CHECK(ParseFieldWeights("title=x").status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(ParseFieldWeights("title=17").status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(ParseFieldWeights("title=0,summary=0,body=0,tags=0,ops=0,code=0")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -45,14 +45,16 @@ Result<Version> LibraryImpl::SetStatus(const std::vector<std::string>& ids,
   auto s = state();
   std::vector<Skill> puts;
   for (const std::string& id : ids) {
-    SKILLDB_ASSIGN_OR_RETURN(Skill skill, Get(id, ReadOptions{.as_of = s->head}));
+    SKILLDB_ASSIGN_OR_RETURN(Skill skill,
+                             Get(id, ReadOptions{.as_of = s->head}));
     if (skill.status == status) continue;
     skill.status = status;
     puts.push_back(std::move(skill));
   }
   if (puts.empty()) {
-    return Status::InvalidArgument(std::string("every listed skill is already ") +
-                                   std::string(SkillStatusName(status)));
+    return Status::InvalidArgument(
+        std::string("every listed skill is already ") +
+        std::string(SkillStatusName(status)));
   }
   CommitOptions o = WithKind(options, "status");
   const Version base = s->head;
@@ -60,21 +62,25 @@ Result<Version> LibraryImpl::SetStatus(const std::vector<std::string>& ids,
   // The skills were read at `base`: refuse to overwrite a newer revision.
   o.precondition = [&, base](Version head) -> Status {
     if (head != base) {
-      return Status::Aborted("the library moved while the status change was prepared");
+      return Status::Aborted(
+          "the library moved while the status change was prepared");
     }
     return user_precondition ? user_precondition(head) : Status::Ok();
   };
   return Commit(puts, {}, o);
 }
 
-Result<Version> LibraryImpl::Revert(Version version, const CommitOptions& options) {
+Result<Version> LibraryImpl::Revert(Version version,
+                                    const CommitOptions& options) {
   auto s = state();
   if (version == 0 || version > s->head) {
-    return Status::NotFound("version " + std::to_string(version) + " does not exist");
+    return Status::NotFound("version " + std::to_string(version) +
+                            " does not exist");
   }
   if (version - 1 > 0 && !s->Retained(version - 1)) {
-    return Status::NotFound("version " + std::to_string(version - 1) +
-                            " (before the commit to revert) is no longer retained");
+    return Status::NotFound(
+        "version " + std::to_string(version - 1) +
+        " (before the commit to revert) is no longer retained");
   }
   SKILLDB_ASSIGN_OR_RETURN(auto changes, CommitChanges(version));
   std::vector<Skill> puts;
@@ -93,42 +99,51 @@ Result<Version> LibraryImpl::Revert(Version version, const CommitOptions& option
     }
   }
   if (puts.empty() && deletes.empty()) {
-    return Status::InvalidArgument("the head already matches the state before version " +
-                                   std::to_string(version));
+    return Status::InvalidArgument(
+        "the head already matches the state before version " +
+        std::to_string(version));
   }
   CommitOptions o = WithKind(options, "revert");
-  if (o.message.empty()) o.message = "revert version " + std::to_string(version);
+  if (o.message.empty())
+    o.message = "revert version " + std::to_string(version);
   const Version base = s->head;
   o.precondition = [base](Version head) {
-    return head == base ? Status::Ok()
-                        : Status::Aborted("the library moved while the revert was prepared");
+    return head == base
+               ? Status::Ok()
+               : Status::Aborted(
+                     "the library moved while the revert was prepared");
   };
   return Commit(puts, deletes, o);
 }
 
-Result<std::vector<PruneAction>> LibraryImpl::PlanPrune(const PrunePolicy& policy) {
+Result<std::vector<PruneAction>> LibraryImpl::PlanPrune(
+    const PrunePolicy& policy) {
   auto s = state();
   const Version head = s->head;
   std::vector<Skill> live;
-  SKILLDB_RETURN_IF_ERROR(Scan(ReadOptions{.as_of = head}, [&](const Skill& skill) {
-    if (skill.status != SkillStatus::kPruned) live.push_back(skill);
-    return true;
-  }));
+  SKILLDB_RETURN_IF_ERROR(
+      Scan(ReadOptions{.as_of = head}, [&](const Skill& skill) {
+        if (skill.status != SkillStatus::kPruned) live.push_back(skill);
+        return true;
+      }));
   std::map<std::string, UsageCounters> usage;
-  SKILLDB_RETURN_IF_ERROR(ScanUsage([&](const std::string& id, const UsageCounters& c) {
-    usage[id] = c;
-    return true;
-  }));
+  SKILLDB_RETURN_IF_ERROR(
+      ScanUsage([&](const std::string& id, const UsageCounters& c) {
+        usage[id] = c;
+        return true;
+      }));
   // First retained revision of each skill: its age, for "unused" and ties.
   std::map<std::string, Version> first_seen;
-  SKILLDB_RETURN_IF_ERROR(ScanRevisions([&](const std::string& id, const Revision& rev) {
-    first_seen[id] = rev.version;  // revisions come newest first
-    return true;
-  }));
+  SKILLDB_RETURN_IF_ERROR(
+      ScanRevisions([&](const std::string& id, const Revision& rev) {
+        first_seen[id] = rev.version;  // revisions come newest first
+        return true;
+      }));
   std::map<std::string, std::vector<std::string>> reasons;
   std::map<std::string, std::string> superseded_by;
   for (const Skill& skill : live) {
-    for (const std::string& old : skill.lineage.supersedes) superseded_by[old] = skill.id;
+    for (const std::string& old : skill.lineage.supersedes)
+      superseded_by[old] = skill.id;
   }
   for (const Skill& skill : live) {
     const UsageCounters& u = usage[skill.id];
@@ -137,21 +152,24 @@ Result<std::vector<PruneAction>> LibraryImpl::PlanPrune(const PrunePolicy& polic
       if (applied >= policy.low_utility_min_applied &&
           u.utility() < *policy.low_utility_threshold) {
         reasons[skill.id].push_back("utility " + Fixed2(u.utility()) + " < " +
-                                    Fixed2(*policy.low_utility_threshold) + " after " +
-                                    std::to_string(applied) + " applications");
+                                    Fixed2(*policy.low_utility_threshold) +
+                                    " after " + std::to_string(applied) +
+                                    " applications");
       }
     }
     if (policy.superseded) {
       if (skill.status == SkillStatus::kDeprecated) {
         reasons[skill.id].push_back("deprecated");
-      } else if (auto it = superseded_by.find(skill.id); it != superseded_by.end()) {
+      } else if (auto it = superseded_by.find(skill.id);
+                 it != superseded_by.end()) {
         reasons[skill.id].push_back("superseded by '" + it->second + "'");
       }
     }
     if (policy.unused_versions) {
       const Version last = std::max(u.last_used_version, first_seen[skill.id]);
       if (head >= last && head - last >= *policy.unused_versions) {
-        reasons[skill.id].push_back("unused for " + std::to_string(head - last) +
+        reasons[skill.id].push_back("unused for " +
+                                    std::to_string(head - last) +
                                     " versions (last activity at version " +
                                     std::to_string(last) + ")");
       }
@@ -171,12 +189,14 @@ Result<std::vector<PruneAction>> LibraryImpl::PlanPrune(const PrunePolicy& polic
         auto j = index.find(d.id);
         if (j == index.end() || j->second == i) continue;
         sets.Join(i, j->second);
-        similarity[{std::min(i, j->second), std::max(i, j->second)}] = d.jaccard;
+        similarity[{std::min(i, j->second), std::max(i, j->second)}] =
+            d.jaccard;
       }
     }
     // Best member: highest utility, then most evidence, then oldest, then id.
     auto better = [&](size_t a, size_t b) {
-      const double ua = usage[live[a].id].utility(), ub = usage[live[b].id].utility();
+      const double ua = usage[live[a].id].utility(),
+                   ub = usage[live[b].id].utility();
       if (ua != ub) return ua > ub;
       if (live[a].evidence_json.size() != live[b].evidence_json.size()) {
         return live[a].evidence_json.size() > live[b].evidence_json.size();
@@ -198,11 +218,13 @@ Result<std::vector<PruneAction>> LibraryImpl::PlanPrune(const PrunePolicy& polic
       auto sim = similarity.find({std::min(i, keep), std::max(i, keep)});
       reasons[live[i].id].push_back(
           "near duplicate of '" + live[keep].id + "', which is kept" +
-          (sim != similarity.end() ? " (Jaccard " + Fixed2(sim->second) + ")" : ""));
+          (sim != similarity.end() ? " (Jaccard " + Fixed2(sim->second) + ")"
+                                   : ""));
     }
   }
   std::vector<PruneAction> plan;
-  for (auto& [id, why] : reasons) plan.push_back(PruneAction{id, std::move(why)});
+  for (auto& [id, why] : reasons)
+    plan.push_back(PruneAction{id, std::move(why)});
   return plan;
 }
 
@@ -212,7 +234,8 @@ Result<Version> LibraryImpl::ApplyPrune(const std::vector<PruneAction>& actions,
   std::vector<std::string> ids;
   for (const PruneAction& a : actions) ids.push_back(a.id);
   CommitOptions o = WithKind(options, "prune");
-  if (o.message.empty()) o.message = "prune " + std::to_string(ids.size()) + " skills";
+  if (o.message.empty())
+    o.message = "prune " + std::to_string(ids.size()) + " skills";
   return SetStatus(ids, SkillStatus::kPruned, o);
 }
 

@@ -26,7 +26,8 @@ TEST_CASE("usage counters are exact under concurrent increments from threads") {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 500; ++i) {
         REQUIRE(lib->RecordUsage(i % 2 ? "a" : "b", UsageEvent::kApplied).ok());
-        if (t == 0) REQUIRE(lib->RecordUsage("a", UsageEvent::kSucceeded, 2).ok());
+        if (t == 0)
+          REQUIRE(lib->RecordUsage("a", UsageEvent::kSucceeded, 2).ok());
       }
     });
   }
@@ -38,7 +39,8 @@ TEST_CASE("usage counters are exact under concurrent increments from threads") {
   CHECK(a->last_used_version == 1);
   lib.Reopen();
   CHECK(lib->GetUsage("b")->count(UsageEvent::kApplied) == 1000);
-  CHECK(lib->RecordUsage("nope", UsageEvent::kApplied).code() == StatusCode::kNotFound);
+  CHECK(lib->RecordUsage("nope", UsageEvent::kApplied).code() ==
+        StatusCode::kNotFound);
 }
 
 TEST_CASE("utility is the posterior mean success rate") {
@@ -49,7 +51,8 @@ TEST_CASE("utility is the posterior mean success rate") {
   CHECK(c.utility() == doctest::Approx(0.9));
 }
 
-TEST_CASE("usage recorded by read-only openers is counted and folded exactly once") {
+TEST_CASE(
+    "usage recorded by read-only openers is counted and folded exactly once") {
   TempLibrary lib;
   REQUIRE(lib->Put(Text("a", "alpha")).ok());
   lib.Close();
@@ -58,7 +61,8 @@ TEST_CASE("usage recorded by read-only openers is counted and folded exactly onc
   {
     auto reader = Library::Open(ro, lib.path());
     REQUIRE(reader.ok());
-    for (int i = 0; i < 7; ++i) REQUIRE((*reader)->RecordUsage("a", UsageEvent::kRetrieved).ok());
+    for (int i = 0; i < 7; ++i)
+      REQUIRE((*reader)->RecordUsage("a", UsageEvent::kRetrieved).ok());
     CHECK((*reader)->GetUsage("a")->count(UsageEvent::kRetrieved) == 7);
   }
   lib.Reopen();  // the writer folds the finished spool
@@ -67,7 +71,8 @@ TEST_CASE("usage recorded by read-only openers is counted and folded exactly onc
   CHECK(lib->GetUsage("a")->count(UsageEvent::kRetrieved) == 7);
 }
 
-TEST_CASE("prune policies each select what they name, and dry runs write nothing") {
+TEST_CASE(
+    "prune policies each select what they name, and dry runs write nothing") {
   TempLibrary lib;
   Skill old = Text("old", "warp reduction old");
   Skill fresh = Text("new", "warp reduction new");
@@ -75,16 +80,21 @@ TEST_CASE("prune policies each select what they name, and dry runs write nothing
   Skill bad = Text("bad", "a skill that fails");
   Skill dep = Text("dep", "deprecated one");
   dep.status = SkillStatus::kDeprecated;
-  Skill dup1 = Text("dup1", "tile the k loop through shared memory and sync between tiles");
-  dup1.body = "load a tile of a and b into shared memory, synchronize, multiply, repeat";
+  Skill dup1 = Text(
+      "dup1", "tile the k loop through shared memory and sync between tiles");
+  dup1.body =
+      "load a tile of a and b into shared memory, synchronize, multiply, "
+      "repeat";
   Skill dup2 = dup1;
   dup2.id = "dup2";
   dup2.body += " for every tile";
   REQUIRE(lib->PutMany({old, fresh, bad, dep, dup1, dup2}).ok());
-  for (int i = 0; i < 12; ++i) REQUIRE(lib->RecordUsage("bad", UsageEvent::kApplied).ok());
+  for (int i = 0; i < 12; ++i)
+    REQUIRE(lib->RecordUsage("bad", UsageEvent::kApplied).ok());
   REQUIRE(lib->RecordUsage("bad", UsageEvent::kFailed, 12).ok());
   REQUIRE(lib->RecordUsage("dup2", UsageEvent::kSucceeded, 3).ok());
-  for (int i = 0; i < 5; ++i) REQUIRE(lib->Put(Text("filler" + std::to_string(i), "x")).ok());
+  for (int i = 0; i < 5; ++i)
+    REQUIRE(lib->Put(Text("filler" + std::to_string(i), "x")).ok());
 
   auto ids = [](const std::vector<PruneAction>& plan) {
     std::vector<std::string> out;
@@ -100,7 +110,8 @@ TEST_CASE("prune policies each select what they name, and dry runs write nothing
 
   PrunePolicy superseded;
   superseded.superseded = true;
-  CHECK(ids(*lib->PlanPrune(superseded)) == std::vector<std::string>{"dep", "old"});
+  CHECK(ids(*lib->PlanPrune(superseded)) ==
+        std::vector<std::string>{"dep", "old"});
 
   PrunePolicy unused;
   unused.unused_versions = 5;  // head is 6; the import was version 1
@@ -124,7 +135,8 @@ TEST_CASE("prune policies each select what they name, and dry runs write nothing
   CHECK(lib->Get("old")->status == SkillStatus::kPruned);
   CHECK(lib->Get("dep")->status == SkillStatus::kPruned);
   CHECK(lib->Query({}, "old")->hits.empty());  // hidden from default queries
-  CHECK(lib->PlanPrune(superseded)->empty());  // pruned skills are not re-pruned
+  CHECK(
+      lib->PlanPrune(superseded)->empty());  // pruned skills are not re-pruned
 
   // Undo from history.
   auto reverted = lib->Revert(*applied);
@@ -142,10 +154,12 @@ TEST_CASE("gc keeps tagged versions and everything the policy keeps") {
     const std::string id = "s" + std::to_string(v % 7);
     if (v % 5 == 0) {
       (void)lib->Delete(id);  // may be absent: then no version is made
-      if (lib->CurrentVersion() != static_cast<Version>(v)) REQUIRE(lib->Put(Text(id, "w")).ok());
+      if (lib->CurrentVersion() != static_cast<Version>(v))
+        REQUIRE(lib->Put(Text(id, "w")).ok());
     } else {
       REQUIRE(lib->Put(Text(id, "word" + std::to_string(v % 4) + " common v" +
-                                    std::to_string(v))).ok());
+                                    std::to_string(v)))
+                  .ok());
     }
   }
   REQUIRE(lib->CurrentVersion() == 30);
@@ -159,17 +173,20 @@ TEST_CASE("gc keeps tagged versions and everything the policy keeps") {
   };
   auto capture = [&](Version v) {
     Snapshot s;
-    REQUIRE(lib->Scan({.as_of = v}, [&](const Skill& k) {
-                 s.skills[k.id] = SkillToJson(k);
-                 return true;
-               }).ok());
+    REQUIRE(lib->Scan({.as_of = v},
+                      [&](const Skill& k) {
+                        s.skills[k.id] = SkillToJson(k);
+                        return true;
+                      })
+                .ok());
     auto r = lib->Query({.k = 50, .as_of = v}, "common word1 word2");
     REQUIRE(r.ok());
     for (const Hit& h : r->hits) s.hits.emplace_back(h.id, h.score);
     return s;
   };
   std::map<Version, Snapshot> before;
-  for (Version v : {Version{8}, Version{20}, Version{25}, Version{30}}) before[v] = capture(v);
+  for (Version v : {Version{8}, Version{20}, Version{25}, Version{30}})
+    before[v] = capture(v);
 
   auto report = lib->Gc({.keep_last = 11});  // keeps 20..30 and the tag
   REQUIRE_MESSAGE(report.ok(), report.status().ToString());
@@ -185,7 +202,8 @@ TEST_CASE("gc keeps tagged versions and everything the policy keeps") {
     CHECK(now.hits == snap.hits);
   }
   CHECK(lib->Get("s1", {.as_of = 10}).status().code() == StatusCode::kNotFound);
-  CHECK(lib->Query({.as_of = 19}, "common").status().code() == StatusCode::kNotFound);
+  CHECK(lib->Query({.as_of = 19}, "common").status().code() ==
+        StatusCode::kNotFound);
   CHECK(lib->Log({})->size() == 12);  // 20..30 and 8
   lib.Reopen();
   for (auto& [v, snap] : before) CHECK(capture(v).hits == snap.hits);
@@ -194,7 +212,8 @@ TEST_CASE("gc keeps tagged versions and everything the policy keeps") {
   REQUIRE(lib->DeleteTag("checkpoint").ok());
   auto again = lib->Gc({.keep_since = 21});
   REQUIRE(again.ok());
-  CHECK(lib->Query({.as_of = 8}, "common").status().code() == StatusCode::kNotFound);
+  CHECK(lib->Query({.as_of = 8}, "common").status().code() ==
+        StatusCode::kNotFound);
   CHECK(capture(25).hits == before[25].hits);
 }
 

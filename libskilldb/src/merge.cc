@@ -128,8 +128,8 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
     raw.push_back(iterators.back().get());
   }
   Status staged = Status::Ok();
-  SKILLDB_RETURN_IF_ERROR(merger.MergePostings(
-      raw, [&](std::string_view term, std::string list) {
+  SKILLDB_RETURN_IF_ERROR(
+      merger.MergePostings(raw, [&](std::string_view term, std::string list) {
         writer.Put(kPostings, PostingKey(id, term), list);
         if (staged.ok()) staged = writer.MaybeStage();
       }));
@@ -178,18 +178,20 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
 
 Status LibraryImpl::CompactStorage() {
   rocksdb::CompactRangeOptions compact;
-  compact.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  compact.bottommost_level_compaction =
+      rocksdb::BottommostLevelCompaction::kForce;
   for (int cf = 0; cf < kNumCfs; ++cf) {
     SKILLDB_RETURN_IF_ERROR(FromRocks(
-        storage_->db()->CompactRange(compact, storage_->cf(static_cast<Cf>(cf)), nullptr,
-                                     nullptr),
+        storage_->db()->CompactRange(compact, storage_->cf(static_cast<Cf>(cf)),
+                                     nullptr, nullptr),
         "compacting"));
   }
   return Status::Ok();
 }
 
 Status LibraryImpl::Compact() {
-  if (storage_->read_only()) return Status::FailedPrecondition("library is open read-only");
+  if (storage_->read_only())
+    return Status::FailedPrecondition("library is open read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
   auto s = state();
   if (s->segments.size() > 1) {

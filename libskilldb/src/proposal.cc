@@ -76,10 +76,11 @@ std::string NewProposalId() {
 Json DuplicatesJson(const std::vector<DuplicateMatch>& dups) {
   Json out = Json::array();
   for (const DuplicateMatch& d : dups) {
-    out.push_back(Json{{"id", d.id},
-                       {"kind", d.kind == DuplicateMatch::Kind::kExact ? "exact" : "near"},
-                       {"bm25_similarity", d.bm25_similarity},
-                       {"jaccard", d.jaccard}});
+    out.push_back(Json{
+        {"id", d.id},
+        {"kind", d.kind == DuplicateMatch::Kind::kExact ? "exact" : "near"},
+        {"bm25_similarity", d.bm25_similarity},
+        {"jaccard", d.jaccard}});
   }
   return out;
 }
@@ -126,9 +127,10 @@ class ProposalImpl final : public Proposal {
     return *duplicates_;
   }
 
-  Result<VerificationReport> Verify(Verifier& verifier,
-                                    const VerificationRequest& request) override {
-    SKILLDB_ASSIGN_OR_RETURN(VerificationReport report, verifier.Verify(request));
+  Result<VerificationReport> Verify(
+      Verifier& verifier, const VerificationRequest& request) override {
+    SKILLDB_ASSIGN_OR_RETURN(VerificationReport report,
+                             verifier.Verify(request));
     Json entry{{"event", "verified"},
                {"proposal_id", id_},
                {"skill_id", candidate_.id},
@@ -148,10 +150,12 @@ class ProposalImpl final : public Proposal {
 
   Result<ProposalOutcome> Commit() override {
     if (committed_) {
-      return Status::FailedPrecondition("proposal " + id_ + " was already committed");
+      return Status::FailedPrecondition("proposal " + id_ +
+                                        " was already committed");
     }
     SKILLDB_RETURN_IF_ERROR(Duplicates().status());
-    SKILLDB_ASSIGN_OR_RETURN(ProposalOutcome outcome, library_->CommitProposal(*this));
+    SKILLDB_ASSIGN_OR_RETURN(ProposalOutcome outcome,
+                             library_->CommitProposal(*this));
     committed_ = true;
     return outcome;
   }
@@ -174,7 +178,8 @@ Result<std::unique_ptr<Proposal>> LibraryImpl::Propose(
     return Status::FailedPrecondition("library is open read-only");
   }
   SKILLDB_RETURN_IF_ERROR(ValidateSkill(candidate));
-  if (!(options.near_duplicate_jaccard > 0.0 && options.near_duplicate_jaccard <= 1.0)) {
+  if (!(options.near_duplicate_jaccard > 0.0 &&
+        options.near_duplicate_jaccard <= 1.0)) {
     return Status::InvalidArgument("near_duplicate_jaccard must be in (0, 1]");
   }
   return std::unique_ptr<Proposal>(
@@ -215,11 +220,13 @@ Result<std::vector<DuplicateMatch>> LibraryImpl::FindDuplicates(
   q.with_titles = false;
   SKILLDB_ASSIGN_OR_RETURN(QueryResult neighbours,
                            QueryState(state, q, IndexedText(candidate)));
-  SKILLDB_ASSIGN_OR_RETURN(const double self_score, SelfScore(state, candidate));
+  SKILLDB_ASSIGN_OR_RETURN(const double self_score,
+                           SelfScore(state, candidate));
   for (const Hit& hit : neighbours.hits) {
     if (seen.count(hit.id)) {
       for (auto& m : out) {
-        if (m.id == hit.id && self_score > 0) m.bm25_similarity = hit.score / self_score;
+        if (m.id == hit.id && self_score > 0)
+          m.bm25_similarity = hit.score / self_score;
       }
       continue;
     }
@@ -235,10 +242,12 @@ Result<std::vector<DuplicateMatch>> LibraryImpl::FindDuplicates(
     m.bm25_similarity = self_score > 0 ? hit.score / self_score : 0.0;
     out.push_back(std::move(m));
   }
-  std::stable_sort(out.begin(), out.end(), [](const DuplicateMatch& a, const DuplicateMatch& b) {
-    if (a.kind != b.kind) return a.kind == DuplicateMatch::Kind::kExact;
-    return a.jaccard > b.jaccard;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const DuplicateMatch& a, const DuplicateMatch& b) {
+                     if (a.kind != b.kind)
+                       return a.kind == DuplicateMatch::Kind::kExact;
+                     return a.jaccard > b.jaccard;
+                   });
   return out;
 }
 
@@ -248,7 +257,8 @@ Result<std::vector<DuplicateMatch>> LibraryImpl::FindDuplicates(
 Result<double> LibraryImpl::SelfScore(const ReadState& state,
                                       const Skill& candidate) const {
   TermFreqs freqs;
-  const uint32_t length = AnalyzeSkill(*analyzer_, field_weights_, candidate, &freqs);
+  const uint32_t length =
+      AnalyzeSkill(*analyzer_, field_weights_, candidate, &freqs);
   std::vector<std::string> query = analyzer_->Terms(IndexedText(candidate));
   std::sort(query.begin(), query.end());
   query.erase(std::unique(query.begin(), query.end()), query.end());
@@ -259,12 +269,15 @@ Result<double> LibraryImpl::SelfScore(const ReadState& state,
   auto df_it = storage_->NewIterator(kDfs, state.snap());
   double score = 0.0;
   for (const std::string& term : query) {
-    auto f = std::lower_bound(freqs.begin(), freqs.end(), term,
-                              [](const auto& p, const std::string& t) { return p.first < t; });
+    auto f = std::lower_bound(
+        freqs.begin(), freqs.end(), term,
+        [](const auto& p, const std::string& t) { return p.first < t; });
     if (f == freqs.end() || f->first != term) continue;
-    SKILLDB_ASSIGN_OR_RETURN(uint64_t df, DocFreq(state, df_it.get(), term, state.head));
+    SKILLDB_ASSIGN_OR_RETURN(uint64_t df,
+                             DocFreq(state, df_it.get(), term, state.head));
     if (df == 0) continue;
-    score += bm25.TermScore(retrieval::Bm25::Idf(stats.num_skills, df), f->second, length);
+    score += bm25.TermScore(retrieval::Bm25::Idf(stats.num_skills, df),
+                            f->second, length);
   }
   return score;
 }
@@ -290,28 +303,35 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
   };
 
   // Re-check the preconditions the proposal was made under.
-  SKILLDB_ASSIGN_OR_RETURN(auto head_dups,
-                           FindDuplicates(*head_state, p.candidate_, p.options_));
+  SKILLDB_ASSIGN_OR_RETURN(
+      auto head_dups, FindDuplicates(*head_state, p.candidate_, p.options_));
   for (const DuplicateMatch& d : head_dups) {
-    const bool known = std::any_of(base_dups.begin(), base_dups.end(),
-                                   [&](const DuplicateMatch& b) { return b.id == d.id; });
+    const bool known =
+        std::any_of(base_dups.begin(), base_dups.end(),
+                    [&](const DuplicateMatch& b) { return b.id == d.id; });
     if (!known) return abort("a duplicate appeared: '" + d.id + "'");
   }
   for (const DuplicateMatch& d : base_dups) {
-    SKILLDB_ASSIGN_OR_RETURN(auto then, ReadRevision(*p.base_, d.id, p.base_->head));
+    SKILLDB_ASSIGN_OR_RETURN(auto then,
+                             ReadRevision(*p.base_, d.id, p.base_->head));
     SKILLDB_ASSIGN_OR_RETURN(auto now, ReadRevision(*head_state, d.id, head));
     if (!then || !now || then->version != now->version) {
       return abort("skill '" + d.id + "' changed after the proposal was made");
     }
   }
-  SKILLDB_ASSIGN_OR_RETURN(auto same_id_then,
-                           ReadRevision(*p.base_, p.candidate_.id, p.base_->head));
-  SKILLDB_ASSIGN_OR_RETURN(auto same_id_now, ReadRevision(*head_state, p.candidate_.id, head));
-  const bool id_live_then = same_id_then && same_id_then->kind == RevisionKind::kPut;
-  const bool id_live_now = same_id_now && same_id_now->kind == RevisionKind::kPut;
+  SKILLDB_ASSIGN_OR_RETURN(
+      auto same_id_then,
+      ReadRevision(*p.base_, p.candidate_.id, p.base_->head));
+  SKILLDB_ASSIGN_OR_RETURN(auto same_id_now,
+                           ReadRevision(*head_state, p.candidate_.id, head));
+  const bool id_live_then =
+      same_id_then && same_id_then->kind == RevisionKind::kPut;
+  const bool id_live_now =
+      same_id_now && same_id_now->kind == RevisionKind::kPut;
   if (id_live_then != id_live_now ||
       (id_live_now && same_id_then->version != same_id_now->version)) {
-    return abort("skill '" + p.candidate_.id + "' changed after the proposal was made");
+    return abort("skill '" + p.candidate_.id +
+                 "' changed after the proposal was made");
   }
 
   // Decide.
@@ -324,11 +344,12 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
     }
   }
   const DedupPolicy policy = p.options_.dedup;
-  const bool self_duplicate = std::any_of(base_dups.begin(), base_dups.end(), [&](const auto& d) {
-    return d.id == p.candidate_.id;
-  });
+  const bool self_duplicate =
+      std::any_of(base_dups.begin(), base_dups.end(),
+                  [&](const auto& d) { return d.id == p.candidate_.id; });
   if (!base_dups.empty() && policy == DedupPolicy::kReject) {
-    for (const DuplicateMatch& d : base_dups) reasons.push_back(DescribeDuplicate(d));
+    for (const DuplicateMatch& d : base_dups)
+      reasons.push_back(DescribeDuplicate(d));
   }
   if (id_live_now && policy != DedupPolicy::kMerge && !self_duplicate) {
     reasons.push_back("id '" + p.candidate_.id + "' is used by another skill");
@@ -353,8 +374,10 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
   std::vector<Skill> puts;
   if (base_dups.empty()) {
     if (id_live_now) {  // kMerge into the skill with the same id
-      SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(same_id_now->skill_json));
-      skill.evidence_json.insert(skill.evidence_json.begin(), old.evidence_json.begin(),
+      SKILLDB_ASSIGN_OR_RETURN(Skill old,
+                               ParseSkillJson(same_id_now->skill_json));
+      skill.evidence_json.insert(skill.evidence_json.begin(),
+                                 old.evidence_json.begin(),
                                  old.evidence_json.end());
     }
     puts.push_back(std::move(skill));
@@ -363,8 +386,9 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
       SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*head_state, d.id, head));
       SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(rev->skill_json));
       old.status = SkillStatus::kDeprecated;
-      if (std::find(skill.lineage.supersedes.begin(), skill.lineage.supersedes.end(), d.id) ==
-          skill.lineage.supersedes.end()) {
+      if (std::find(skill.lineage.supersedes.begin(),
+                    skill.lineage.supersedes.end(),
+                    d.id) == skill.lineage.supersedes.end()) {
         skill.lineage.supersedes.push_back(d.id);
       }
       outcome.deprecated.push_back(d.id);
@@ -373,12 +397,15 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
     puts.insert(puts.begin(), std::move(skill));
   } else {  // kMerge: a new revision of the closest duplicate
     const DuplicateMatch& target = base_dups.front();
-    SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*head_state, target.id, head));
+    SKILLDB_ASSIGN_OR_RETURN(auto rev,
+                             ReadRevision(*head_state, target.id, head));
     SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(rev->skill_json));
-    skill.evidence_json.insert(skill.evidence_json.begin(), old.evidence_json.begin(),
+    skill.evidence_json.insert(skill.evidence_json.begin(),
+                               old.evidence_json.begin(),
                                old.evidence_json.end());
     for (const std::string& from : old.lineage.derived_from) {
-      if (std::find(skill.lineage.derived_from.begin(), skill.lineage.derived_from.end(),
+      if (std::find(skill.lineage.derived_from.begin(),
+                    skill.lineage.derived_from.end(),
                     from) == skill.lineage.derived_from.end()) {
         skill.lineage.derived_from.push_back(from);
       }

@@ -17,7 +17,8 @@ class FixedVerifier : public Verifier {
   explicit FixedVerifier(double speedup, bool correct = true)
       : speedup_(speedup), correct_(correct) {}
   std::string_view Name() const override { return "fixed"; }
-  Result<VerificationReport> Verify(const VerificationRequest& request) override {
+  Result<VerificationReport> Verify(
+      const VerificationRequest& request) override {
     ++calls;
     VerificationReport r;
     r.verifier = "fixed";
@@ -60,11 +61,14 @@ Skill MakeSkill(const std::string& id, const std::string& body) {
 
 const char* kBodyA =
     "Use __shfl_down_sync to add values across the 32 lanes of a warp without "
-    "shared memory, halving the offset each step from 16 down to 1, then lane 0 "
+    "shared memory, halving the offset each step from 16 down to 1, then lane "
+    "0 "
     "holds the sum and writes it out once per warp.";
 const char* kBodyB =
-    "Tile the K dimension of a matrix product through shared memory so that each "
-    "global element is read once per thread block and reused from on-chip storage.";
+    "Tile the K dimension of a matrix product through shared memory so that "
+    "each "
+    "global element is read once per thread block and reused from on-chip "
+    "storage.";
 
 VerificationRequest Request() {
   VerificationRequest r;
@@ -72,7 +76,8 @@ VerificationRequest Request() {
   return r;
 }
 
-Result<ProposalOutcome> ProposeAndCommit(Library& lib, const Skill& s, Verifier& v,
+Result<ProposalOutcome> ProposeAndCommit(Library& lib, const Skill& s,
+                                         Verifier& v,
                                          ProposalOptions options = {}) {
   SKILLDB_ASSIGN_OR_RETURN(auto p, lib.Propose(s, options));
   SKILLDB_RETURN_IF_ERROR(p->Duplicates().status());
@@ -116,7 +121,8 @@ TEST_CASE("a candidate that fails the policy is rejected and never visible") {
   CHECK_FALSE(outcome->accepted);
   CHECK(lib->CurrentVersion() == 0);
   FixedVerifier implausible(80.0);
-  outcome = ProposeAndCommit(*lib, MakeSkill("warp-reduce", kBodyA), implausible);
+  outcome =
+      ProposeAndCommit(*lib, MakeSkill("warp-reduce", kBodyA), implausible);
   REQUIRE(outcome.ok());
   CHECK_FALSE(outcome->accepted);
   auto audit = lib->Audit({});
@@ -152,7 +158,8 @@ TEST_CASE("exact and near duplicates are found with scores") {
   CHECK(dups->front().id == "a");
   CHECK(dups->front().kind == DuplicateMatch::Kind::kExact);
   // Near: a light edit of A.
-  Skill near = MakeSkill("a-edit", std::string(kBodyA) + " Works for any associative operator.");
+  Skill near = MakeSkill(
+      "a-edit", std::string(kBodyA) + " Works for any associative operator.");
   p = lib->Propose(near, {});
   REQUIRE(p.ok());
   dups = (*p)->Duplicates();
@@ -163,16 +170,19 @@ TEST_CASE("exact and near duplicates are found with scores") {
   CHECK(dups->front().jaccard > 0.6);
   CHECK(dups->front().bm25_similarity > 0.5);
   // Unrelated: none.
-  p = lib->Propose(MakeSkill("c", "Persistent kernels loop over tiles with an atomic "
-                                  "counter instead of launching one block per tile."),
-                   {});
+  p = lib->Propose(
+      MakeSkill("c",
+                "Persistent kernels loop over tiles with an atomic "
+                "counter instead of launching one block per tile."),
+      {});
   REQUIRE(p.ok());
   CHECK((*p)->Duplicates()->empty());
 }
 
 TEST_CASE("dedup policies: reject, supersede and merge") {
   FixedVerifier fast(1.5);
-  Skill near = MakeSkill("a-v2", std::string(kBodyA) + " Also for max and min.");
+  Skill near =
+      MakeSkill("a-v2", std::string(kBodyA) + " Also for max and min.");
   SUBCASE("reject") {
     TempLibrary lib;
     REQUIRE(lib->Put(MakeSkill("a", kBodyA)).ok());
@@ -242,7 +252,8 @@ TEST_CASE("a change to the superseded skill after V0 aborts the proposal") {
   REQUIRE(lib->Put(MakeSkill("a", kBodyA)).ok());
   ProposalOptions o;
   o.dedup = DedupPolicy::kSupersede;
-  auto p = lib->Propose(MakeSkill("a-v2", std::string(kBodyA) + " Also min."), o);
+  auto p =
+      lib->Propose(MakeSkill("a-v2", std::string(kBodyA) + " Also min."), o);
   REQUIRE(p.ok());
   REQUIRE((*p)->Duplicates()->size() == 1);
   REQUIRE((*p)->Verify(fast, Request()).ok());

@@ -19,7 +19,8 @@ Result<uint64_t> LibraryImpl::DocFreq(const ReadState& state,
                                       Version version) const {
   const bool at_head = version == state.head;
   uint64_t cached = 0;
-  if (at_head && state.head_dfs.Lookup(std::string(term), &cached)) return cached;
+  if (at_head && state.head_dfs.Lookup(std::string(term), &cached))
+    return cached;
   SKILLDB_ASSIGN_OR_RETURN(uint64_t df, ReadDocFreq(it, term, version));
   if (at_head) state.head_dfs.Insert(std::string(term), df);
   return df;
@@ -36,12 +37,13 @@ Result<uint64_t> LibraryImpl::ReadDocFreq(rocksdb::Iterator* it,
   }
   const size_t prefix = term.size() + 1;
   const rocksdb::Slice found = it->key();
-  if (found.size() != prefix + 8 ||
-      std::string_view(found.data(), prefix) != std::string_view(key.data(), prefix)) {
+  if (found.size() != prefix + 8 || std::string_view(found.data(), prefix) !=
+                                        std::string_view(key.data(), prefix)) {
     return uint64_t{0};
   }
   uint64_t df = 0;
-  if (!ParseVarint64(std::string_view(it->value().data(), it->value().size()), &df)) {
+  if (!ParseVarint64(std::string_view(it->value().data(), it->value().size()),
+                     &df)) {
     return Status::Corruption("malformed df entry");
   }
   return df;
@@ -51,18 +53,21 @@ namespace {
 
 std::vector<std::string> QueryFilters(const QueryOptions& options) {
   std::vector<std::string> filters;
-  for (const auto& t : options.tags) filters.push_back(retrieval::FilterTerm("tag", t));
-  for (const auto& o : options.ops) filters.push_back(retrieval::FilterTerm("op", o));
-  for (const auto& a : options.arch) filters.push_back(retrieval::FilterTerm("arch", a));
+  for (const auto& t : options.tags)
+    filters.push_back(retrieval::FilterTerm("tag", t));
+  for (const auto& o : options.ops)
+    filters.push_back(retrieval::FilterTerm("op", o));
+  for (const auto& a : options.arch)
+    filters.push_back(retrieval::FilterTerm("arch", a));
   if (options.language) {
     filters.push_back(
         retrieval::FilterTerm("lang", LanguageName(*options.language)));
   }
   if (!options.all_statuses) {
-    filters.push_back(options.status
-                          ? retrieval::FilterTerm(
-                                "status", SkillStatusName(*options.status))
-                          : retrieval::FilterTerm("visible", "1"));
+    filters.push_back(
+        options.status
+            ? retrieval::FilterTerm("status", SkillStatusName(*options.status))
+            : retrieval::FilterTerm("visible", "1"));
   }
   std::sort(filters.begin(), filters.end());
   filters.erase(std::unique(filters.begin(), filters.end()), filters.end());
@@ -74,7 +79,8 @@ std::vector<std::string> QueryFilters(const QueryOptions& options) {
 Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
                                             const QueryOptions& options,
                                             std::string_view text) const {
-  SKILLDB_ASSIGN_OR_RETURN(Version version, ResolveVersion(state, options.as_of));
+  SKILLDB_ASSIGN_OR_RETURN(Version version,
+                           ResolveVersion(state, options.as_of));
   QueryResult result;
   result.version = version;
   if (options.k == 0 || version == 0) return result;
@@ -159,8 +165,10 @@ Result<std::vector<QueryResult>> LibraryImpl::QueryBatch(
   SKILLDB_ASSIGN_OR_RETURN(Version version, ResolveVersion(*s, options.as_of));
   pinned.as_of = version;
   std::vector<std::optional<Result<QueryResult>>> results(texts.size());
-  int n = threads > 0 ? threads
-                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int n =
+      threads > 0
+          ? threads
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   n = std::min<int>(n, static_cast<int>(texts.size()));
   std::atomic<size_t> next{0};
   auto work = [&] {
@@ -191,12 +199,13 @@ Result<uint64_t> LibraryImpl::CountFilter(const ReadState& state,
     SKILLDB_ASSIGN_OR_RETURN(const retrieval::SegmentDocs* docs,
                              segment->Docs(*storage_));
     if (docs->min_start() > version) continue;
-    StoragePostingSource source(*storage_, posting_cache_.get(), segment->meta().id,
-                                state.snap());
+    StoragePostingSource source(*storage_, posting_cache_.get(),
+                                segment->meta().id, state.snap());
     std::unique_ptr<retrieval::Blob> blob;
     SKILLDB_RETURN_IF_ERROR(source.Get(term, &blob));
     if (blob == nullptr) continue;
-    SKILLDB_ASSIGN_OR_RETURN(uint64_t n, retrieval::CountLive(blob->data(), *docs, version));
+    SKILLDB_ASSIGN_OR_RETURN(
+        uint64_t n, retrieval::CountLive(blob->data(), *docs, version));
     count += n;
   }
   return count;

@@ -81,8 +81,8 @@ Status CheckList(std::string_view field, const std::vector<std::string>& v) {
 // ---- JSON reading helpers: every error names the field. ----
 
 Status WrongType(std::string_view field, std::string_view expected) {
-  return Status::InvalidArgument("field '" + std::string(field) +
-                                 "' must be " + std::string(expected));
+  return Status::InvalidArgument("field '" + std::string(field) + "' must be " +
+                                 std::string(expected));
 }
 
 Status ReadString(const json& j, std::string_view field, std::string* out) {
@@ -112,7 +112,8 @@ Status ReadProvenance(const json& j, Provenance* p) {
           p->source != "summary-agent") {
         return Status::InvalidArgument(
             "field 'provenance.source' must be seed, human or summary-agent, "
-            "got '" + p->source + "'");
+            "got '" +
+            p->source + "'");
       }
     } else if (key == "author") {
       SKILLDB_RETURN_IF_ERROR(ReadString(value, field, &p->author));
@@ -246,8 +247,8 @@ Skill Skill::Make(std::string id, std::string title) {
 Status ValidateSkillId(std::string_view id) {
   auto bad = [&](std::string_view why) {
     std::string shown(id.substr(0, 140));
-    return Status::InvalidArgument("invalid id '" + shown + "': " +
-                                   std::string(why) +
+    return Status::InvalidArgument("invalid id '" + shown +
+                                   "': " + std::string(why) +
                                    " (ids match [a-z0-9][a-z0-9._-]{0,127})");
   };
   if (id.empty()) return bad("empty");
@@ -276,7 +277,8 @@ Status ValidateSkill(const Skill& s) {
   SKILLDB_RETURN_IF_ERROR(CheckList("tags", s.tags));
   SKILLDB_RETURN_IF_ERROR(CheckList("ops", s.ops));
   SKILLDB_RETURN_IF_ERROR(CheckList("arch", s.arch));
-  SKILLDB_RETURN_IF_ERROR(CheckString("provenance.author", s.provenance.author));
+  SKILLDB_RETURN_IF_ERROR(
+      CheckString("provenance.author", s.provenance.author));
   SKILLDB_RETURN_IF_ERROR(
       CheckString("provenance.rollout_id", s.provenance.rollout_id));
   SKILLDB_RETURN_IF_ERROR(
@@ -300,7 +302,8 @@ Result<Skill> ParseSkillJson(std::string_view text) {
     std::string what = e.what();
     const auto pos = what.find("parse error");
     return Status::InvalidArgument(
-        "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos)));
+        "malformed JSON: " +
+        (pos == std::string::npos ? what : what.substr(pos)));
   }
   if (!j.is_object()) {
     return Status::InvalidArgument("a skill must be a JSON object");
@@ -313,7 +316,8 @@ Result<Skill> ParseSkillJson(std::string_view text) {
   } catch (const json::exception& e) {
     return Status::InvalidArgument(std::string("malformed skill: ") + e.what());
   }
-  if (!j.contains("id")) return Status::InvalidArgument("field 'id' is missing");
+  if (!j.contains("id"))
+    return Status::InvalidArgument("field 'id' is missing");
   if (!j.contains("title")) {
     return Status::InvalidArgument("field 'title' is missing");
   }
@@ -363,7 +367,8 @@ std::string SkillToJson(const Skill& s) {
   if (!s.extra_json.empty()) {
     j["extra"] = nlohmann::ordered_json::parse(s.extra_json, nullptr, false);
   }
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return j.dump(-1, ' ', false,
+                nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string IndexedText(const Skill& s) {

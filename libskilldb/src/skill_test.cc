@@ -50,9 +50,9 @@ TEST_CASE("bad skills are rejected with InvalidArgument") {
       R"({"id":"a","title":"T","provenance":{"source":"x"}})",
       R"({"id":"a","title":"T","provenance":{"who":"x"}})",
       R"({"id":"a","title":"T","lineage":{"supersedes":["B"]}})",
-      R"({"id":"a","title":"T")",                     // malformed JSON
+      R"({"id":"a","title":"T")",  // malformed JSON
       "[1,2]",
-      "{\"id\":\"a\",\"title\":\"\xff\xfe\"}",        // invalid UTF-8
+      "{\"id\":\"a\",\"title\":\"\xff\xfe\"}",  // invalid UTF-8
   };
   for (const char* json : bad) {
     auto parsed = ParseSkillJson(json);

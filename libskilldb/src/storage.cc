@@ -1,13 +1,10 @@
 #include "storage.h"
 
-#include "usage_codec.h"
-
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/transaction_log.h>
-
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -16,14 +13,15 @@
 #include <filesystem>
 #include <thread>
 
+#include "usage_codec.h"
+
 namespace skilldb::internal {
 namespace {
 
 namespace fs = std::filesystem;
 
-rocksdb::ColumnFamilyOptions CfOptions(Cf which,
-                                       const std::shared_ptr<rocksdb::Cache>&
-                                           cache) {
+rocksdb::ColumnFamilyOptions CfOptions(
+    Cf which, const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::ColumnFamilyOptions cf;
   cf.write_buffer_size = 32 << 20;
   rocksdb::BlockBasedTableOptions table;
@@ -188,11 +186,12 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
     }
     // A read-only open can race the writer deleting a log or table file it
     // just listed (flush, compaction); the next attempt sees the new set.
-    const bool vanished = s.ToString().find("No such file") != std::string::npos;
-    const bool retry =
-        options.read_only
-            ? s.IsIOError() || s.IsPathNotFound() || (s.IsCorruption() && vanished)
-            : IsLockError(s);
+    const bool vanished =
+        s.ToString().find("No such file") != std::string::npos;
+    const bool retry = options.read_only
+                           ? s.IsIOError() || s.IsPathNotFound() ||
+                                 (s.IsCorruption() && vanished)
+                           : IsLockError(s);
     if (s.ok() || !retry || std::chrono::steady_clock::now() >= deadline) {
       break;
     }
@@ -254,9 +253,8 @@ Result<std::optional<std::string>> Storage::Get(
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
   std::string value;
-  rocksdb::Status s =
-      db_->Get(ro, handles_[which], rocksdb::Slice(key.data(), key.size()),
-               &value);
+  rocksdb::Status s = db_->Get(ro, handles_[which],
+                               rocksdb::Slice(key.data(), key.size()), &value);
   if (s.IsNotFound()) return std::optional<std::string>();
   if (!s.ok()) return FromRocks(s, "read");
   return std::optional<std::string>(std::move(value));
@@ -291,16 +289,17 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool sync) {
   return FromRocks(db_->Write(wo, batch), "commit");
 }
 
-Status Storage::IngestSorted(Cf cf,
-                             std::vector<std::pair<std::string, std::string>>* kvs) {
-  if (read_only_) return Status::FailedPrecondition("library is open read-only");
+Status Storage::IngestSorted(
+    Cf cf, std::vector<std::pair<std::string, std::string>>* kvs) {
+  if (read_only_)
+    return Status::FailedPrecondition("library is open read-only");
   if (kvs->empty()) return Status::Ok();
   std::sort(kvs->begin(), kvs->end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  const std::string file = (fs::path(path_) / ("ingest-" + std::to_string(getpid()) +
-                                                "-" + std::to_string(++ingest_counter_) +
-                                                ".sst"))
-                               .string();
+  const std::string file =
+      (fs::path(path_) / ("ingest-" + std::to_string(getpid()) + "-" +
+                          std::to_string(++ingest_counter_) + ".sst"))
+          .string();
   rocksdb::Options options(db_options_, cf_options_[cf]);
   rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options);
   rocksdb::Status s = writer.Open(file);

@@ -11,9 +11,9 @@
 #include <rocksdb/write_batch.h>
 
 #include <memory>
-#include <utility>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "keys.h"
@@ -61,7 +61,8 @@ class Storage {
   // Sorts `kvs` by key, writes them as one table file and ingests it into
   // `cf` (bypassing the log and the memtable: the bulk-load path). Keys must
   // be distinct. The data is durable when this returns. Clears `kvs`.
-  Status IngestSorted(Cf cf, std::vector<std::pair<std::string, std::string>>* kvs);
+  Status IngestSorted(Cf cf,
+                      std::vector<std::pair<std::string, std::string>>* kvs);
 
   // Bytes of every file in the library directory.
   uint64_t DiskBytes() const;

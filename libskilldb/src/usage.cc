@@ -57,8 +57,9 @@ size_t ParseSpool(std::string_view text, std::vector<SpoolLine>* lines) {
     int n = 0;
     for (; n < 4; ++n) {
       const size_t tab = line.find('\t', start);
-      fields[n] = line.substr(start, tab == std::string_view::npos ? line.size() - start
-                                                                   : tab - start);
+      fields[n] =
+          line.substr(start, tab == std::string_view::npos ? line.size() - start
+                                                           : tab - start);
       if (tab == std::string_view::npos) {
         ++n;
         break;
@@ -89,7 +90,8 @@ std::string ReadFileFrom(const fs::path& path, uint64_t offset) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   in.seekg(static_cast<std::streamoff>(offset));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
   return text;
 }
 
@@ -100,26 +102,27 @@ UsageSpool::~UsageSpool() {
 }
 
 Status UsageSpool::Open(const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    std::mt19937_64 rng(std::random_device{}());
-    const std::string name = std::to_string(getpid()) + "-" +
-                             std::to_string(rng() & 0xffffffffffull) + ".log";
-    path_ = (fs::path(dir) / name).string();
-    fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0) return Status::IOError("cannot create usage spool '" + path_ + "'");
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      return Status::IOError("cannot lock usage spool '" + path_ + "'");
-    }
-    return Status::Ok();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::mt19937_64 rng(std::random_device{}());
+  const std::string name = std::to_string(getpid()) + "-" +
+                           std::to_string(rng() & 0xffffffffffull) + ".log";
+  path_ = (fs::path(dir) / name).string();
+  fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    return Status::IOError("cannot create usage spool '" + path_ + "'");
+  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Status::IOError("cannot lock usage spool '" + path_ + "'");
   }
+  return Status::Ok();
+}
 Status UsageSpool::Append(const std::string& line) {
-    const ssize_t n = write(fd_, line.data(), line.size());
-    if (n != static_cast<ssize_t>(line.size())) {
-      return Status::IOError("cannot append to usage spool '" + path_ + "'");
-    }
-    return Status::Ok();
+  const ssize_t n = write(fd_, line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) {
+    return Status::IOError("cannot append to usage spool '" + path_ + "'");
   }
+  return Status::Ok();
+}
 
 std::string LibraryImpl::SpoolDir() const {
   return (fs::path(storage_->path()) / kSpoolDir).string();
@@ -135,7 +138,8 @@ Status LibraryImpl::RecordUsage(std::string_view id, UsageEvent event,
   auto s = state();
   SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*s, id, s->head));
   if (!rev || rev->kind != RevisionKind::kPut) {
-    return Status::NotFound("skill '" + std::string(id) + "' does not exist at version " +
+    return Status::NotFound("skill '" + std::string(id) +
+                            "' does not exist at version " +
                             std::to_string(s->head));
   }
   if (!storage_->read_only()) {
@@ -144,9 +148,10 @@ Status LibraryImpl::RecordUsage(std::string_view id, UsageEvent event,
     delta.last_used_version = s->head;
     rocksdb::WriteOptions wo;  // no sync: counters are feedback, not commits
     const std::string value = EncodeUsage(delta);
-    return FromRocks(storage_->db()->Merge(wo, storage_->cf(kUsage),
-                                           rocksdb::Slice(id.data(), id.size()), value),
-                     "recording usage");
+    return FromRocks(
+        storage_->db()->Merge(wo, storage_->cf(kUsage),
+                              rocksdb::Slice(id.data(), id.size()), value),
+        "recording usage");
   }
   std::lock_guard<std::mutex> lock(spool_mu_);
   if (!spool_) {
@@ -155,7 +160,8 @@ Status LibraryImpl::RecordUsage(std::string_view id, UsageEvent event,
     spool_ = std::move(spool);
   }
   return spool_->Append(std::string(id) + "\t" + std::to_string(e) + "\t" +
-                        std::to_string(count) + "\t" + std::to_string(s->head) + "\n");
+                        std::to_string(count) + "\t" + std::to_string(s->head) +
+                        "\n");
 }
 
 // Spooled lines not yet folded, summed by id.
@@ -166,9 +172,10 @@ Result<std::map<std::string, UsageCounters>> LibraryImpl::PendingSpool() const {
   for (const auto& entry : fs::directory_iterator(SpoolDir(), ec)) {
     if (entry.path().extension() != ".log") continue;
     const std::string name = entry.path().filename().string();
-    SKILLDB_ASSIGN_OR_RETURN(auto folded,
-                             storage_->Get(kMeta, std::string(kSpoolKeyPrefix) + name));
-    const uint64_t offset = folded && folded->size() == 8 ? GetBe64(folded->data()) : 0;
+    SKILLDB_ASSIGN_OR_RETURN(
+        auto folded, storage_->Get(kMeta, std::string(kSpoolKeyPrefix) + name));
+    const uint64_t offset =
+        folded && folded->size() == 8 ? GetBe64(folded->data()) : 0;
     std::vector<SpoolLine> lines;
     ParseSpool(ReadFileFrom(entry.path(), offset), &lines);
     for (const SpoolLine& l : lines) AddUsage(&out[l.id], l.delta);
@@ -184,9 +191,11 @@ Status LibraryImpl::FoldSpools() {
     if (entry.path().extension() == ".log") files.push_back(entry.path());
   }
   for (const fs::path& path : files) {
-    const std::string key = std::string(kSpoolKeyPrefix) + path.filename().string();
+    const std::string key =
+        std::string(kSpoolKeyPrefix) + path.filename().string();
     SKILLDB_ASSIGN_OR_RETURN(auto folded, storage_->Get(kMeta, key));
-    const uint64_t offset = folded && folded->size() == 8 ? GetBe64(folded->data()) : 0;
+    const uint64_t offset =
+        folded && folded->size() == 8 ? GetBe64(folded->data()) : 0;
     // A free lock means the writing process is gone: fold it all, delete it.
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
@@ -199,19 +208,23 @@ Status LibraryImpl::FoldSpools() {
     }
     batch.Put(storage_->cf(kMeta), key, Be64(offset + consumed));
     Status s = storage_->Write(&batch, /*sync=*/true);
-    if (s.ok() && orphan) fs::remove(path, ec);  // its offset key stays: no re-count
+    if (s.ok() && orphan)
+      fs::remove(path, ec);  // its offset key stays: no re-count
     close(fd);
     SKILLDB_RETURN_IF_ERROR(s);
   }
   // Offsets of files that no longer exist are garbage.
   auto it = storage_->NewIterator(kMeta);
   rocksdb::WriteBatch cleanup;
-  for (it->Seek(kSpoolKeyPrefix); it->Valid() && it->key().starts_with(kSpoolKeyPrefix);
-       it->Next()) {
-    const std::string name = it->key().ToString().substr(kSpoolKeyPrefix.size());
-    if (!fs::exists(fs::path(SpoolDir()) / name, ec)) cleanup.Delete(storage_->cf(kMeta), it->key());
+  for (it->Seek(kSpoolKeyPrefix);
+       it->Valid() && it->key().starts_with(kSpoolKeyPrefix); it->Next()) {
+    const std::string name =
+        it->key().ToString().substr(kSpoolKeyPrefix.size());
+    if (!fs::exists(fs::path(SpoolDir()) / name, ec))
+      cleanup.Delete(storage_->cf(kMeta), it->key());
   }
-  if (cleanup.Count() > 0) SKILLDB_RETURN_IF_ERROR(storage_->Write(&cleanup, true));
+  if (cleanup.Count() > 0)
+    SKILLDB_RETURN_IF_ERROR(storage_->Write(&cleanup, true));
   return Status::Ok();
 }
 
@@ -220,7 +233,8 @@ Result<UsageCounters> LibraryImpl::GetUsage(std::string_view id) {
   UsageCounters counters;
   SKILLDB_ASSIGN_OR_RETURN(auto value, storage_->Get(kUsage, id));
   if (value && !DecodeUsage(*value, &counters)) {
-    return Status::Corruption("malformed usage counters of '" + std::string(id) + "'");
+    return Status::Corruption("malformed usage counters of '" +
+                              std::string(id) + "'");
   }
   SKILLDB_ASSIGN_OR_RETURN(auto pending, PendingSpool());
   if (auto p = pending.find(std::string(id)); p != pending.end()) {
@@ -230,12 +244,14 @@ Result<UsageCounters> LibraryImpl::GetUsage(std::string_view id) {
 }
 
 Status LibraryImpl::ScanUsage(
-    const std::function<bool(const std::string& id, const UsageCounters& counters)>& fn) {
+    const std::function<bool(const std::string& id,
+                             const UsageCounters& counters)>& fn) {
   SKILLDB_ASSIGN_OR_RETURN(auto all, PendingSpool());
   auto it = storage_->NewIterator(kUsage);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     UsageCounters c;
-    if (!DecodeUsage(std::string_view(it->value().data(), it->value().size()), &c)) {
+    if (!DecodeUsage(std::string_view(it->value().data(), it->value().size()),
+                     &c)) {
       return Status::Corruption("malformed usage counters");
     }
     AddUsage(&all[it->key().ToString()], c);

@@ -47,11 +47,13 @@ class UsageMergeOperator : public rocksdb::AssociativeMergeOperator {
              rocksdb::Logger* /*logger*/) const override {
     UsageCounters sum;
     if (existing != nullptr &&
-        !DecodeUsage(std::string_view(existing->data(), existing->size()), &sum)) {
+        !DecodeUsage(std::string_view(existing->data(), existing->size()),
+                     &sum)) {
       return false;  // corruption: RocksDB reports it
     }
     UsageCounters add;
-    if (!DecodeUsage(std::string_view(value.data(), value.size()), &add)) return false;
+    if (!DecodeUsage(std::string_view(value.data(), value.size()), &add))
+      return false;
     AddUsage(&sum, add);
     *new_value = EncodeUsage(sum);
     return true;

@@ -39,7 +39,8 @@ Status Read(const json& j, const char* key, T* out) {
 }
 
 Status RoundFromJson(const json& j, RoundTiming* r) {
-  if (!j.is_object()) return Status::InvalidArgument("a round is not an object");
+  if (!j.is_object())
+    return Status::InvalidArgument("a round is not an object");
   SKILLDB_RETURN_IF_ERROR(Read(j, "baseline_ms", &r->baseline_ms));
   SKILLDB_RETURN_IF_ERROR(Read(j, "candidate_ms", &r->candidate_ms));
   SKILLDB_RETURN_IF_ERROR(
@@ -156,7 +157,8 @@ Result<VerificationReport> ReportFromJson(std::string_view text) {
   }
   if (auto it = j.find("correctness"); it != j.end()) {
     if (!it->is_object()) {
-      return Status::InvalidArgument("report field 'correctness' is not an object");
+      return Status::InvalidArgument(
+          "report field 'correctness' is not an object");
     }
     CorrectnessResult& c = r.correctness;
     SKILLDB_RETURN_IF_ERROR(Read(*it, "checked", &c.checked));

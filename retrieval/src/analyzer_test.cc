@@ -1,8 +1,8 @@
+#include "skilldb/retrieval/analyzer.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
-#include "skilldb/retrieval/analyzer.h"
 
 namespace skilldb::retrieval {
 namespace {
@@ -27,12 +27,16 @@ TEST_CASE("analyzer names round-trip and unknown names are rejected") {
 }
 
 TEST_CASE("whitespace analyzer splits on whitespace and folds ASCII only") {
-  auto terms = Terms(AnalyzerKind::kWhitespace, "  Shared\tMEMORY\nTiling, ÄB ");
+  auto terms =
+      Terms(AnalyzerKind::kWhitespace, "  Shared\tMEMORY\nTiling, ÄB ");
   CHECK(terms == std::vector<std::string>{"shared", "memory", "tiling,", "Äb"});
 }
 
 TEST_CASE("whitespace analyzer treats control bytes as separators") {
-  auto terms = Terms(AnalyzerKind::kWhitespace, "a\x01" "b\x1f" "c");
+  auto terms = Terms(AnalyzerKind::kWhitespace,
+                     "a\x01"
+                     "b\x1f"
+                     "c");
   CHECK(terms == std::vector<std::string>{"a", "b", "c"});
 }
 

@@ -26,8 +26,8 @@ void UnpackFull(const uint8_t* in, uint32_t* out) {
 #pragma GCC unroll 16
     for (size_t i = 0; i < kBlockSize; ++i) {
       const size_t bit = i * W;
-      out[i] = static_cast<uint32_t>((Load64(in + bit / 8) >> (bit % 8)) &
-                                     kMask);
+      out[i] =
+          static_cast<uint32_t>((Load64(in + bit / 8) >> (bit % 8)) & kMask);
     }
   }
 }
@@ -38,8 +38,7 @@ constexpr auto MakeTable(std::index_sequence<Ws...>) {
   return std::array<Fn, sizeof...(Ws)>{&UnpackFull<Ws>...};
 }
 
-void UnpackGeneric(const uint8_t* in, size_t n, uint32_t width,
-                   uint32_t* out) {
+void UnpackGeneric(const uint8_t* in, size_t n, uint32_t width, uint32_t* out) {
   if (width == 0) {
     for (size_t i = 0; i < n; ++i) out[i] = 0;
     return;

@@ -88,8 +88,8 @@ void CodeAnalyzer::Analyze(std::string_view text,
   ForEachWord(text, [terms](std::string_view word) {
     std::vector<std::string_view> parts = SplitIdentifier(word);
     if (parts.size() <= 1) {
-      std::string_view single = parts.empty() ? TrimSeparators(word)
-                                              : parts.front();
+      std::string_view single =
+          parts.empty() ? TrimSeparators(word) : parts.front();
       EmitTerm(Stem(FoldCase(single)), terms);
       return;
     }

@@ -56,12 +56,14 @@ const uint8_t* SkipFrontier(const uint8_t* p, const uint8_t* end) {
   const size_t count = *p++;
   if (count > kMaxFrontier) return nullptr;
   uint32_t ignored;
-  for (size_t i = 0; i < 2 * count && p != nullptr; ++i) p = GetVarint(p, end, &ignored);
+  for (size_t i = 0; i < 2 * count && p != nullptr; ++i)
+    p = GetVarint(p, end, &ignored);
   return p;
 }
 
 // Appends one block: frontier, widths, packed gaps and tfs.
-void PutBlock(const Posting* postings, size_t n, uint32_t prev, std::string* out) {
+void PutBlock(const Posting* postings, size_t n, uint32_t prev,
+              std::string* out) {
   uint32_t gaps[kBlockSize];
   uint32_t tfs[kBlockSize];
   uint32_t max_gap = 0, max_tf = 0;
@@ -177,22 +179,26 @@ Status PostingCursor::Init(std::string_view blob) {
   const uint8_t* end = base_ + size_;
   doc_ = kNoMoreDocs;
   const uint8_t* p = GetVarint(base_, end, &num_docs_);
-  if (p == nullptr || num_docs_ == 0 || (p = GetVarint(p, end, &first_docid_)) == nullptr) {
+  if (p == nullptr || num_docs_ == 0 ||
+      (p = GetVarint(p, end, &first_docid_)) == nullptr) {
     return Status::Corruption("posting list header is malformed");
   }
-  num_blocks_ = static_cast<uint32_t>((num_docs_ + kBlockSize - 1) / kBlockSize);
+  num_blocks_ =
+      static_cast<uint32_t>((num_docs_ + kBlockSize - 1) / kBlockSize);
   term_frontier_.clear();
   if (num_blocks_ == 1) {
     skip_ = nullptr;
     data_ = p;
     const uint8_t* after = SkipFrontier(p, end);
-    if (after == nullptr) return Status::Corruption("posting list frontier is malformed");
+    if (after == nullptr)
+      return Status::Corruption("posting list frontier is malformed");
     Impact frontier[kMaxFrontier];
     const size_t count = ReadFrontier(p, frontier);
     term_frontier_.assign(frontier, frontier + count);
   } else {
     const uint8_t* after = SkipFrontier(p, end);
-    if (after == nullptr) return Status::Corruption("posting list frontier is malformed");
+    if (after == nullptr)
+      return Status::Corruption("posting list frontier is malformed");
     Impact frontier[kMaxFrontier];
     const size_t count = ReadFrontier(p, frontier);
     term_frontier_.assign(frontier, frontier + count);
@@ -204,7 +210,8 @@ Status PostingCursor::Init(std::string_view blob) {
   }
   data_size_ = static_cast<size_t>(end - data_);
   if (skip_ != nullptr && BlockEnd(num_blocks_ - 1) != data_size_) {
-    return Status::Corruption("posting list size does not match its skip table");
+    return Status::Corruption(
+        "posting list size does not match its skip table");
   }
   shallow_block_ = 0;
   block_ = 0;
@@ -213,19 +220,22 @@ Status PostingCursor::Init(std::string_view blob) {
   single_last_ = kNoMoreDocs;
   bound_block_ = kNoMoreDocs;
   EnterBlock(0);
-  if (skip_ == nullptr && !corrupt_ && count_ > 0) single_last_ = docs_[count_ - 1];
+  if (skip_ == nullptr && !corrupt_ && count_ > 0)
+    single_last_ = docs_[count_ - 1];
   return Status::Ok();
 }
 
 uint32_t PostingCursor::SkipLastDoc(uint32_t block) const {
   if (block >= num_blocks_) return kNoMoreDocs;
-  return skip_ != nullptr ? GetU32(skip_ + kSkipEntryBytes * block) : single_last_;
+  return skip_ != nullptr ? GetU32(skip_ + kSkipEntryBytes * block)
+                          : single_last_;
 }
 
 // Galloping search: most moves are to the next block or two, but block-max
 // skipping can jump far ahead in a long list, where a linear walk of the
 // skip table would cost more than the blocks it skips.
-uint32_t PostingCursor::FirstBlockReaching(uint32_t from, uint32_t target) const {
+uint32_t PostingCursor::FirstBlockReaching(uint32_t from,
+                                           uint32_t target) const {
   if (from >= num_blocks_ || SkipLastDoc(from) >= target) return from;
   uint32_t lo = from;  // SkipLastDoc(lo) < target
   uint32_t step = 1;
@@ -274,7 +284,8 @@ double PostingCursor::BlockMaxScore(const Bm25& bm25, double idf) const {
 Status PostingCursor::DecodeBlock(uint32_t block) {
   const size_t start = BlockStart(block);
   const size_t stop = BlockEnd(block);
-  if (start >= stop || stop > data_size_) return Status::Corruption("block offsets");
+  if (start >= stop || stop > data_size_)
+    return Status::Corruption("block offsets");
   const uint8_t* p = data_ + start;
   const uint8_t* end = data_ + stop;
   p = SkipFrontier(p, end);
@@ -302,7 +313,8 @@ Status PostingCursor::DecodeBlock(uint32_t block) {
       static_cast<size_t>(base_ + size_ - end) < kDecodePaddingBytes) {
     std::memset(padded, 0, full_doc + full_tf + 2 * kDecodePaddingBytes);
     std::memcpy(padded, p, doc_bytes);
-    std::memcpy(padded + full_doc + kDecodePaddingBytes, p + doc_bytes, tf_bytes);
+    std::memcpy(padded + full_doc + kDecodePaddingBytes, p + doc_bytes,
+                tf_bytes);
     Unpack(padded, kBlockSize, doc_width, docs_);
     Unpack(padded + full_doc + kDecodePaddingBytes, kBlockSize, tf_width, tfs_);
   } else {

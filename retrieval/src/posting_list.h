@@ -120,7 +120,7 @@ class PostingCursor {
   uint32_t num_docs_ = 0;
   uint32_t num_blocks_ = 0;
   uint32_t first_docid_ = 0;
-  uint32_t single_last_ = 0;   // a single-block list's last docid
+  uint32_t single_last_ = 0;       // a single-block list's last docid
   const uint8_t* skip_ = nullptr;  // null for single-block lists
   const uint8_t* data_ = nullptr;
   size_t data_size_ = 0;

@@ -20,8 +20,8 @@ std::vector<Posting> RandomPostings(size_t n, uint32_t max_gap, unsigned seed) {
 }
 
 TEST_CASE("a cursor walks every posting in order") {
-  for (size_t n : {size_t{1}, size_t{127}, size_t{128}, size_t{129},
-                   size_t{1000}}) {
+  for (size_t n :
+       {size_t{1}, size_t{127}, size_t{128}, size_t{129}, size_t{1000}}) {
     auto postings = RandomPostings(n, 50, static_cast<unsigned>(n));
     std::string blob = EncodePostingList(postings);
     PostingCursor cursor;
@@ -75,8 +75,8 @@ TEST_CASE("block frontiers bound every posting of their block") {
 }
 
 TEST_CASE("the impact frontier keeps only undominated pairs") {
-  auto frontier = ImpactFrontier({{1, 100}, {2, 100}, {2, 50}, {3, 200},
-                                  {1, 10}});
+  auto frontier =
+      ImpactFrontier({{1, 100}, {2, 100}, {2, 50}, {3, 200}, {1, 10}});
   // (2,100) is dominated by (2,50); (1,100) by (2,50).
   REQUIRE(frontier.size() == 3);
   CHECK(frontier[0].tf == 3);

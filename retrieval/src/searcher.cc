@@ -50,8 +50,8 @@ class SegmentSearch {
   const Bm25& bm25_;
   const SegmentDocs& docs_;
   internal::TopK* top_;
-  std::vector<TermCursor> terms_;      // in request order
-  std::vector<TermCursor*> by_doc_;    // sorted by current doc
+  std::vector<TermCursor> terms_;    // in request order
+  std::vector<TermCursor*> by_doc_;  // sorted by current doc
   std::vector<PostingCursor> filters_;
   std::vector<std::unique_ptr<Blob>> filter_blobs_;
   uint64_t docs_scored_ = 0;
@@ -215,7 +215,8 @@ void SegmentSearch::RunBlockMaxWand() {
 
 Status SegmentSearch::Finish(SearchStats* stats) const {
   for (const TermCursor& t : terms_) {
-    if (t.cursor.corrupt()) return Status::Corruption("malformed posting block");
+    if (t.cursor.corrupt())
+      return Status::Corruption("malformed posting block");
   }
   for (const PostingCursor& f : filters_) {
     if (f.corrupt()) return Status::Corruption("malformed posting block");

@@ -24,7 +24,8 @@ struct MemSegment : PostingSource {
 
   Status Get(std::string_view term, std::unique_ptr<Blob>* blob) override {
     auto it = lists.find(term);
-    *blob = it == lists.end() ? nullptr : std::make_unique<StringBlob>(it->second);
+    *blob =
+        it == lists.end() ? nullptr : std::make_unique<StringBlob>(it->second);
     return Status::Ok();
   }
 };
@@ -56,9 +57,10 @@ MemSegment Build(const std::vector<Doc>& docs, uint32_t base) {
   auto decoded = SegmentDocs::Decode(builder.EncodeDocTable());
   REQUIRE(decoded.ok());
   seg.docs = std::move(decoded).value();
-  builder.EmitPostingLists([&](std::string_view term, std::string list, uint32_t) {
-    seg.lists.emplace(std::string(term), std::move(list));
-  });
+  builder.EmitPostingLists(
+      [&](std::string_view term, std::string list, uint32_t) {
+        seg.lists.emplace(std::string(term), std::move(list));
+      });
   for (size_t i = 0; i < docs.size(); ++i) {
     if (docs[i].end != kLiveForever) {
       seg.docs->SetEnd(base + static_cast<uint32_t>(i), docs[i].end);
@@ -76,10 +78,12 @@ std::vector<Doc> RandomCorpus(size_t n, unsigned seed) {
   std::vector<Doc> docs(n);
   for (size_t i = 0; i < n; ++i) {
     char id[32];
-    std::snprintf(id, sizeof(id), "doc-%05zu", (i * 7919) % n);  // ids not in docid order
+    std::snprintf(id, sizeof(id), "doc-%05zu",
+                  (i * 7919) % n);  // ids not in docid order
     docs[i].id = id;
     const uint32_t len = 5 + rng() % 120;
-    for (uint32_t j = 0; j < len; ++j) docs[i].tf["t" + std::to_string(term(rng))]++;
+    for (uint32_t j = 0; j < len; ++j)
+      docs[i].tf["t" + std::to_string(term(rng))]++;
     docs[i].length = len;
     if (rng() % 3 == 0) docs[i].tags.push_back("even");
     if (rng() % 5 == 0) docs[i].tags.push_back("rare");
@@ -106,20 +110,28 @@ std::vector<std::pair<std::string, double>> BruteForce(
       total += d.length;
     }
   }
+  std::map<std::string, double> dfs;
+  for (const auto& t : terms) {
+    double df = 0;
+    for (const Doc& e : docs) df += (live(e) && e.tf.count(t)) ? 1 : 0;
+    dfs[t] = df;
+  }
   std::vector<std::pair<std::string, double>> out;
   for (const Doc& d : docs) {
     if (!live(d)) continue;
-    if (!tag.empty() && std::find(d.tags.begin(), d.tags.end(), tag) == d.tags.end()) continue;
+    if (!tag.empty() &&
+        std::find(d.tags.begin(), d.tags.end(), tag) == d.tags.end())
+      continue;
     double score = 0;
     bool any = false;
     for (const auto& t : terms) {
       auto it = d.tf.find(t);
       if (it == d.tf.end()) continue;
-      double df = 0;
-      for (const Doc& e : docs) df += (live(e) && e.tf.count(t)) ? 1 : 0;
+      const double df = dfs[t];
       const double idf = std::log(1 + (n - df + 0.5) / (df + 0.5));
       const double tf = it->second;
-      score += idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * d.length / (total / n)));
+      score +=
+          idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * d.length / (total / n)));
       any = true;
     }
     if (any) out.emplace_back(d.id, score);
@@ -192,7 +204,8 @@ TEST_CASE("block-max WAND and exhaustive search equal the plain formula") {
       REQUIRE(got->size() == expected.size());
       for (size_t i = 0; i < expected.size(); ++i) {
         CHECK((*got)[i].id == expected[i].first);
-        CHECK((*got)[i].score == doctest::Approx(expected[i].second).epsilon(1e-9));
+        CHECK((*got)[i].score ==
+              doctest::Approx(expected[i].second).epsilon(1e-9));
       }
     }
   }
@@ -204,7 +217,8 @@ TEST_CASE("block-max WAND handles lists that end before the pivot") {
   auto docs = RandomCorpus(3000, 1234);
   std::vector<MemSegment> segs;
   for (uint32_t base = 0; base < 3000; base += 100) {
-    segs.push_back(Build({docs.begin() + base, docs.begin() + base + 100}, base));
+    segs.push_back(
+        Build({docs.begin() + base, docs.begin() + base + 100}, base));
   }
   std::vector<SegmentInput> inputs;
   for (auto& s : segs) inputs.push_back({s.docs.get(), &s});
@@ -257,7 +271,8 @@ TEST_CASE("merging segments keeps results and drops unkept documents") {
   SegmentMerger merger({segs[0].docs.get(), segs[1].docs.get()}, keep);
   REQUIRE(merger.Validate().ok());
   struct MapIterator : TermIterator {
-    explicit MapIterator(const MemSegment& s) : it(s.lists.begin()), end(s.lists.end()) {}
+    explicit MapIterator(const MemSegment& s)
+        : it(s.lists.begin()), end(s.lists.end()) {}
     bool Valid() const override { return it != end; }
     std::string_view term() const override { return it->first; }
     std::string_view posting_list() const override { return it->second; }
@@ -273,7 +288,8 @@ TEST_CASE("merging segments keeps results and drops unkept documents") {
   REQUIRE(merger
               .MergePostings({&a, &b},
                              [&](std::string_view t, std::string list) {
-                               merged.lists.emplace(std::string(t), std::move(list));
+                               merged.lists.emplace(std::string(t),
+                                                    std::move(list));
                              })
               .ok());
   for (uint32_t d = 0; d < docs.size(); ++d) {
@@ -287,7 +303,8 @@ TEST_CASE("merging segments keeps results and drops unkept documents") {
   std::vector<SegmentInput> after = {{merged.docs.get(), &merged}};
   for (DocVersion as_of : {3, 4, 5, 6}) {
     double avgdl = 0;
-    auto request = MakeRequest(docs, {"t2", "t7", "t40"}, as_of, 50, {}, &avgdl);
+    auto request =
+        MakeRequest(docs, {"t2", "t7", "t40"}, as_of, 50, {}, &avgdl);
     Bm25 bm25(Bm25Params{}, avgdl);
     auto x = Search(request, bm25, before);
     auto y = Search(request, bm25, after);

@@ -120,9 +120,8 @@ Result<std::unique_ptr<SegmentDocs>> SegmentDocs::Decode(
   docs->ends_ = std::make_unique<std::atomic<DocVersion>[]>(count);
   for (uint32_t i = 0; i < count; ++i) {
     // A dropped document is dead at every version: end 0 <= any version.
-    docs->ends_[i].store(
-        docs->lengths_[i] == kDroppedLength ? 0 : kLiveForever,
-        std::memory_order_relaxed);
+    docs->ends_[i].store(docs->lengths_[i] == kDroppedLength ? 0 : kLiveForever,
+                         std::memory_order_relaxed);
   }
   return docs;
 }
@@ -142,12 +141,13 @@ std::string_view SegmentDocs::id(uint32_t docid) const {
 }
 
 size_t SegmentDocs::memory_bytes() const {
-  return sizeof(*this) + lengths_.capacity() * 4 + start_deltas_.capacity() * 4 +
-         id_offsets_.capacity() * 4 + ids_.capacity() +
-         static_cast<size_t>(count()) * sizeof(DocVersion);
+  return sizeof(*this) + lengths_.capacity() * 4 +
+         start_deltas_.capacity() * 4 + id_offsets_.capacity() * 4 +
+         ids_.capacity() + static_cast<size_t>(count()) * sizeof(DocVersion);
 }
 
-SegmentBuilder::SegmentBuilder() : terms_(std::make_unique<internal::TermTable>()) {}
+SegmentBuilder::SegmentBuilder()
+    : terms_(std::make_unique<internal::TermTable>()) {}
 SegmentBuilder::~SegmentBuilder() = default;
 SegmentBuilder::SegmentBuilder(SegmentBuilder&&) noexcept = default;
 SegmentBuilder& SegmentBuilder::operator=(SegmentBuilder&&) noexcept = default;

@@ -37,6 +37,12 @@ uint64_t UnpredictableSeed() {
          static_cast<uint64_t>(Clock::now().time_since_epoch().count());
 }
 
+// The newest finding's message, or a placeholder when there is none.
+std::string LastFindingMessage(const JobState& job) {
+  if (job.out.findings.empty()) return "no reason was recorded";
+  return job.out.findings.back().message;
+}
+
 Status CopyFile(const std::string& from, const std::string& to) {
   SKILLDB_ASSIGN_OR_RETURN(std::string data, ReadFile(from));
   return WriteFileAtomic(to, data);
@@ -274,7 +280,10 @@ Status TaskVerifierImpl::DescribeSlot(Job* job) {
   Message m;
   SKILLDB_ASSIGN_OR_RETURN(bool ok,
                            CallWorker(job, {{"op", "hello"}}, {}, 120, &m));
-  if (!ok) return Status::Unavailable("the worker failed to start");
+  if (!ok) {
+    return Status::Unavailable("the worker failed to start: " +
+                               LastFindingMessage(*job));
+  }
   DeviceDescription& d = job->slot->device;
   d.name = m.header.value("name", "");
   d.device_class = m.header.value("device_class", "");
@@ -297,9 +306,10 @@ Result<bool> TaskVerifierImpl::LoadSlot(Job* job, const std::string& slot,
   const std::string host_path = JoinPath(job->worker->scratch_dir(), name);
   SKILLDB_RETURN_IF_ERROR(CopyFile(library, host_path));
   job->staged_files.push_back(host_path);
-  // The host worker is chrooted into its scratch directory.
-  const bool chrooted = options_.backend == Backend::kHost && options_.sandbox;
-  const std::string path = chrooted ? "/" + name : host_path;
+  // The host worker's working directory is its scratch directory, whether
+  // it is chrooted there or only confined by seccomp (no namespaces here).
+  const bool sandboxed = options_.backend == Backend::kHost && options_.sandbox;
+  const std::string path = sandboxed ? "./" + name : host_path;
   Message m;
   return CallWorker(job, {{"op", "load"}, {"slot", slot}, {"path", path}}, {},
                     60, &m);

@@ -113,8 +113,8 @@ struct LibraryStats {
 };
 
 struct LogOptions {
-  size_t limit = 0;                 // 0 = all
-  std::optional<Version> from;      // newest version to list; unset = head
+  size_t limit = 0;             // 0 = all
+  std::optional<Version> from;  // newest version to list; unset = head
 };
 
 class Library {
@@ -203,7 +203,8 @@ class Library {
   virtual Result<std::unique_ptr<Proposal>> Propose(
       const Skill& candidate, const ProposalOptions& options) = 0;
   // Audit log entries, oldest first.
-  virtual Result<std::vector<AuditEntry>> Audit(const AuditOptions& options) = 0;
+  virtual Result<std::vector<AuditEntry>> Audit(
+      const AuditOptions& options) = 0;
 
   // ---- Usage feedback ----
   // Adds `count` events to the counters of skill `id` (NotFound unless it is

@@ -54,7 +54,7 @@ struct AuditEntry {
 };
 
 struct AuditOptions {
-  size_t limit = 0;      // 0 = all; newest entries when limited
+  size_t limit = 0;        // 0 = all; newest entries when limited
   uint64_t after_seq = 0;  // only entries with seq > this
 };
 

@@ -65,12 +65,12 @@ struct DuplicateMatch {
 
 struct ProposalOutcome {
   bool accepted = false;
-  Version version = 0;      // the commit, when accepted
-  std::string skill_id;     // the skill written (the merge target's id)
+  Version version = 0;   // the commit, when accepted
+  std::string skill_id;  // the skill written (the merge target's id)
   std::vector<std::string> deprecated;  // skills superseded by it
   std::vector<std::string> reasons;     // why rejected (or notes)
   std::vector<DuplicateMatch> duplicates;
-  uint64_t audit_seq = 0;   // its entry in the audit log
+  uint64_t audit_seq = 0;  // its entry in the audit log
 };
 
 class Proposal {
@@ -89,8 +89,8 @@ class Proposal {
   // Runs `verifier` on `request` and keeps the report as the proposal's
   // evidence (replacing an earlier one). A failing candidate is OK with
   // report.passed == false. Errors are the verifier's own.
-  virtual Result<VerificationReport> Verify(Verifier& verifier,
-                                            const VerificationRequest& request) = 0;
+  virtual Result<VerificationReport> Verify(
+      Verifier& verifier, const VerificationRequest& request) = 0;
 
   // Decides and, if accepted, commits (see the file comment). Errors:
   // Aborted (retryable conflict), FailedPrecondition if already committed or

@@ -46,15 +46,15 @@ struct VerificationRequest {
 struct CorrectnessResult {
   bool checked = false;  // false when correctness was not asked for
   bool passed = false;
-  int trials = 0;               // fresh-input trials run
-  double max_abs_error = 0.0;   // over all trials and elements
+  int trials = 0;              // fresh-input trials run
+  double max_abs_error = 0.0;  // over all trials and elements
   double max_rel_error = 0.0;
   std::vector<std::string> errors;  // first few mismatches, in words
 };
 
 // One independent timing round: baseline and candidate interleaved.
 struct RoundTiming {
-  std::vector<double> baseline_ms;   // per timed call, device-event time
+  std::vector<double> baseline_ms;  // per timed call, device-event time
   std::vector<double> candidate_ms;
   double baseline_median_ms = 0.0;
   double candidate_median_ms = 0.0;
@@ -63,9 +63,9 @@ struct RoundTiming {
 
 // The combined speedup estimate with its confidence interval.
 struct SpeedupEstimate {
-  double ratio = 0.0;     // point estimate (median of per-round ratios)
-  double ci_low = 0.0;    // lower bound of the confidence interval
-  double ci_high = 0.0;   // upper bound
+  double ratio = 0.0;    // point estimate (median of per-round ratios)
+  double ci_low = 0.0;   // lower bound of the confidence interval
+  double ci_high = 0.0;  // upper bound
   double confidence = 0.95;
 };
 
@@ -93,9 +93,9 @@ struct VerificationReport {
 
 // What the engine requires before a candidate may enter the library.
 struct VerificationPolicy {
-  int min_rounds = 3;           // Default: 3 independent rounds.
-  double min_speedup = 1.05;    // every round at or above. Default: 1.05.
-  double min_ci_low = 1.0;      // confidence lower bound must exceed this.
+  int min_rounds = 3;               // Default: 3 independent rounds.
+  double min_speedup = 1.05;        // every round at or above. Default: 1.05.
+  double min_ci_low = 1.0;          // confidence lower bound must exceed this.
   bool require_correctness = true;  // Default: true.
   // Reports claiming more than this are implausible. Default: 50.
   double max_plausible_speedup = 50.0;

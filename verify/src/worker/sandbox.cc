@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -215,33 +216,58 @@ bool WriteProcFile(const char* path, const std::string& text) {
   return ok;
 }
 
-// New net + mount namespaces; through a user namespace when not root.
-bool EnterNamespaces(std::string* notes) {
-  if (::unshare(CLONE_NEWNET | CLONE_NEWNS) == 0) {
-    *notes += " netns mntns";
-    return true;
+// New net + mount namespaces (through a user namespace when not root),
+// then a chroot into `scratch`. Returns false with errno set on the first
+// step that fails. Only system calls: safe in a forked child.
+bool Confine(bool user_ns, const char* scratch, const std::string& uid_map,
+             const std::string& gid_map) {
+  const int flags = CLONE_NEWNET | CLONE_NEWNS | (user_ns ? CLONE_NEWUSER : 0);
+  if (::unshare(flags) != 0) return false;
+  if (user_ns) {
+    WriteProcFile("/proc/self/setgroups", "deny");
+    if (!WriteProcFile("/proc/self/uid_map", uid_map) ||
+        !WriteProcFile("/proc/self/gid_map", gid_map)) {
+      return false;
+    }
   }
-  const uid_t uid = ::geteuid();
-  const gid_t gid = ::getegid();
-  if (::unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0) {
-    *notes += " (no namespaces: " + std::string(std::strerror(errno)) + ")";
-    return false;
-  }
-  WriteProcFile("/proc/self/setgroups", "deny");
-  WriteProcFile("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1");
-  WriteProcFile("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1");
-  *notes += " userns netns mntns";
-  return true;
+  ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
+  return ::chroot(scratch) == 0 && ::chdir("/") == 0;
 }
 
+// Tries Confine in a throwaway child first: an environment may kill a
+// process for unshare or chroot (a container's own seccomp policy) instead
+// of failing the call, and the worker must survive that. Exit status 0:
+// confined; otherwise the errno of the failing step.
 bool ConfineToScratch(const std::string& scratch, std::string* notes) {
-  ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
-  if (::chroot(scratch.c_str()) != 0 || ::chdir("/") != 0) {
-    *notes += " (no chroot: " + std::string(std::strerror(errno)) + ")";
-    return false;
+  const std::string uid_map = "0 " + std::to_string(::geteuid()) + " 1";
+  const std::string gid_map = "0 " + std::to_string(::getegid()) + " 1";
+  for (bool user_ns : {false, true}) {
+    const pid_t pid = ::fork();
+    if (pid < 0) break;
+    if (pid == 0) {
+      ::_exit(Confine(user_ns, scratch.c_str(), uid_map, gid_map)
+                  ? 0
+                  : (errno == 0 ? 255 : errno & 0xff));
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      if (!Confine(user_ns, scratch.c_str(), uid_map, gid_map)) break;
+      *notes += user_ns ? " userns netns mntns chroot" : " netns mntns chroot";
+      return true;
+    }
+    if (user_ns) {
+      *notes += WIFEXITED(status)
+                    ? " (no namespaces: " +
+                          std::string(std::strerror(WEXITSTATUS(status))) + ")"
+                    : " (no namespaces: the probe was killed by signal " +
+                          std::to_string(WTERMSIG(status)) + ")";
+      return false;
+    }
   }
-  *notes += " chroot";
-  return true;
+  *notes += " (no namespaces)";
+  return false;
 }
 
 }  // namespace
@@ -259,9 +285,7 @@ Result<std::string> EnterHostSandbox(const HostSandboxOptions& o) {
   SetLimit(RLIMIT_FSIZE, o.file_size_bytes);
   SetLimit(RLIMIT_CPU, o.cpu_seconds);
   bool confined = false;
-  if (o.isolate_filesystem && EnterNamespaces(&notes)) {
-    confined = ConfineToScratch(o.scratch_dir, &notes);
-  }
+  if (o.isolate_filesystem) confined = ConfineToScratch(o.scratch_dir, &notes);
   if (!confined && ::chdir(o.scratch_dir.c_str()) != 0) {
     return Status::FailedPrecondition("cannot enter the scratch directory");
   }

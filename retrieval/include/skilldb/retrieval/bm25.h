@@ -22,8 +22,8 @@
 namespace skilldb::retrieval {
 
 struct Bm25Params {
-  double k1 = 1.2;   // term-frequency saturation. Default: 1.2.
-  double b = 0.75;   // length normalization, in [0, 1]. Default: 0.75.
+  double k1 = 1.2;  // term-frequency saturation. Default: 1.2.
+  double b = 0.75;  // length normalization, in [0, 1]. Default: 0.75.
 };
 
 // Returns InvalidArgument unless k1 is finite and >= 0 and b is in [0, 1].
@@ -33,7 +33,8 @@ Status ValidateBm25Params(const Bm25Params& params);
 class Bm25 {
  public:
   // REQUIRES: avgdl > 0.
-  Bm25(const Bm25Params& params, double avgdl) : params_(params), avgdl_(avgdl) {
+  Bm25(const Bm25Params& params, double avgdl)
+      : params_(params), avgdl_(avgdl) {
     // Length normalizations of short documents, computed once: the same
     // expression TermScore would evaluate, so scores stay bit-identical.
     for (uint32_t dl = 0; dl < kNormCacheSize; ++dl) norm_[dl] = Norm(dl);

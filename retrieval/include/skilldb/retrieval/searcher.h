@@ -74,7 +74,7 @@ struct ScoredDoc {
 
 // Work counters, for benchmarks and tests of pruning.
 struct SearchStats {
-  uint64_t docs_scored = 0;   // full score evaluations
+  uint64_t docs_scored = 0;  // full score evaluations
   uint64_t blocks_decoded = 0;
 };
 

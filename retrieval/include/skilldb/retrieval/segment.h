@@ -40,8 +40,7 @@ inline constexpr DocVersion kLiveForever =
 inline constexpr char kFilterTermPrefix = '\x1f';
 
 // The length recorded for a dropped document.
-inline constexpr uint32_t kDroppedLength =
-    std::numeric_limits<uint32_t>::max();
+inline constexpr uint32_t kDroppedLength = std::numeric_limits<uint32_t>::max();
 
 // Returns the filter term for `field` ("tag", "op", "arch", "lang",
 // "status") and `value`, case-folded (ASCII).
@@ -136,9 +135,8 @@ class SegmentBuilder {
   std::string EncodeDocTable() const;
   // Calls `sink(term, posting_list, num_docs)` for every term, in byte order
   // of terms. `num_docs` counts the term's documents in this segment.
-  void EmitPostingLists(
-      const std::function<void(std::string_view, std::string, uint32_t)>& sink)
-      const;
+  void EmitPostingLists(const std::function<void(std::string_view, std::string,
+                                                 uint32_t)>& sink) const;
 
   SegmentBuilder();
   ~SegmentBuilder();
