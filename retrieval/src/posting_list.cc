@@ -185,23 +185,18 @@ Status PostingCursor::Init(std::string_view blob) {
   }
   num_blocks_ =
       static_cast<uint32_t>((num_docs_ + kBlockSize - 1) / kBlockSize);
-  term_frontier_.clear();
+  const uint8_t* after = SkipFrontier(p, end);
+  if (after == nullptr) {
+    return Status::Corruption("posting list frontier is malformed");
+  }
+  Impact frontier[kMaxFrontier];
+  const size_t count = ReadFrontier(p, frontier);
+  term_frontier_.assign(frontier, frontier + count);
   if (num_blocks_ == 1) {
+    // A single block: its frontier is the term's, and no skip table.
     skip_ = nullptr;
     data_ = p;
-    const uint8_t* after = SkipFrontier(p, end);
-    if (after == nullptr)
-      return Status::Corruption("posting list frontier is malformed");
-    Impact frontier[kMaxFrontier];
-    const size_t count = ReadFrontier(p, frontier);
-    term_frontier_.assign(frontier, frontier + count);
   } else {
-    const uint8_t* after = SkipFrontier(p, end);
-    if (after == nullptr)
-      return Status::Corruption("posting list frontier is malformed");
-    Impact frontier[kMaxFrontier];
-    const size_t count = ReadFrontier(p, frontier);
-    term_frontier_.assign(frontier, frontier + count);
     skip_ = after;
     if (static_cast<size_t>(end - skip_) < kSkipEntryBytes * num_blocks_) {
       return Status::Corruption("posting list skip table is truncated");
