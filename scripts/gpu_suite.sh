@@ -82,12 +82,18 @@ checkpoint() {
     --exclude torch-ext . 2>/dev/null
 }
 
+# The GPU machine's compiler is not the one the project is developed with, and
+# a newer compiler warns where the older one did not: warnings stay warnings
+# here (SKILLDB_WERROR=OFF) and are counted, not fatal.
 build() {  # build DIR: standalone configure + build, log in $RUN/build.log
-  local gen=()
+  local gen=() rc
   command -v ninja > /dev/null && gen=(-G Ninja)
-  cmake -S "$ROOT/verify" -B "$1" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "$ROOT/verify" -B "$1" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSKILLDB_WERROR=OFF \
       -DSKILLDB_VERIFY_DEPS_DIR="$ROOT/.verify-deps" > "$RUN/build.log" 2>&1 &&
     cmake --build "$1" -j "$JOBS" >> "$RUN/build.log" 2>&1
+  rc=$?
+  echo "compiler warnings: $(grep -c 'warning:' "$RUN/build.log")"
+  return $rc
 }
 
 stamp "environment"

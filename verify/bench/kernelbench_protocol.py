@@ -41,6 +41,8 @@ TORCH_OPS = {
                        lambda d: [torch.randn(d["R"], d["C"])]),
     "bias_gelu_fp32": (lambda x, b: torch.nn.functional.gelu(x + b),
                        lambda d: [torch.randn(d["N"], d["D"]), torch.randn(d["D"])]),
+    "attention_fp32": (lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v),
+                       lambda d: [torch.randn(d["B"], d["H"], d["S"], d["D"]) for _ in range(3)]),
 }
 
 WRAPPER = r"""

@@ -119,5 +119,28 @@ TEST_CASE("a candidate cannot allocate beyond the memory limit") {
   CHECK(HasFinding(r.findings, FindingCode::kLaunchError));  // malloc said no
 }
 
+TEST_CASE("a worker carrying the C++ runtime statically still loads C++ candidates") {
+  // The worker binary is linked -static-libstdc++ -static-libgcc, so nothing
+  // of the C++ runtime is loaded as a shared library unless the sandbox
+  // loads it before the chroot; the probe throws and catches, which needs
+  // libstdc++.so.6 (__cxa_throw) and libgcc_s.so.1 (the unwinder).
+  VerifierOptions o = TestOptions(Backend::kHost);
+  o.worker_path = SKILLDB_VERIFY_STATIC_RUNTIME_WORKER;
+  o.static_screen = false;
+  auto v = MakeVerifier(o);
+  REQUIRE(v.ok());
+  auto device = (*v)->Describe();
+  REQUIRE(device.ok());
+  INFO(device->notes);
+  const DetailedReport r = VerifyProbe(
+      Probe("#include <stdexcept>\n#include <string>",
+            "try { throw std::runtime_error(std::string(48, 'x')); }\n"
+            "catch (const std::exception& e) { if (std::string(e.what()).size() != 48) return 5; }"),
+      false, o);
+  INFO(FormatReportText(r.report));
+  CHECK(r.report.correctness.passed);
+  CHECK(!HasFinding(r.findings, FindingCode::kLoadError));
+}
+
 }  // namespace
 }  // namespace skilldb::verify

@@ -105,7 +105,8 @@ std::string WorkerProcess::LogTail(size_t max_bytes) const {
 }
 
 void WorkerProcess::TruncateLog() {
-  ::truncate(log_path_.c_str(), 0);
+  // Best effort: a log that cannot be truncated only grows; LogTail reads its end.
+  if (::truncate(log_path_.c_str(), 0) != 0) return;
 }
 
 WorkerFailure WorkerProcess::Reap(bool timed_out, double timeout_s) {

@@ -1,5 +1,6 @@
 #include "worker/sandbox.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/audit.h>
@@ -234,6 +235,22 @@ bool Confine(bool user_ns, const char* scratch, const std::string& uid_map,
   return ::chroot(scratch) == 0 && ::chdir("/") == 0;
 }
 
+// After the chroot the scratch directory is the whole filesystem, so a
+// candidate's shared-library dependencies can only bind to libraries the
+// worker already has loaded (the loader matches them by soname). The worker
+// itself may carry the C++ runtime statically (a toolchain that links
+// libstdc++ statically, as on the GPU machine), so the runtimes a C++
+// candidate needs are loaded here, before the chroot. A library that cannot
+// be found is named in the notes; candidates needing it then fail to load
+// with the loader's message.
+void PreloadCandidateRuntimes(std::string* notes) {
+  for (const char* lib : {"libstdc++.so.6", "libgcc_s.so.1", "libm.so.6"}) {
+    if (::dlopen(lib, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      *notes += std::string(" (") + lib + " not preloaded)";
+    }
+  }
+}
+
 // Tries Confine in a throwaway child first: an environment may kill a
 // process for unshare or chroot (a container's own seccomp policy) instead
 // of failing the call, and the worker must survive that. Exit status 0:
@@ -285,7 +302,10 @@ Result<std::string> EnterHostSandbox(const HostSandboxOptions& o) {
   SetLimit(RLIMIT_FSIZE, o.file_size_bytes);
   SetLimit(RLIMIT_CPU, o.cpu_seconds);
   bool confined = false;
-  if (o.isolate_filesystem) confined = ConfineToScratch(o.scratch_dir, &notes);
+  if (o.isolate_filesystem) {
+    PreloadCandidateRuntimes(&notes);
+    confined = ConfineToScratch(o.scratch_dir, &notes);
+  }
   if (!confined && ::chdir(o.scratch_dir.c_str()) != 0) {
     return Status::FailedPrecondition("cannot enter the scratch directory");
   }
