@@ -20,20 +20,29 @@ class TermTable {
 
   // The id of `term`, adding it if new (ids are dense, in insertion order).
   uint32_t Intern(std::string_view term) {
-    if ((size() + 1) * 4 > slots_.size() * 3) Grow();
+    if ((size() + 1) * 2 > slots_.size()) Grow();
     const uint64_t h = Hash(term);
-    size_t mask = slots_.size() - 1;
+    const uint64_t tag = h >> 32;
+    const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-      const uint32_t id = slots_[i];
-      if (id == kEmpty) {
-        slots_[i] = static_cast<uint32_t>(offsets_.size());
+      const uint64_t slot = slots_[i];
+      if (slot == kEmpty) {
+        const auto id = static_cast<uint32_t>(offsets_.size());
+        slots_[i] = (tag << 32) | id;
         offsets_.push_back(static_cast<uint32_t>(arena_.size()));
         lengths_.push_back(static_cast<uint32_t>(term.size()));
-        hashes_.push_back(h);
         arena_.append(term);
-        return slots_[i];
+        return id;
       }
-      if (hashes_[id] == h && term == Term(id)) return id;
+      // The tag (high hash bits) rules out nearly every other term without
+      // touching the term's bytes: one cache miss per probe, not three.
+      if ((slot >> 32) == tag) {
+        const auto id = static_cast<uint32_t>(slot);
+        if (lengths_[id] == term.size() &&
+            std::memcmp(arena_.data() + offsets_[id], term.data(), term.size()) == 0) {
+          return id;
+        }
+      }
     }
   }
 
@@ -42,14 +51,17 @@ class TermTable {
     return std::string_view(arena_).substr(offsets_[id], lengths_[id]);
   }
   size_t memory_bytes() const {
-    return arena_.capacity() + slots_.capacity() * 4 + offsets_.capacity() * 16;
+    return arena_.capacity() + slots_.capacity() * 8 + offsets_.capacity() * 8;
   }
 
  private:
-  static constexpr uint32_t kEmpty = 0xffffffffu;
+  // A slot: (high 32 bits of the term's hash) << 32 | id. No term has id
+  // 0xffffffff (ids stay below the 4G postings a segment can hold), so an
+  // all-ones slot is free.
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
 
-  // 64-bit multiply-xorshift over 8-byte words: terms are short, and the
-  // table only needs good low bits.
+  // 64-bit multiply-xorshift over 8-byte words: terms are short; the low
+  // bits pick the slot and the high bits are the tag.
   static uint64_t Hash(std::string_view s) {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
     size_t i = 0;
@@ -65,21 +77,23 @@ class TermTable {
     return h ^ (h >> 29);
   }
 
+  // Doubles the slots (load stays at or below one half). Rehashes from the
+  // arena: growth is rare (log2 of the term count), lookups are not.
   void Grow() {
-    std::vector<uint32_t> bigger(slots_.size() * 2, kEmpty);
+    std::vector<uint64_t> bigger(slots_.size() * 2, kEmpty);
     const size_t mask = bigger.size() - 1;
     for (uint32_t id = 0; id < offsets_.size(); ++id) {
-      size_t i = hashes_[id] & mask;
+      const uint64_t h = Hash(Term(id));
+      size_t i = h & mask;
       while (bigger[i] != kEmpty) i = (i + 1) & mask;
-      bigger[i] = id;
+      bigger[i] = ((h >> 32) << 32) | id;
     }
     slots_.swap(bigger);
   }
 
-  std::vector<uint32_t> slots_;
+  std::vector<uint64_t> slots_;
   std::vector<uint32_t> offsets_;
   std::vector<uint32_t> lengths_;
-  std::vector<uint64_t> hashes_;
   std::string arena_;
 };
 
