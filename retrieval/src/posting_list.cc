@@ -89,15 +89,32 @@ void PutBlock(const Posting* postings, size_t n, uint32_t prev,
 }  // namespace
 
 std::vector<Impact> ImpactFrontier(std::vector<Impact> impacts) {
-  // Sort by tf descending, dl ascending; keep a pair only if its dl is below
-  // every dl kept so far (otherwise a kept pair dominates it).
-  std::sort(impacts.begin(), impacts.end(), [](Impact a, Impact b) {
-    return a.tf != b.tf ? a.tf > b.tf : a.dl < b.dl;
-  });
+  // The pairs no other pair dominates (tf at least as high, dl at least as
+  // low), by tf descending: walk the tfs from the highest down and keep a
+  // tf's smallest dl if it is below every dl kept so far. Term frequencies
+  // are small, so the smallest dl per tf comes from one pass over an array
+  // indexed by tf; a list with a huge tf falls back to sorting.
   std::vector<Impact> frontier;
-  for (const Impact& imp : impacts) {
-    if (frontier.empty() || imp.dl < frontier.back().dl) {
-      frontier.push_back(imp);
+  uint32_t max_tf = 0;
+  for (const Impact& imp : impacts) max_tf = std::max(max_tf, imp.tf);
+  if (max_tf <= 4 * impacts.size() + 1024) {
+    constexpr uint32_t kNone = 0xffffffffu;
+    std::vector<uint32_t> min_dl(static_cast<size_t>(max_tf) + 1, kNone);
+    for (const Impact& imp : impacts) min_dl[imp.tf] = std::min(min_dl[imp.tf], imp.dl);
+    for (uint32_t tf = max_tf + 1; tf-- > 0;) {
+      if (min_dl[tf] == kNone) continue;
+      if (frontier.empty() || min_dl[tf] < frontier.back().dl) {
+        frontier.push_back({tf, min_dl[tf]});
+      }
+    }
+  } else {
+    std::sort(impacts.begin(), impacts.end(), [](Impact a, Impact b) {
+      return a.tf != b.tf ? a.tf > b.tf : a.dl < b.dl;
+    });
+    for (const Impact& imp : impacts) {
+      if (frontier.empty() || imp.dl < frontier.back().dl) {
+        frontier.push_back(imp);
+      }
     }
   }
   // Coarsen: merge the pair of neighbours whose merge loses the least

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace skilldb::retrieval::internal {
@@ -84,6 +85,51 @@ TEST_CASE("the impact frontier keeps only undominated pairs") {
   CHECK(frontier[1].dl == 50);
   CHECK(frontier[2].tf == 1);
   CHECK(frontier[2].dl == 10);
+}
+
+TEST_CASE("the impact frontier equals the undominated pairs of every input") {
+  // Oracle: the pairs no other pair dominates, found by comparing all pairs,
+  // ordered by tf descending; then coarsened the way the encoder coarsens.
+  auto oracle = [](const std::vector<Impact>& in) {
+    std::vector<Impact> out;
+    for (const Impact& a : in) {
+      bool dominated = false;
+      for (const Impact& b : in) {
+        if (b.tf >= a.tf && b.dl <= a.dl && (b.tf > a.tf || b.dl < a.dl)) dominated = true;
+      }
+      bool seen = false;
+      for (const Impact& o : out) seen = seen || (o.tf == a.tf && o.dl == a.dl);
+      if (!dominated && !seen) out.push_back(a);
+    }
+    std::sort(out.begin(), out.end(), [](Impact a, Impact b) { return a.tf > b.tf; });
+    while (out.size() > kMaxFrontier) {
+      std::vector<Impact> merged;
+      for (size_t i = 0; i < out.size(); i += 2) {
+        merged.push_back(i + 1 < out.size()
+                             ? Impact{std::max(out[i].tf, out[i + 1].tf),
+                                      std::min(out[i].dl, out[i + 1].dl)}
+                             : out[i]);
+      }
+      out = std::move(merged);
+    }
+    return out;
+  };
+  std::mt19937 rng(5);
+  for (int round = 0; round < 500; ++round) {
+    std::vector<Impact> in(1 + rng() % 300);
+    // Small tfs (the array path) and, every fifth round, one huge tf (the
+    // sorting path).
+    for (Impact& imp : in) imp = {1 + static_cast<uint32_t>(rng() % (1 + round % 40)),
+                                  1 + static_cast<uint32_t>(rng() % 500)};
+    if (round % 5 == 0) in[rng() % in.size()].tf = 4000000000u - rng() % 1000;
+    const auto got = ImpactFrontier(in);
+    const auto want = oracle(in);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].tf == want[i].tf);
+      CHECK(got[i].dl == want[i].dl);
+    }
+  }
 }
 
 TEST_CASE("rare terms cost a few bytes and dense runs pack to zero bits") {

@@ -158,11 +158,17 @@ void SegmentBuilder::Add(DocInput doc) {
   starts_.push_back(doc.start);
   ids_ += doc.id;
   id_offsets_.push_back(static_cast<uint32_t>(ids_.size()));
+  views_.clear();
+  for (const auto& [term, tf] : doc.term_freqs) views_.push_back(term);
+  for (const auto& term : doc.filter_terms) views_.push_back(term);
+  ids_scratch_.resize(views_.size());
+  terms_->InternMany(views_.data(), views_.size(), ids_scratch_.data());
+  size_t i = 0;
   for (const auto& [term, tf] : doc.term_freqs) {
-    postings_.push_back({terms_->Intern(term), doc.docid, tf});
+    postings_.push_back({ids_scratch_[i++], doc.docid, tf});
   }
-  for (const auto& term : doc.filter_terms) {
-    postings_.push_back({terms_->Intern(term), doc.docid, 1});
+  for (size_t f = 0; f < doc.filter_terms.size(); ++f) {
+    postings_.push_back({ids_scratch_[i++], doc.docid, 1});
   }
   memory_bytes_ = postings_.capacity() * sizeof(TermPosting) +
                   terms_->memory_bytes() + ids_.capacity() +

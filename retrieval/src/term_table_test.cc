@@ -14,16 +14,30 @@ TEST_CASE("TermTable gives dense ids in first-seen order through many growths") 
   std::unordered_map<std::string, uint32_t> want;
   std::vector<std::string> by_id;
   std::mt19937_64 rng(11);
-  for (int i = 0; i < 300000; ++i) {
+  std::vector<std::string> chunk;
+  std::vector<std::string_view> views;
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 300000;) {
     // Short terms collide in their low hash bits often; long ones share
-    // prefixes; some are empty or exactly 8 bytes.
-    std::string term;
-    const int len = static_cast<int>(rng() % 20);
-    for (int k = 0; k < len; ++k) term.push_back(static_cast<char>('a' + rng() % 4));
-    auto [it, inserted] = want.emplace(term, static_cast<uint32_t>(by_id.size()));
-    if (inserted) by_id.push_back(term);
-    const uint32_t id = table.Intern(term);
-    REQUIRE(id == it->second);
+    // prefixes; some are empty or exactly 8 bytes. Chunks go through
+    // InternMany (repeats inside a chunk included), single terms through
+    // Intern.
+    chunk.assign(1 + rng() % 200, "");
+    for (std::string& term : chunk) {
+      const int len = static_cast<int>(rng() % 20);
+      for (int k = 0; k < len; ++k) term.push_back(static_cast<char>('a' + rng() % 4));
+    }
+    i += static_cast<int>(chunk.size());
+    const bool many = rng() % 2 == 0;
+    views.assign(chunk.begin(), chunk.end());
+    ids.assign(chunk.size(), 0);
+    if (many) table.InternMany(views.data(), views.size(), ids.data());
+    for (size_t c = 0; c < chunk.size(); ++c) {
+      auto [it, inserted] = want.emplace(chunk[c], static_cast<uint32_t>(by_id.size()));
+      if (inserted) by_id.push_back(chunk[c]);
+      const uint32_t id = many ? ids[c] : table.Intern(chunk[c]);
+      REQUIRE(id == it->second);
+    }
   }
   REQUIRE(table.size() == by_id.size());
   for (uint32_t id = 0; id < by_id.size(); ++id) {
