@@ -258,7 +258,8 @@ Result<Version> LibraryImpl::CommitLocked(
     if (delta == 0) continue;
     uint64_t df = 0;
     if (head > 0) {
-      SKILLDB_ASSIGN_OR_RETURN(df, ReadDocFreq(df_it.get(), term, head));
+      SKILLDB_ASSIGN_OR_RETURN(
+          df, ReadDocFreq(df_it.get(), term, head, /*ascending=*/true));
     }
     const int64_t updated = static_cast<int64_t>(df) + delta;
     if (updated < 0) {

@@ -28,9 +28,26 @@ Result<uint64_t> LibraryImpl::DocFreq(const ReadState& state,
 
 Result<uint64_t> LibraryImpl::ReadDocFreq(rocksdb::Iterator* it,
                                           std::string_view term,
-                                          Version version) const {
+                                          Version version,
+                                          bool ascending) const {
   const std::string key = DfKey(term, version);
-  it->Seek(key);
+  // The iterator stands at the first entry at or after the previous key;
+  // every entry before it is below that key, hence below this one, so the
+  // first entry at or after this key is here or a few steps on.
+  constexpr int kMaxSteps = 16;
+  bool positioned = false;
+  if (ascending && it->Valid()) {
+    for (int step = 0; step < kMaxSteps && it->Valid(); ++step) {
+      if (it->key().compare(rocksdb::Slice(key)) >= 0) {
+        positioned = true;
+        break;
+      }
+      it->Next();
+    }
+    // Walked off the end (status ok): no entry at or after the key.
+    if (!it->Valid() && it->status().ok()) positioned = true;
+  }
+  if (!positioned) it->Seek(key);
   if (!it->Valid()) {
     SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading a df"));
     return uint64_t{0};
