@@ -63,9 +63,8 @@ uint32_t AnalyzeSkill(const retrieval::Analyzer& analyzer,
   for (size_t i = 0; i < tokens.size();) {
     size_t j = i;
     uint32_t tf = 0;
-    const std::string& term = terms[tokens[i].index];
     for (; j < tokens.size() && tokens[j].key == tokens[i].key &&
-           (term.size() < 8 || terms[tokens[j].index] == term);
+           rest(tokens[j]) == rest(tokens[i]);
          ++j) {
       tf += tokens[j].weight;
     }

@@ -18,17 +18,11 @@ class TermTable {
  public:
   TermTable() { slots_.assign(1024, kEmpty); }
 
-  // The id of `term`, adding it if new (ids are dense, in insertion order).
-  uint32_t Intern(std::string_view term) {
-    if ((size() + 1) * 2 > slots_.size()) Grow();
-    return InternHashed(term, Hash(term));
-  }
-
-  // ids[i] = Intern(terms[i]) for i < n, in order (the same ids as n calls
-  // of Intern). Faster for a document's worth of terms: the table is far
-  // larger than the caches, so each lookup is a chain of cache misses (slot,
-  // entry, term bytes); here every term's slot, then entry, then bytes are
-  // prefetched before any is needed, so the misses overlap.
+  // ids[i] = the id of terms[i], adding it if new, for i < n in order (ids
+  // are dense, in first-seen order). Built for a document's worth of terms:
+  // the table is far larger than the caches, so each lookup is a chain of
+  // cache misses (slot, entry, term bytes); every term's slot, then entry,
+  // then bytes are prefetched before any is needed, so the misses overlap.
   void InternMany(const std::string_view* terms, size_t n, uint32_t* ids) {
     while ((size() + n) * 2 > slots_.size()) Grow();
     hashes_.resize(n);
