@@ -50,14 +50,17 @@ void PutFrontier(std::string* out, const std::vector<Impact>& frontier) {
   }
 }
 
-// Skips a frontier record; null if it runs past `end`.
-const uint8_t* SkipFrontier(const uint8_t* p, const uint8_t* end) {
+// Reads a frontier record into `out` (room for kMaxFrontier); null if it
+// runs past `end` or is malformed.
+const uint8_t* ParseFrontier(const uint8_t* p, const uint8_t* end,
+                             Impact* out, uint32_t* count) {
   if (p >= end) return nullptr;
-  const size_t count = *p++;
-  if (count > kMaxFrontier) return nullptr;
-  uint32_t ignored;
-  for (size_t i = 0; i < 2 * count && p != nullptr; ++i)
-    p = GetVarint(p, end, &ignored);
+  *count = *p++;
+  if (*count > kMaxFrontier) return nullptr;
+  for (uint32_t i = 0; i < *count && p != nullptr; ++i) {
+    p = GetVarint(p, end, &out[i].tf);
+    if (p != nullptr) p = GetVarint(p, end, &out[i].dl);
+  }
   return p;
 }
 
@@ -190,7 +193,8 @@ size_t PostingCursor::ReadFrontier(const uint8_t* p, Impact* out,
   return count;
 }
 
-Status PostingCursor::Init(std::string_view blob) {
+Status PostingCursor::Init(std::string_view blob, bool with_tfs) {
+  with_tfs_ = with_tfs;
   base_ = reinterpret_cast<const uint8_t*>(blob.data());
   size_ = blob.size();
   const uint8_t* end = base_ + size_;
@@ -202,12 +206,12 @@ Status PostingCursor::Init(std::string_view blob) {
   }
   num_blocks_ =
       static_cast<uint32_t>((num_docs_ + kBlockSize - 1) / kBlockSize);
-  const uint8_t* after = SkipFrontier(p, end);
+  Impact frontier[kMaxFrontier];
+  uint32_t count = 0;
+  const uint8_t* after = ParseFrontier(p, end, frontier, &count);
   if (after == nullptr) {
     return Status::Corruption("posting list frontier is malformed");
   }
-  Impact frontier[kMaxFrontier];
-  const size_t count = ReadFrontier(p, frontier);
   term_frontier_.assign(frontier, frontier + count);
   if (num_blocks_ == 1) {
     // A single block: its frontier is the term's, and no skip table.
@@ -233,7 +237,7 @@ Status PostingCursor::Init(std::string_view blob) {
   bound_block_ = kNoMoreDocs;
   EnterBlock(0);
   if (skip_ == nullptr && !corrupt_ && count_ > 0)
-    single_last_ = docs_[count_ - 1];
+    single_last_ = DocAt(count_ - 1);
   return Status::Ok();
 }
 
@@ -293,6 +297,21 @@ double PostingCursor::BlockMaxScore(const Bm25& bm25, double idf) const {
   return bound_;
 }
 
+uint32_t PostingCursor::MinLength() const {
+  // The frontier covers the posting: some pair has tf >= this tf and
+  // dl <= this document's length.
+  const uint32_t tf = tfs_[pos_];
+  uint32_t dl = std::numeric_limits<uint32_t>::max();
+  bool covered = false;
+  for (uint32_t i = 0; i < frontier_count_; ++i) {
+    if (frontier_[i].tf >= tf) {
+      dl = std::min(dl, frontier_[i].dl);
+      covered = true;
+    }
+  }
+  return covered ? dl : 0;
+}
+
 Status PostingCursor::DecodeBlock(uint32_t block) {
   const size_t start = BlockStart(block);
   const size_t stop = BlockEnd(block);
@@ -300,7 +319,7 @@ Status PostingCursor::DecodeBlock(uint32_t block) {
     return Status::Corruption("block offsets");
   const uint8_t* p = data_ + start;
   const uint8_t* end = data_ + stop;
-  p = SkipFrontier(p, end);
+  p = ParseFrontier(p, end, frontier_, &frontier_count_);
   if (p == nullptr || end - p < 2) return Status::Corruption("block header");
   const size_t n = block + 1 < num_blocks_
                        ? kBlockSize
@@ -318,26 +337,36 @@ Status PostingCursor::DecodeBlock(uint32_t block) {
   // and reads 8 bytes at a time. A partial block, or one near the end of
   // the blob, is decoded from a zero-padded copy so it can take the same
   // fast path without reading past the blob.
-  const size_t full_doc = PackedBytes(kBlockSize, doc_width);
-  const size_t full_tf = PackedBytes(kBlockSize, tf_width);
+  const uint8_t* docs_in = p;
+  const uint8_t* tfs_in = p + doc_bytes;
+  size_t unpack_n = n;
   alignas(8) uint8_t padded[2 * (kBlockSize * 4) + 2 * kDecodePaddingBytes];
   if (n < kBlockSize ||
       static_cast<size_t>(base_ + size_ - end) < kDecodePaddingBytes) {
+    const size_t full_doc = PackedBytes(kBlockSize, doc_width);
+    const size_t full_tf = PackedBytes(kBlockSize, tf_width);
     std::memset(padded, 0, full_doc + full_tf + 2 * kDecodePaddingBytes);
     std::memcpy(padded, p, doc_bytes);
     std::memcpy(padded + full_doc + kDecodePaddingBytes, p + doc_bytes,
                 tf_bytes);
-    Unpack(padded, kBlockSize, doc_width, docs_);
-    Unpack(padded + full_doc + kDecodePaddingBytes, kBlockSize, tf_width, tfs_);
-  } else {
-    Unpack(p, n, doc_width, docs_);
-    Unpack(p + doc_bytes, n, tf_width, tfs_);
+    docs_in = padded;
+    tfs_in = padded + full_doc + kDecodePaddingBytes;
+    unpack_n = kBlockSize;
   }
-  uint32_t doc = block == 0 ? first_docid_ - 1 : SkipLastDoc(block - 1);
-  for (size_t i = 0; i < n; ++i) {
-    doc += docs_[i] + 1;
-    docs_[i] = doc;
-    tfs_[i] += 1;
+  const uint32_t prev = block == 0 ? first_docid_ - 1 : SkipLastDoc(block - 1);
+  run_ = doc_width == 0;
+  run_first_ = prev + 1;
+  if (!run_) {
+    Unpack(docs_in, unpack_n, doc_width, docs_);
+    uint32_t doc = prev;
+    for (size_t i = 0; i < n; ++i) {
+      doc += docs_[i] + 1;
+      docs_[i] = doc;
+    }
+  }
+  if (with_tfs_) {
+    Unpack(tfs_in, unpack_n, tf_width, tfs_);
+    for (size_t i = 0; i < n; ++i) tfs_[i] += 1;
   }
   count_ = static_cast<uint32_t>(n);
   ++blocks_decoded_;
@@ -356,13 +385,13 @@ void PostingCursor::EnterBlock(uint32_t block) {
     doc_ = kNoMoreDocs;
     return;
   }
-  doc_ = docs_[0];
+  doc_ = DocAt(0);
 }
 
 void PostingCursor::Next() {
   if (doc_ == kNoMoreDocs) return;
   if (++pos_ < count_) {
-    doc_ = docs_[pos_];
+    doc_ = DocAt(pos_);
   } else {
     EnterBlock(block_ + 1);
   }
@@ -382,6 +411,11 @@ void PostingCursor::Advance(uint32_t target) {
     if (doc_ == kNoMoreDocs) return;
   }
   // The target is inside the decoded block.
+  if (run_) {
+    pos_ = target - run_first_;
+    doc_ = target;
+    return;
+  }
   pos_ = static_cast<uint32_t>(
       std::lower_bound(docs_ + pos_, docs_ + count_, target) - docs_);
   doc_ = docs_[pos_];

@@ -72,12 +72,22 @@ class PostingCursor {
   PostingCursor() = default;
 
   // Checks the header and skip table; Corruption if they are inconsistent.
-  Status Init(std::string_view blob);
+  // A cursor made with `with_tfs` false never decodes term frequencies (for
+  // filter lists, where only membership counts); tf() is then unavailable.
+  Status Init(std::string_view blob, bool with_tfs = true);
 
   uint32_t num_docs() const { return num_docs_; }
+  // The list's last docid (from the skip table; kNoMoreDocs if unknown).
+  uint32_t last_doc() const { return SkipLastDoc(num_blocks_ - 1); }
   uint32_t doc() const { return doc_; }
-  // REQUIRES: doc() != kNoMoreDocs.
+  // REQUIRES: doc() != kNoMoreDocs and the cursor was made with tfs.
   uint32_t tf() const { return tfs_[pos_]; }
+  // The smallest document length the decoded block's frontier allows for
+  // the current posting's tf: a lower bound of its document's length known
+  // without reading the document table (0 if the frontier does not cover
+  // the tf, which only a corrupt list can cause).
+  // REQUIRES: as tf().
+  uint32_t MinLength() const;
 
   void Next();
   // Moves to the first posting with docid >= target (or kNoMoreDocs).
@@ -114,6 +124,8 @@ class PostingCursor {
   uint32_t BlockEnd(uint32_t block) const;
   Status DecodeBlock(uint32_t block);
   void EnterBlock(uint32_t block);
+  // The docid at position i of the decoded block.
+  uint32_t DocAt(uint32_t i) const { return run_ ? run_first_ + i : docs_[i]; }
 
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
@@ -133,6 +145,13 @@ class PostingCursor {
   uint32_t doc_ = kNoMoreDocs;
   uint64_t blocks_decoded_ = 0;
   bool corrupt_ = false;
+  bool with_tfs_ = true;
+  // A block of consecutive docids (packed to zero bits) is not unpacked:
+  // its docs are run_first_, run_first_ + 1, ...
+  bool run_ = false;
+  uint32_t run_first_ = 0;
+  uint32_t frontier_count_ = 0;  // the decoded block's frontier
+  Impact frontier_[kMaxFrontier];
   mutable uint32_t bound_block_ = kNoMoreDocs;  // block of bound_
   mutable double bound_ = 0.0;
   uint32_t docs_[kBlockSize];

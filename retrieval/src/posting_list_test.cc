@@ -75,6 +75,94 @@ TEST_CASE("block frontiers bound every posting of their block") {
   }
 }
 
+TEST_CASE("runs of consecutive docids are walked without unpacking") {
+  // Blocks alternate between runs (zero-bit gaps, not unpacked) and gapped
+  // blocks; a single-block run too. Walked with and without tfs, by Next
+  // and by Advance to every target.
+  std::mt19937 rng(21);
+  std::vector<Posting> postings;
+  uint32_t doc = 7;
+  for (size_t block = 0; block < 9; ++block) {
+    const bool run = block % 2 == 0;
+    const size_t n = block == 8 ? 77 : kBlockSize;
+    for (size_t i = 0; i < n; ++i) {
+      postings.push_back({doc, static_cast<uint32_t>(1 + rng() % 3),
+                          static_cast<uint32_t>(20 + rng() % 100)});
+      doc += run ? 1 : 1 + static_cast<uint32_t>(rng() % 9);
+    }
+  }
+  std::vector<Posting> single(postings.begin(), postings.begin() + 90);
+  for (const auto* list : {&postings, &single}) {
+    std::string blob = EncodePostingList(*list);
+    for (bool with_tfs : {true, false}) {
+      PostingCursor cursor;
+      REQUIRE(cursor.Init(blob, with_tfs).ok());
+      CHECK(cursor.last_doc() == list->back().docid);
+      for (const Posting& p : *list) {
+        REQUIRE(cursor.doc() == p.docid);
+        if (with_tfs) CHECK(cursor.tf() == p.tf);
+        cursor.Next();
+      }
+      CHECK(cursor.doc() == kNoMoreDocs);
+      for (uint32_t target = 0; target <= list->back().docid + 1; target += 5) {
+        PostingCursor c;
+        REQUIRE(c.Init(blob, with_tfs).ok());
+        c.Advance(target);
+        auto it = std::lower_bound(
+            list->begin(), list->end(), target,
+            [](const Posting& p, uint32_t t) { return p.docid < t; });
+        if (it == list->end()) {
+          CHECK(c.doc() == kNoMoreDocs);
+          continue;
+        }
+        REQUIRE(c.doc() == it->docid);
+        if (with_tfs) CHECK(c.tf() == it->tf);
+        c.Next();  // and on from there
+        if (it + 1 != list->end()) CHECK(c.doc() == (it + 1)->docid);
+      }
+    }
+  }
+}
+
+TEST_CASE("MinLength bounds each posting's length from below, exactly at the frontier") {
+  // Many distinct tfs, so some block frontiers are coarsened.
+  for (uint32_t max_tf : {3u, 40u}) {
+    std::mt19937 rng(max_tf);
+    std::vector<Posting> postings;
+    uint32_t doc = 0;
+    for (size_t i = 0; i < 3000; ++i) {
+      postings.push_back({doc, 1 + static_cast<uint32_t>(rng() % max_tf),
+                          1 + static_cast<uint32_t>(rng() % 400)});
+      doc += 1 + static_cast<uint32_t>(rng() % 4);
+    }
+    std::string blob = EncodePostingList(postings);
+    PostingCursor cursor;
+    REQUIRE(cursor.Init(blob).ok());
+    size_t exact = 0;
+    for (size_t i = 0; i < postings.size(); ++i) {
+      const Posting& p = postings[i];
+      REQUIRE(cursor.doc() == p.docid);
+      const uint32_t min_length = cursor.MinLength();
+      REQUIRE(min_length >= 1);
+      CHECK(min_length <= p.dl);
+      // The oracle: no posting of the block with tf >= this tf is shorter
+      // than the frontier says (equality when the frontier is not coarsened).
+      const size_t begin = i / kBlockSize * kBlockSize;
+      const size_t end = std::min(postings.size(), begin + kBlockSize);
+      uint32_t shortest = ~0u;
+      for (size_t j = begin; j < end; ++j) {
+        if (postings[j].tf >= p.tf) shortest = std::min(shortest, postings[j].dl);
+      }
+      CHECK(min_length <= shortest);
+      if (min_length == shortest) ++exact;
+      cursor.Next();
+    }
+    // Three tfs never need coarsening: the bound is the block's true minimum.
+    if (max_tf == 3) CHECK(exact == postings.size());
+    if (max_tf == 40) CHECK(exact > postings.size() / 4);
+  }
+}
+
 TEST_CASE("the impact frontier keeps only undominated pairs") {
   auto frontier =
       ImpactFrontier({{1, 100}, {2, 100}, {2, 50}, {3, 200}, {1, 10}});

@@ -43,7 +43,9 @@ class SegmentSearch {
   // Moves the filter cursors to their first common doc >= target.
   uint32_t AlignFilters(uint32_t target);
   double BlockBound(TermCursor& t);
-  void Evaluate(uint32_t doc);
+  // `prune`: skip documents the postings bound below the threshold (the
+  // exhaustive oracle scores every match).
+  void Evaluate(uint32_t doc, bool prune);
   void SortByDoc();
 
   const SearchRequest& request_;
@@ -76,8 +78,16 @@ Result<bool> SegmentSearch::Open(PostingSource* source) {
     std::unique_ptr<Blob> blob;
     SKILLDB_RETURN_IF_ERROR(source->Get(term, &blob));
     if (blob == nullptr) return false;  // a required filter matches nothing
-    filters_.emplace_back();
-    SKILLDB_RETURN_IF_ERROR(filters_.back().Init(blob->data()));
+    PostingCursor filter;
+    SKILLDB_RETURN_IF_ERROR(filter.Init(blob->data(), /*with_tfs=*/false));
+    // A list holding every docid of the segment filters nothing (the
+    // common case of the default "visible" filter): leave it out. Docids
+    // strictly ascend, so count, first and last decide it.
+    if (filter.num_docs() == docs_.count() && filter.doc() == docs_.base() &&
+        filter.last_doc() == docs_.limit() - 1) {
+      continue;
+    }
+    filters_.push_back(std::move(filter));
     filter_blobs_.push_back(std::move(blob));
   }
   for (TermCursor& t : terms_) by_doc_.push_back(&t);
@@ -101,17 +111,45 @@ uint32_t SegmentSearch::AlignFilters(uint32_t target) {
 }
 
 // Scores `doc` (which at least one cursor is on) if it is live and passes
-// the filters, summing term scores in request order.
-void SegmentSearch::Evaluate(uint32_t doc) {
-  if (!docs_.LiveAt(doc, request_.as_of)) return;
+// the filters, summing term scores in request order. With `prune`, the
+// document table is read in order of need: first the postings alone bound
+// the score (each tf at the smallest length its block's frontier allows),
+// then the one-byte length floor tightens that bound, and only a document
+// that can still reach the threshold has its exact length read; liveness
+// and the id are read only for a score that can enter. Every bound is BM25
+// of the same tf at a length no greater than the document's, summed in the
+// same order, so it is never below the score (TermScore is monotone).
+void SegmentSearch::Evaluate(uint32_t doc, bool prune) {
+  const double threshold = top_->threshold();
+  if (prune && threshold > 0.0) {
+    double bound = 0.0;
+    for (const TermCursor& t : terms_) {
+      if (t.cursor.doc() == doc) {
+        bound += bm25_.TermScore(t.idf, t.cursor.tf(), t.cursor.MinLength());
+      }
+    }
+    if (!MayReach(bound, threshold)) return;
+    const uint32_t floor = docs_.length_floor(doc);
+    bound = 0.0;
+    for (const TermCursor& t : terms_) {
+      if (t.cursor.doc() == doc) {
+        bound += bm25_.TermScore(t.idf, t.cursor.tf(),
+                                 std::max(floor, t.cursor.MinLength()));
+      }
+    }
+    if (!MayReach(bound, threshold)) return;
+  }
   const uint32_t dl = docs_.length(doc);
   double score = 0.0;
-  for (TermCursor& t : terms_) {
+  for (const TermCursor& t : terms_) {
     if (t.cursor.doc() == doc) {
       score += bm25_.TermScore(t.idf, t.cursor.tf(), dl);
     }
   }
   ++docs_scored_;
+  // Below the k-th score: cannot enter (an equal score may, on id).
+  if (score < threshold) return;
+  if (!docs_.LiveAt(doc, request_.as_of)) return;
   top_->Offer(doc, score, docs_.id(doc));
 }
 
@@ -121,7 +159,7 @@ void SegmentSearch::RunExhaustive() {
     for (TermCursor& t : terms_) doc = std::min(doc, t.cursor.doc());
     if (doc == kNoMoreDocs) return;
     const uint32_t aligned = AlignFilters(doc);
-    if (aligned == doc) Evaluate(doc);
+    if (aligned == doc) Evaluate(doc, /*prune=*/false);
     const uint32_t next = aligned == doc ? doc + 1 : aligned;
     for (TermCursor& t : terms_) t.cursor.Advance(next);
     if (aligned == kNoMoreDocs) return;
@@ -180,7 +218,7 @@ void SegmentSearch::RunBlockMaxWand() {
     if (MayReach(block_bound, threshold)) {
       if (by_doc_[0]->cursor.doc() == pivot_doc) {
         const uint32_t aligned = AlignFilters(pivot_doc);
-        if (aligned == pivot_doc) Evaluate(pivot_doc);
+        if (aligned == pivot_doc) Evaluate(pivot_doc, /*prune=*/true);
         if (aligned == kNoMoreDocs) return;
         const uint32_t next = aligned == pivot_doc ? pivot_doc + 1 : aligned;
         for (size_t i = 0; i <= pivot; ++i) by_doc_[i]->cursor.Advance(next);

@@ -261,6 +261,83 @@ TEST_CASE("block-max WAND scores fewer documents than exhaustive search") {
   CHECK(wand_stats.docs_scored * 4 < full_stats.docs_scored);
 }
 
+TEST_CASE("a filter holding every document of a segment is exact and costs no blocks") {
+  // Tag "all" on every document; "most" on every document but those of the
+  // second segment's first hundred. Results equal the oracle's; where a
+  // filter holds the whole segment, none of its blocks are decoded.
+  auto docs = RandomCorpus(3000, 8);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    docs[i].tags.push_back("all");
+    if (i < 1000 || i >= 1100) docs[i].tags.push_back("most");
+  }
+  std::vector<MemSegment> segs;
+  segs.push_back(Build({docs.begin(), docs.begin() + 1000}, 0));
+  segs.push_back(Build({docs.begin() + 1000, docs.begin() + 2000}, 1000));
+  segs.push_back(Build({docs.begin() + 2000, docs.end()}, 2000));
+  std::vector<SegmentInput> inputs;
+  for (auto& s : segs) inputs.push_back({s.docs.get(), &s});
+  std::mt19937 rng(31);
+  for (int q = 0; q < 100; ++q) {
+    std::vector<std::string> terms = {"t" + std::to_string(rng() % 30),
+                                      "t" + std::to_string(30 + rng() % 270)};
+    for (const std::string tag : {"all", "most"}) {
+      double avgdl = 0;
+      SearchRequest request = MakeRequest(docs, terms, 6, 10, {}, &avgdl);
+      Bm25 bm25(Bm25Params{}, avgdl);
+      SearchStats with_filter, without;
+      auto plain = Search(request, bm25, inputs, &without);
+      request.filter_terms.push_back(FilterTerm("tag", tag));
+      auto got = Search(request, bm25, inputs, &with_filter);
+      REQUIRE(got.ok());
+      REQUIRE(plain.ok());
+      auto expected = BruteForce(docs, terms, 6, 10, tag);
+      REQUIRE(got->size() == expected.size());
+      for (size_t i = 0; i < expected.size(); ++i) {
+        CHECK((*got)[i].id == expected[i].first);
+      }
+      if (tag == std::string("all")) {
+        CHECK(with_filter.blocks_decoded == without.blocks_decoded);
+      } else {
+        CHECK(with_filter.blocks_decoded > without.blocks_decoded);
+      }
+    }
+  }
+}
+
+TEST_CASE("length floors never exceed the length") {
+  // Short lengths with few distinct values are exact; many distinct values
+  // share codes; lengths past 65535 and dropped documents share the last.
+  for (uint32_t spread : {100u, 5000u, 200000u}) {
+    std::mt19937 rng(spread);
+    SegmentBuilder builder;
+    std::vector<uint32_t> lengths;
+    for (uint32_t i = 0; i < 4000; ++i) {
+      if (i % 97 == 5) {
+        builder.AddDropped(100 + i);
+        lengths.push_back(kDroppedLength);
+        continue;
+      }
+      DocInput in;
+      in.docid = 100 + i;
+      in.id = "d" + std::to_string(i);
+      in.length = static_cast<uint32_t>(rng() % spread);
+      in.term_freqs.emplace_back("t", 1);
+      lengths.push_back(in.length);
+      builder.Add(std::move(in));
+    }
+    auto docs = SegmentDocs::Decode(builder.EncodeDocTable());
+    REQUIRE(docs.ok());
+    size_t exact = 0;
+    for (uint32_t i = 0; i < lengths.size(); ++i) {
+      const uint32_t floor = (*docs)->length_floor(100 + i);
+      REQUIRE(floor <= lengths[i]);
+      if (floor == lengths[i]) ++exact;
+    }
+    if (spread == 100) CHECK(exact == lengths.size() - lengths.size() / 97 - 1);
+    if (spread == 5000) CHECK(exact > 0);
+  }
+}
+
 TEST_CASE("merging segments keeps results and drops unkept documents") {
   auto docs = RandomCorpus(1200, 77);
   std::vector<MemSegment> segs;

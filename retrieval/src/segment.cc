@@ -117,6 +117,7 @@ Result<std::unique_ptr<SegmentDocs>> SegmentDocs::Decode(
     return Status::Corruption("doc table: id bytes do not match offsets");
   }
   docs->ids_.assign(p, id_bytes);
+  docs->BuildLengthFloors();
   docs->ends_ = std::make_unique<std::atomic<DocVersion>[]>(count);
   for (uint32_t i = 0; i < count; ++i) {
     // A dropped document is dead at every version: end 0 <= any version.
@@ -124,6 +125,47 @@ Result<std::unique_ptr<SegmentDocs>> SegmentDocs::Decode(
                          std::memory_order_relaxed);
   }
   return docs;
+}
+
+void SegmentDocs::BuildLengthFloors() {
+  // Lengths below kExact get buckets of about equal document counts (over
+  // distinct lengths, so a bucket's floor is a length that occurs); longer
+  // ones (and dropped documents) share the last code, whose floor is kExact.
+  constexpr uint32_t kExact = 1u << 16;
+  constexpr uint32_t kLastCode = 255;
+  std::vector<uint32_t> counts(kExact, 0);
+  size_t short_docs = 0;
+  for (uint32_t len : lengths_) {
+    if (len < kExact) {
+      ++counts[len];
+      ++short_docs;
+    }
+  }
+  const size_t per_code = short_docs / kLastCode + 1;
+  std::vector<uint8_t> code_of(kExact, 0);
+  uint32_t code = 0;
+  size_t in_code = 0;
+  bool opened = false;
+  for (uint32_t len = 0; len < kExact; ++len) {
+    if (counts[len] == 0) continue;
+    if (opened && in_code >= per_code && code + 1 < kLastCode) {
+      ++code;
+      in_code = 0;
+      opened = false;
+    }
+    if (!opened) {
+      length_floors_[code] = len;
+      opened = true;
+    }
+    code_of[len] = static_cast<uint8_t>(code);
+    in_code += counts[len];
+  }
+  length_floors_[kLastCode] = kExact;
+  length_codes_.resize(lengths_.size());
+  for (size_t i = 0; i < lengths_.size(); ++i) {
+    length_codes_[i] =
+        lengths_[i] < kExact ? code_of[lengths_[i]] : kLastCode;
+  }
 }
 
 std::string SegmentDocs::Encode() const {
@@ -142,7 +184,7 @@ std::string_view SegmentDocs::id(uint32_t docid) const {
 
 size_t SegmentDocs::memory_bytes() const {
   return sizeof(*this) + lengths_.capacity() * 4 +
-         start_deltas_.capacity() * 4 + id_offsets_.capacity() * 4 +
+         length_codes_.capacity() + start_deltas_.capacity() * 4 + id_offsets_.capacity() * 4 +
          ids_.capacity() + static_cast<size_t>(count()) * sizeof(DocVersion);
 }
 

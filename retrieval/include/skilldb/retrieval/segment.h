@@ -80,6 +80,12 @@ class SegmentDocs {
 
   // REQUIRES: Contains(docid) for all of these.
   uint32_t length(uint32_t docid) const { return lengths_[docid - base_]; }
+  // A lower bound of length(docid) read from a one-byte-per-document table
+  // (a quarter of the lengths' memory, so it stays in cache where they do
+  // not): lets a searcher bound a score before it reads the exact length.
+  uint32_t length_floor(uint32_t docid) const {
+    return length_floors_[length_codes_[docid - base_]];
+  }
   DocVersion start(uint32_t docid) const {
     return min_start_ + start_deltas_[docid - base_];
   }
@@ -110,7 +116,14 @@ class SegmentDocs {
   uint32_t base_ = 0;
   DocVersion min_start_ = 0;
   DocVersion max_start_ = 0;
+  // Fills length_codes_ and length_floors_ from lengths_.
+  void BuildLengthFloors();
+
   std::vector<uint32_t> lengths_;
+  // Code per document; length_floors_[code] <= its length. The codes split
+  // the documents into buckets of about equal size by length.
+  std::vector<uint8_t> length_codes_;
+  uint32_t length_floors_[256] = {};
   std::vector<uint32_t> start_deltas_;
   std::vector<uint32_t> id_offsets_;  // count() + 1 entries
   std::string ids_;
