@@ -18,10 +18,14 @@
 namespace skilldb::bench {
 namespace {
 
+// SKILLDB_BENCH_ALGORITHM=wand times block-max WAND instead of the default
+// windowed block-max MaxScore (same results).
 QueryOptions MakeOptions(size_t k) {
   QueryOptions o;
   o.k = k;
   o.with_titles = false;
+  const char* algorithm = std::getenv("SKILLDB_BENCH_ALGORITHM");
+  o.block_max_wand = algorithm != nullptr && std::string(algorithm) == "wand";
   return o;
 }
 

@@ -24,6 +24,7 @@ struct TermCursor {
   std::unique_ptr<Blob> blob;
   double idf = 0.0;
   double max_score = 0.0;  // bound over the whole list in this segment
+  double window_bound = 0.0;  // bound in the current MaxScore window
   size_t order = 0;        // index in request.terms: the summation order
 };
 
@@ -37,6 +38,7 @@ class SegmentSearch {
   Result<bool> Open(PostingSource* source);
   void RunExhaustive();
   void RunBlockMaxWand();
+  void RunBlockMaxMaxScore();
   Status Finish(SearchStats* stats) const;
 
  private:
@@ -47,6 +49,9 @@ class SegmentSearch {
   // exhaustive oracle scores every match).
   void Evaluate(uint32_t doc, bool prune);
   void SortByDoc();
+  // The final stages of Evaluate for a document every cursor has been moved
+  // to (bound from the length floor, exact length, liveness, id).
+  void ScoreAligned(uint32_t doc, double threshold);
 
   const SearchRequest& request_;
   const Bm25& bm25_;
@@ -129,8 +134,26 @@ void SegmentSearch::Evaluate(uint32_t doc, bool prune) {
       }
     }
     if (!MayReach(bound, threshold)) return;
+    ScoreAligned(doc, threshold);
+    return;
+  }
+  const uint32_t dl = docs_.length(doc);
+  double score = 0.0;
+  for (const TermCursor& t : terms_) {
+    if (t.cursor.doc() == doc) {
+      score += bm25_.TermScore(t.idf, t.cursor.tf(), dl);
+    }
+  }
+  ++docs_scored_;
+  if (score < threshold) return;
+  if (!docs_.LiveAt(doc, request_.as_of)) return;
+  top_->Offer(doc, score, docs_.id(doc));
+}
+
+void SegmentSearch::ScoreAligned(uint32_t doc, double threshold) {
+  if (threshold > 0.0) {
     const uint32_t floor = docs_.length_floor(doc);
-    bound = 0.0;
+    double bound = 0.0;
     for (const TermCursor& t : terms_) {
       if (t.cursor.doc() == doc) {
         bound += bm25_.TermScore(t.idf, t.cursor.tf(),
@@ -251,6 +274,105 @@ void SegmentSearch::RunBlockMaxWand() {
   }
 }
 
+// Block-max MaxScore over windows (after Turtle and Flood's MaxScore, with
+// block bounds deciding per window as in Lucene's MaxScoreBulkScorer and
+// Mallia et al.'s block-max variants). The docid space is cut into windows
+// inside which every term's bound is constant: a window ends at the first
+// block end among the terms. Per window:
+//   - if the terms' block bounds together cannot reach the threshold, the
+//     window is skipped without decoding anything;
+//   - otherwise terms are ordered by block bound and the longest prefix
+//     whose bounds together cannot reach the threshold is non-essential: a
+//     document holding only those terms cannot enter, so candidates come
+//     from the essential lists alone;
+//   - a candidate is dropped as soon as a bound says it cannot enter,
+//     cheapest first: its essential postings' bounds (tf at the smallest
+//     length the block allows) plus the non-essential block bounds, then
+//     each non-essential list probed in turn from the largest bound down,
+//     then ScoreAligned's length stages.
+void SegmentSearch::RunBlockMaxMaxScore() {
+  const size_t n = terms_.size();
+  std::vector<TermCursor*> order(n);       // by block bound in the window
+  std::vector<double> bounds(n), prefix(n + 1);
+  uint32_t lo = docs_.base();
+  while (true) {
+    double threshold = top_->threshold();
+    // The window [lo, hi] and each term's bound in it.
+    uint32_t hi = kNoMoreDocs;
+    double total = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      TermCursor& t = terms_[i];
+      order[i] = &t;
+      if (t.cursor.ShallowAdvance(lo)) {
+        t.window_bound = BlockBound(t);
+        hi = std::min(hi, t.cursor.BlockLastDoc());
+      } else {
+        t.window_bound = 0.0;  // the list has ended before lo
+      }
+      total += t.window_bound;
+    }
+    if (hi == kNoMoreDocs) return;  // every list has ended
+    if (!MayReach(total, threshold)) {
+      lo = hi + 1;
+      continue;
+    }
+    std::sort(order.begin(), order.end(),
+              [](const TermCursor* a, const TermCursor* b) {
+                return a->window_bound < b->window_bound;
+              });
+    size_t first_essential = 0;
+    double non_essential = 0.0;
+    while (first_essential < n &&
+           !MayReach(non_essential + order[first_essential]->window_bound,
+                     threshold)) {
+      non_essential += order[first_essential]->window_bound;
+      ++first_essential;
+    }
+    for (size_t i = first_essential; i < n; ++i) order[i]->cursor.Advance(lo);
+    while (true) {
+      // The next candidate: the smallest essential doc in the window.
+      uint32_t doc = kNoMoreDocs;
+      for (size_t i = first_essential; i < n; ++i) {
+        doc = std::min(doc, order[i]->cursor.doc());
+      }
+      if (doc > hi) break;
+      double bound = non_essential;
+      for (size_t i = first_essential; i < n; ++i) {
+        const TermCursor& t = *order[i];
+        if (t.cursor.doc() == doc) {
+          bound += bm25_.TermScore(t.idf, t.cursor.tf(), t.cursor.MinLength());
+        }
+      }
+      bool may_enter = MayReach(bound, threshold);
+      if (may_enter) {
+        const uint32_t aligned = AlignFilters(doc);
+        if (aligned == kNoMoreDocs) return;
+        may_enter = aligned == doc;
+      }
+      // Probe the non-essential lists, largest bound first, replacing each
+      // block bound with the posting's own bound (nothing if absent).
+      for (size_t i = first_essential; may_enter && i-- > 0;) {
+        TermCursor& t = *order[i];
+        bound -= t.window_bound;
+        t.cursor.Advance(doc);
+        if (t.cursor.doc() == doc) {
+          bound += bm25_.TermScore(t.idf, t.cursor.tf(), t.cursor.MinLength());
+        }
+        may_enter = MayReach(bound, threshold);
+      }
+      if (may_enter) {
+        ScoreAligned(doc, threshold);
+        threshold = top_->threshold();
+      }
+      for (size_t i = first_essential; i < n; ++i) {
+        if (order[i]->cursor.doc() == doc) order[i]->cursor.Next();
+      }
+    }
+    if (hi == kNoMoreDocs - 1) return;
+    lo = hi + 1;
+  }
+}
+
 Status SegmentSearch::Finish(SearchStats* stats) const {
   for (const TermCursor& t : terms_) {
     if (t.cursor.corrupt())
@@ -285,10 +407,16 @@ Result<std::vector<ScoredDoc>> Search(const SearchRequest& request,
     SegmentSearch search(request, bm25, docs, &top);
     SKILLDB_ASSIGN_OR_RETURN(const bool any, search.Open(segment.postings));
     if (!any) continue;
-    if (request.algorithm == SearchAlgorithm::kExhaustive) {
-      search.RunExhaustive();
-    } else {
-      search.RunBlockMaxWand();
+    switch (request.algorithm) {
+      case SearchAlgorithm::kExhaustive:
+        search.RunExhaustive();
+        break;
+      case SearchAlgorithm::kBlockMaxWand:
+        search.RunBlockMaxWand();
+        break;
+      case SearchAlgorithm::kBlockMaxMaxScore:
+        search.RunBlockMaxMaxScore();
+        break;
     }
     SKILLDB_RETURN_IF_ERROR(search.Finish(stats));
   }

@@ -197,7 +197,8 @@ TEST_CASE("block-max WAND and exhaustive search equal the plain formula") {
     Bm25 bm25(Bm25Params{}, avgdl);
     auto expected = BruteForce(docs, terms, as_of, k, tag);
     for (auto algorithm :
-         {SearchAlgorithm::kBlockMaxWand, SearchAlgorithm::kExhaustive}) {
+         {SearchAlgorithm::kBlockMaxWand, SearchAlgorithm::kBlockMaxMaxScore,
+          SearchAlgorithm::kExhaustive}) {
       request.algorithm = algorithm;
       auto got = Search(request, bm25, inputs);
       REQUIRE(got.ok());
@@ -230,16 +231,20 @@ TEST_CASE("block-max WAND handles lists that end before the pivot") {
     SearchRequest request = MakeRequest(docs, terms, 6, 1 + q % 4, {}, &avgdl);
     Bm25 bm25(Bm25Params{}, avgdl);
     auto expected = BruteForce(docs, terms, 6, 1 + q % 4, "");
-    auto got = Search(request, bm25, inputs);
-    REQUIRE(got.ok());
-    REQUIRE(got->size() == expected.size());
-    for (size_t i = 0; i < expected.size(); ++i) {
-      CHECK((*got)[i].id == expected[i].first);
+    for (auto algorithm : {SearchAlgorithm::kBlockMaxWand,
+                           SearchAlgorithm::kBlockMaxMaxScore}) {
+      request.algorithm = algorithm;
+      auto got = Search(request, bm25, inputs);
+      REQUIRE(got.ok());
+      REQUIRE(got->size() == expected.size());
+      for (size_t i = 0; i < expected.size(); ++i) {
+        CHECK((*got)[i].id == expected[i].first);
+      }
     }
   }
 }
 
-TEST_CASE("block-max WAND scores fewer documents than exhaustive search") {
+TEST_CASE("block-max WAND and MaxScore score fewer documents than exhaustive search") {
   auto docs = RandomCorpus(20000, 5);
   for (auto& d : docs) {
     d.start = 1;
@@ -250,15 +255,20 @@ TEST_CASE("block-max WAND scores fewer documents than exhaustive search") {
   double avgdl = 0;
   auto request = MakeRequest(docs, {"t0", "t1", "t250"}, 1, 10, {}, &avgdl);
   Bm25 bm25(Bm25Params{}, avgdl);
-  SearchStats wand_stats, full_stats;
-  request.algorithm = SearchAlgorithm::kBlockMaxWand;
-  auto wand = Search(request, bm25, inputs, &wand_stats);
+  SearchStats full_stats;
   request.algorithm = SearchAlgorithm::kExhaustive;
   auto full = Search(request, bm25, inputs, &full_stats);
-  REQUIRE(wand.ok());
   REQUIRE(full.ok());
-  CHECK(wand->size() == full->size());
-  CHECK(wand_stats.docs_scored * 4 < full_stats.docs_scored);
+  for (auto algorithm : {SearchAlgorithm::kBlockMaxWand,
+                         SearchAlgorithm::kBlockMaxMaxScore}) {
+    SearchStats stats;
+    request.algorithm = algorithm;
+    auto pruned = Search(request, bm25, inputs, &stats);
+    REQUIRE(pruned.ok());
+    CHECK(pruned->size() == full->size());
+    CHECK(stats.docs_scored * 4 < full_stats.docs_scored);
+    CHECK(stats.blocks_decoded < full_stats.blocks_decoded);
+  }
 }
 
 TEST_CASE("a filter holding every document of a segment is exact and costs no blocks") {
@@ -283,6 +293,8 @@ TEST_CASE("a filter holding every document of a segment is exact and costs no bl
     for (const std::string tag : {"all", "most"}) {
       double avgdl = 0;
       SearchRequest request = MakeRequest(docs, terms, 6, 10, {}, &avgdl);
+      request.algorithm = q % 2 == 0 ? SearchAlgorithm::kBlockMaxWand
+                                     : SearchAlgorithm::kBlockMaxMaxScore;
       Bm25 bm25(Bm25Params{}, avgdl);
       SearchStats with_filter, without;
       auto plain = Search(request, bm25, inputs, &without);

@@ -133,6 +133,10 @@ struct QueryOptions {
   // Score every match instead of block-max pruning; same results, slower.
   // For tests and benchmarks.
   bool exhaustive = false;
+  // Traverse with block-max WAND instead of the default windowed block-max
+  // MaxScore; same results. For tests and benchmarks comparing the two.
+  // Ignored when `exhaustive` is set.
+  bool block_max_wand = false;
 };
 
 }  // namespace skilldb

@@ -3,10 +3,10 @@
 // The caller supplies the statistics of the version being queried (N, avgdl
 // and each term's idf), the segments, and a way to fetch a term's posting
 // list in a segment; the searcher returns exactly the k best live documents
-// by (score descending, id ascending). Two algorithms give identical results:
-// block-max WAND (the default: skips blocks whose impact bound cannot reach
-// the current k-th score) and exhaustive evaluation (scores every match; the
-// oracle in tests).
+// by (score descending, id ascending). Three algorithms give identical
+// results: windowed block-max MaxScore (the default), block-max WAND (both
+// skip blocks whose impact bound cannot reach the current k-th score) and
+// exhaustive evaluation (scores every match; the oracle in tests).
 //
 // Filters are extra required posting lists walked during traversal, so a
 // filter narrows the candidates before scoring and pruning stays effective.
@@ -49,7 +49,7 @@ struct SegmentInput {
   PostingSource* postings = nullptr;  // not owned
 };
 
-enum class SearchAlgorithm { kBlockMaxWand, kExhaustive };
+enum class SearchAlgorithm { kBlockMaxMaxScore, kBlockMaxWand, kExhaustive };
 
 struct QueryTerm {
   std::string term;
@@ -63,7 +63,7 @@ struct SearchRequest {
   std::vector<std::string> filter_terms;
   DocVersion as_of = 0;  // only documents live at this version count
   size_t k = 10;
-  SearchAlgorithm algorithm = SearchAlgorithm::kBlockMaxWand;
+  SearchAlgorithm algorithm = SearchAlgorithm::kBlockMaxMaxScore;
 };
 
 struct ScoredDoc {
