@@ -193,8 +193,7 @@ size_t PostingCursor::ReadFrontier(const uint8_t* p, Impact* out,
   return count;
 }
 
-Status PostingCursor::Init(std::string_view blob, bool with_tfs) {
-  with_tfs_ = with_tfs;
+Status PostingCursor::Init(std::string_view blob) {
   base_ = reinterpret_cast<const uint8_t*>(blob.data());
   size_ = blob.size();
   const uint8_t* end = base_ + size_;
@@ -297,10 +296,34 @@ double PostingCursor::BlockMaxScore(const Bm25& bm25, double idf) const {
   return bound_;
 }
 
+void PostingCursor::UnpackField(const uint8_t* src, size_t n, uint32_t width,
+                                uint32_t* out) const {
+  // The unpacker decodes whole blocks of 128 with width-specialized code
+  // and reads 8 bytes at a time. A partial block, or one near the end of
+  // the blob, is decoded from a zero-padded copy so it can take the same
+  // fast path without reading past the blob.
+  const size_t bytes = PackedBytes(n, width);
+  if (n == kBlockSize &&
+      static_cast<size_t>(base_ + size_ - (src + bytes)) >= kDecodePaddingBytes) {
+    Unpack(src, n, width, out);
+    return;
+  }
+  alignas(8) uint8_t padded[kBlockSize * 4 + kDecodePaddingBytes];
+  std::memset(padded, 0, PackedBytes(kBlockSize, width) + kDecodePaddingBytes);
+  std::memcpy(padded, src, bytes);
+  Unpack(padded, kBlockSize, width, out);
+}
+
+void PostingCursor::DecodeTfs() const {
+  UnpackField(tf_src_, count_, tf_width_, tfs_);
+  for (uint32_t i = 0; i < count_; ++i) tfs_[i] += 1;
+  tfs_ready_ = true;
+}
+
 uint32_t PostingCursor::MinLength() const {
   // The frontier covers the posting: some pair has tf >= this tf and
   // dl <= this document's length.
-  const uint32_t tf = tfs_[pos_];
+  const uint32_t tf = this->tf();
   uint32_t dl = std::numeric_limits<uint32_t>::max();
   bool covered = false;
   for (uint32_t i = 0; i < frontier_count_; ++i) {
@@ -333,41 +356,22 @@ Status PostingCursor::DecodeBlock(uint32_t block) {
       static_cast<size_t>(end - p) != doc_bytes + tf_bytes) {
     return Status::Corruption("block payload");
   }
-  // The unpacker decodes whole blocks of 128 with width-specialized code
-  // and reads 8 bytes at a time. A partial block, or one near the end of
-  // the blob, is decoded from a zero-padded copy so it can take the same
-  // fast path without reading past the blob.
-  const uint8_t* docs_in = p;
-  const uint8_t* tfs_in = p + doc_bytes;
-  size_t unpack_n = n;
-  alignas(8) uint8_t padded[2 * (kBlockSize * 4) + 2 * kDecodePaddingBytes];
-  if (n < kBlockSize ||
-      static_cast<size_t>(base_ + size_ - end) < kDecodePaddingBytes) {
-    const size_t full_doc = PackedBytes(kBlockSize, doc_width);
-    const size_t full_tf = PackedBytes(kBlockSize, tf_width);
-    std::memset(padded, 0, full_doc + full_tf + 2 * kDecodePaddingBytes);
-    std::memcpy(padded, p, doc_bytes);
-    std::memcpy(padded + full_doc + kDecodePaddingBytes, p + doc_bytes,
-                tf_bytes);
-    docs_in = padded;
-    tfs_in = padded + full_doc + kDecodePaddingBytes;
-    unpack_n = kBlockSize;
-  }
   const uint32_t prev = block == 0 ? first_docid_ - 1 : SkipLastDoc(block - 1);
   run_ = doc_width == 0;
   run_first_ = prev + 1;
   if (!run_) {
-    Unpack(docs_in, unpack_n, doc_width, docs_);
+    UnpackField(p, n, doc_width, docs_);
     uint32_t doc = prev;
     for (size_t i = 0; i < n; ++i) {
       doc += docs_[i] + 1;
       docs_[i] = doc;
     }
   }
-  if (with_tfs_) {
-    Unpack(tfs_in, unpack_n, tf_width, tfs_);
-    for (size_t i = 0; i < n; ++i) tfs_[i] += 1;
-  }
+  // Term frequencies are unpacked on the first tf() of the block: a list
+  // probed at one candidate, or a filter, never needs them.
+  tf_src_ = p + doc_bytes;
+  tf_width_ = tf_width;
+  tfs_ready_ = false;
   count_ = static_cast<uint32_t>(n);
   ++blocks_decoded_;
   return Status::Ok();

@@ -72,16 +72,18 @@ class PostingCursor {
   PostingCursor() = default;
 
   // Checks the header and skip table; Corruption if they are inconsistent.
-  // A cursor made with `with_tfs` false never decodes term frequencies (for
-  // filter lists, where only membership counts); tf() is then unavailable.
-  Status Init(std::string_view blob, bool with_tfs = true);
+  Status Init(std::string_view blob);
 
   uint32_t num_docs() const { return num_docs_; }
   // The list's last docid (from the skip table; kNoMoreDocs if unknown).
   uint32_t last_doc() const { return SkipLastDoc(num_blocks_ - 1); }
   uint32_t doc() const { return doc_; }
-  // REQUIRES: doc() != kNoMoreDocs and the cursor was made with tfs.
-  uint32_t tf() const { return tfs_[pos_]; }
+  // REQUIRES: doc() != kNoMoreDocs. A block's term frequencies are
+  // unpacked on its first tf().
+  uint32_t tf() const {
+    if (!tfs_ready_) DecodeTfs();
+    return tfs_[pos_];
+  }
   // The smallest document length the decoded block's frontier allows for
   // the current posting's tf: a lower bound of its document's length known
   // without reading the document table (0 if the frontier does not cover
@@ -123,6 +125,10 @@ class PostingCursor {
   uint32_t BlockStart(uint32_t block) const;  // offset in the data
   uint32_t BlockEnd(uint32_t block) const;
   Status DecodeBlock(uint32_t block);
+  // Unpacks `n` values of `width` bits at src (inside the blob) into out.
+  void UnpackField(const uint8_t* src, size_t n, uint32_t width,
+                   uint32_t* out) const;
+  void DecodeTfs() const;
   void EnterBlock(uint32_t block);
   // The docid at position i of the decoded block.
   uint32_t DocAt(uint32_t i) const { return run_ ? run_first_ + i : docs_[i]; }
@@ -145,7 +151,9 @@ class PostingCursor {
   uint32_t doc_ = kNoMoreDocs;
   uint64_t blocks_decoded_ = 0;
   bool corrupt_ = false;
-  bool with_tfs_ = true;
+  const uint8_t* tf_src_ = nullptr;  // the decoded block's packed tfs
+  uint32_t tf_width_ = 0;
+  mutable bool tfs_ready_ = false;
   // A block of consecutive docids (packed to zero bits) is not unpacked:
   // its docs are run_first_, run_first_ + 1, ...
   bool run_ = false;
@@ -155,7 +163,7 @@ class PostingCursor {
   mutable uint32_t bound_block_ = kNoMoreDocs;  // block of bound_
   mutable double bound_ = 0.0;
   uint32_t docs_[kBlockSize];
-  uint32_t tfs_[kBlockSize];
+  mutable uint32_t tfs_[kBlockSize];
 };
 
 }  // namespace skilldb::retrieval::internal

@@ -75,7 +75,7 @@ TEST_CASE("block frontiers bound every posting of their block") {
   }
 }
 
-TEST_CASE("runs of consecutive docids are walked without unpacking") {
+TEST_CASE("runs of consecutive docids are walked without unpacking docids") {
   // Blocks alternate between runs (zero-bit gaps, not unpacked) and gapped
   // blocks; a single-block run too. Walked with and without tfs, by Next
   // and by Advance to every target.
@@ -94,9 +94,10 @@ TEST_CASE("runs of consecutive docids are walked without unpacking") {
   std::vector<Posting> single(postings.begin(), postings.begin() + 90);
   for (const auto* list : {&postings, &single}) {
     std::string blob = EncodePostingList(*list);
+    // Walked reading tfs, and not (they are unpacked lazily).
     for (bool with_tfs : {true, false}) {
       PostingCursor cursor;
-      REQUIRE(cursor.Init(blob, with_tfs).ok());
+      REQUIRE(cursor.Init(blob).ok());
       CHECK(cursor.last_doc() == list->back().docid);
       for (const Posting& p : *list) {
         REQUIRE(cursor.doc() == p.docid);
@@ -106,7 +107,7 @@ TEST_CASE("runs of consecutive docids are walked without unpacking") {
       CHECK(cursor.doc() == kNoMoreDocs);
       for (uint32_t target = 0; target <= list->back().docid + 1; target += 5) {
         PostingCursor c;
-        REQUIRE(c.Init(blob, with_tfs).ok());
+        REQUIRE(c.Init(blob).ok());
         c.Advance(target);
         auto it = std::lower_bound(
             list->begin(), list->end(), target,

@@ -84,7 +84,7 @@ Result<bool> SegmentSearch::Open(PostingSource* source) {
     SKILLDB_RETURN_IF_ERROR(source->Get(term, &blob));
     if (blob == nullptr) return false;  // a required filter matches nothing
     PostingCursor filter;
-    SKILLDB_RETURN_IF_ERROR(filter.Init(blob->data(), /*with_tfs=*/false));
+    SKILLDB_RETURN_IF_ERROR(filter.Init(blob->data()));
     // A list holding every docid of the segment filters nothing (the
     // common case of the default "visible" filter): leave it out. Docids
     // strictly ascend, so count, first and last decide it.
@@ -348,6 +348,20 @@ void SegmentSearch::RunBlockMaxMaxScore() {
         const uint32_t aligned = AlignFilters(doc);
         if (aligned == kNoMoreDocs) return;
         may_enter = aligned == doc;
+      }
+      if (may_enter && threshold > 0.0 && first_essential > 0) {
+        // The length floor costs one cached byte; a probe may cost a block
+        // decode. Tighten the essential bounds with it first.
+        const uint32_t floor = docs_.length_floor(doc);
+        bound = non_essential;
+        for (size_t i = first_essential; i < n; ++i) {
+          const TermCursor& t = *order[i];
+          if (t.cursor.doc() == doc) {
+            bound += bm25_.TermScore(t.idf, t.cursor.tf(),
+                                     std::max(floor, t.cursor.MinLength()));
+          }
+        }
+        may_enter = MayReach(bound, threshold);
       }
       // Probe the non-essential lists, largest bound first, replacing each
       // block bound with the posting's own bound (nothing if absent).
