@@ -320,10 +320,9 @@ void PostingCursor::DecodeTfs() const {
   tfs_ready_ = true;
 }
 
-uint32_t PostingCursor::MinLength() const {
+uint32_t PostingCursor::MinLengthFor(uint32_t tf) const {
   // The frontier covers the posting: some pair has tf >= this tf and
   // dl <= this document's length.
-  const uint32_t tf = this->tf();
   uint32_t dl = std::numeric_limits<uint32_t>::max();
   bool covered = false;
   for (uint32_t i = 0; i < frontier_count_; ++i) {

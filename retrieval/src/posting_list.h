@@ -89,7 +89,9 @@ class PostingCursor {
   // without reading the document table (0 if the frontier does not cover
   // the tf, which only a corrupt list can cause).
   // REQUIRES: as tf().
-  uint32_t MinLength() const;
+  uint32_t MinLength() const { return MinLengthFor(tf()); }
+  // The same for a given tf, in the decoded block.
+  uint32_t MinLengthFor(uint32_t tf) const;
 
   void Next();
   // Moves to the first posting with docid >= target (or kNoMoreDocs).

@@ -25,6 +25,11 @@ struct TermCursor {
   double idf = 0.0;
   double max_score = 0.0;  // bound over the whole list in this segment
   double window_bound = 0.0;  // bound in the current MaxScore window
+  // PostingBound's table for the decoded block (blocks_decoded() when it
+  // was filled): entry tf is the bound of a posting with that tf.
+  static constexpr uint32_t kTfTable = 16;
+  uint64_t table_block = ~uint64_t{0};
+  double tf_bound[kTfTable] = {};
   size_t order = 0;        // index in request.terms: the summation order
 };
 
@@ -45,6 +50,9 @@ class SegmentSearch {
   // Moves the filter cursors to their first common doc >= target.
   uint32_t AlignFilters(uint32_t target);
   double BlockBound(TermCursor& t);
+  // The bound of t's current posting from its tf and its block's frontier:
+  // BM25 of the tf at the smallest length the block allows for it.
+  double PostingBound(TermCursor& t);
   // `prune`: skip documents the postings bound below the threshold (the
   // exhaustive oracle scores every match).
   void Evaluate(uint32_t doc, bool prune);
@@ -128,10 +136,8 @@ void SegmentSearch::Evaluate(uint32_t doc, bool prune) {
   const double threshold = top_->threshold();
   if (prune && threshold > 0.0) {
     double bound = 0.0;
-    for (const TermCursor& t : terms_) {
-      if (t.cursor.doc() == doc) {
-        bound += bm25_.TermScore(t.idf, t.cursor.tf(), t.cursor.MinLength());
-      }
+    for (TermCursor& t : terms_) {
+      if (t.cursor.doc() == doc) bound += PostingBound(t);
     }
     if (!MayReach(bound, threshold)) return;
     ScoreAligned(doc, threshold);
@@ -204,6 +210,22 @@ void SegmentSearch::SortByDoc() {
 
 double SegmentSearch::BlockBound(TermCursor& t) {
   return t.cursor.BlockMaxScore(bm25_, t.idf);
+}
+
+double SegmentSearch::PostingBound(TermCursor& t) {
+  const uint32_t tf = t.cursor.tf();
+  if (tf >= TermCursor::kTfTable) {
+    return bm25_.TermScore(t.idf, tf, t.cursor.MinLength());
+  }
+  if (t.table_block != t.cursor.blocks_decoded()) {
+    // Filled once per block: a block holds up to 128 postings, most with
+    // a small tf.
+    for (uint32_t f = 1; f < TermCursor::kTfTable; ++f) {
+      t.tf_bound[f] = bm25_.TermScore(t.idf, f, t.cursor.MinLengthFor(f));
+    }
+    t.table_block = t.cursor.blocks_decoded();
+  }
+  return t.tf_bound[tf];
 }
 
 // Block-max WAND (Ding and Suel, SIGIR 2011), with filters checked at the
@@ -338,10 +360,8 @@ void SegmentSearch::RunBlockMaxMaxScore() {
       if (doc > hi) break;
       double bound = non_essential;
       for (size_t i = first_essential; i < n; ++i) {
-        const TermCursor& t = *order[i];
-        if (t.cursor.doc() == doc) {
-          bound += bm25_.TermScore(t.idf, t.cursor.tf(), t.cursor.MinLength());
-        }
+        TermCursor& t = *order[i];
+        if (t.cursor.doc() == doc) bound += PostingBound(t);
       }
       bool may_enter = MayReach(bound, threshold);
       if (may_enter) {
