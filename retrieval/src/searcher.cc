@@ -19,6 +19,9 @@ inline bool MayReach(double bound, double threshold) {
   return bound * (1.0 + 1e-9) >= threshold;
 }
 
+// How many postings ahead MaxScore prefetches length floors.
+constexpr uint32_t kPrefetchAhead = 8;
+
 struct TermCursor {
   PostingCursor cursor;
   std::unique_ptr<Blob> blob;
@@ -361,7 +364,12 @@ void SegmentSearch::RunBlockMaxMaxScore() {
       double bound = non_essential;
       for (size_t i = first_essential; i < n; ++i) {
         TermCursor& t = *order[i];
-        if (t.cursor.doc() == doc) bound += PostingBound(t);
+        if (t.cursor.doc() == doc) {
+          bound += PostingBound(t);
+          // Most candidates get their length floor read: fetch a later
+          // candidate's while this one is worked on.
+          docs_.PrefetchLengthFloor(t.cursor.DocAhead(kPrefetchAhead));
+        }
       }
       bool may_enter = MayReach(bound, threshold);
       if (may_enter) {
