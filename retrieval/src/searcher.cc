@@ -390,6 +390,8 @@ void SegmentSearch::RunBlockMaxMaxScore() {
           }
         }
         may_enter = MayReach(bound, threshold);
+        // The exact length is read if the probes keep it: fetch it now.
+        if (may_enter) docs_.PrefetchLength(doc);
       }
       // Probe the non-essential lists, largest bound first, replacing each
       // block bound with the posting's own bound (nothing if absent).

@@ -91,6 +91,10 @@ class SegmentDocs {
   void PrefetchLengthFloor(uint32_t docid) const {
     if (Contains(docid)) __builtin_prefetch(&length_codes_[docid - base_]);
   }
+  // The same for length(docid).
+  void PrefetchLength(uint32_t docid) const {
+    if (Contains(docid)) __builtin_prefetch(&lengths_[docid - base_]);
+  }
   DocVersion start(uint32_t docid) const {
     return min_start_ + start_deltas_[docid - base_];
   }
