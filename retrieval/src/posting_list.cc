@@ -419,8 +419,18 @@ void PostingCursor::Advance(uint32_t target) {
     doc_ = target;
     return;
   }
-  pos_ = static_cast<uint32_t>(
-      std::lower_bound(docs_ + pos_, docs_ + count_, target) - docs_);
+  // Probes at successive candidates mostly move a few postings: look at the
+  // next few first, then binary-search the rest. The block's last docid is
+  // >= target, so the search stays inside the block.
+  constexpr uint32_t kLinear = 4;
+  uint32_t pos = pos_;
+  const uint32_t linear_end = std::min(count_, pos + kLinear);
+  while (pos < linear_end && docs_[pos] < target) ++pos;
+  if (pos == linear_end && pos < count_) {
+    pos = static_cast<uint32_t>(
+        std::lower_bound(docs_ + pos, docs_ + count_, target) - docs_);
+  }
+  pos_ = pos;
   doc_ = docs_[pos_];
 }
 
