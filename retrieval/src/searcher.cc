@@ -60,9 +60,10 @@ class SegmentSearch {
   // exhaustive oracle scores every match).
   void Evaluate(uint32_t doc, bool prune);
   void SortByDoc();
-  // The final stages of Evaluate for a document every cursor has been moved
-  // to (bound from the length floor, exact length, liveness, id).
-  void ScoreAligned(uint32_t doc, double threshold);
+  // The last stages of Evaluate, for a document every cursor has been moved
+  // to (at or past it): with `prune`, the bound from the length floor; then
+  // the exact length, score, liveness and id.
+  void Score(uint32_t doc, double threshold, bool prune);
 
   const SearchRequest& request_;
   const Bm25& bm25_;
@@ -130,11 +131,11 @@ uint32_t SegmentSearch::AlignFilters(uint32_t target) {
 // the filters, summing term scores in request order. With `prune`, the
 // document table is read in order of need: first the postings alone bound
 // the score (each tf at the smallest length its block's frontier allows),
-// then the one-byte length floor tightens that bound, and only a document
-// that can still reach the threshold has its exact length read; liveness
-// and the id are read only for a score that can enter. Every bound is BM25
-// of the same tf at a length no greater than the document's, summed in the
-// same order, so it is never below the score (TermScore is monotone).
+// then Score's length floor tightens that bound, and only a document that
+// can still reach the threshold has its exact length read; liveness and the
+// id are read only for a score that can enter. Every bound is BM25 of the
+// same tf at a length no greater than the document's, so it is never below
+// the score (TermScore is monotone, and so is the sum).
 void SegmentSearch::Evaluate(uint32_t doc, bool prune) {
   const double threshold = top_->threshold();
   if (prune && threshold > 0.0) {
@@ -143,24 +144,12 @@ void SegmentSearch::Evaluate(uint32_t doc, bool prune) {
       if (t.cursor.doc() == doc) bound += PostingBound(t);
     }
     if (!MayReach(bound, threshold)) return;
-    ScoreAligned(doc, threshold);
-    return;
   }
-  const uint32_t dl = docs_.length(doc);
-  double score = 0.0;
-  for (const TermCursor& t : terms_) {
-    if (t.cursor.doc() == doc) {
-      score += bm25_.TermScore(t.idf, t.cursor.tf(), dl);
-    }
-  }
-  ++docs_scored_;
-  if (score < threshold) return;
-  if (!docs_.LiveAt(doc, request_.as_of)) return;
-  top_->Offer(doc, score, docs_.id(doc));
+  Score(doc, threshold, prune);
 }
 
-void SegmentSearch::ScoreAligned(uint32_t doc, double threshold) {
-  if (threshold > 0.0) {
+void SegmentSearch::Score(uint32_t doc, double threshold, bool prune) {
+  if (prune && threshold > 0.0) {
     const uint32_t floor = docs_.length_floor(doc);
     double bound = 0.0;
     for (const TermCursor& t : terms_) {
@@ -314,11 +303,10 @@ void SegmentSearch::RunBlockMaxWand() {
 //     cheapest first: its essential postings' bounds (tf at the smallest
 //     length the block allows) plus the non-essential block bounds, then
 //     each non-essential list probed in turn from the largest bound down,
-//     then ScoreAligned's length stages.
+//     then Score's length stages.
 void SegmentSearch::RunBlockMaxMaxScore() {
   const size_t n = terms_.size();
-  std::vector<TermCursor*> order(n);       // by block bound in the window
-  std::vector<double> bounds(n), prefix(n + 1);
+  std::vector<TermCursor*> order(n);  // by block bound in the window
   uint32_t lo = docs_.base();
   while (true) {
     double threshold = top_->threshold();
@@ -375,12 +363,19 @@ void SegmentSearch::RunBlockMaxMaxScore() {
       if (may_enter) {
         const uint32_t aligned = AlignFilters(doc);
         if (aligned == kNoMoreDocs) return;
-        may_enter = aligned == doc;
+        if (aligned != doc) {
+          // No document before `aligned` passes the filters.
+          for (size_t i = first_essential; i < n; ++i) {
+            order[i]->cursor.Advance(aligned);
+          }
+          continue;
+        }
       }
+      uint32_t floor = 0;  // a lower bound of doc's length, once read
       if (may_enter && threshold > 0.0 && first_essential > 0) {
         // The length floor costs one cached byte; a probe may cost a block
         // decode. Tighten the essential bounds with it first.
-        const uint32_t floor = docs_.length_floor(doc);
+        floor = docs_.length_floor(doc);
         bound = non_essential;
         for (size_t i = first_essential; i < n; ++i) {
           const TermCursor& t = *order[i];
@@ -400,12 +395,13 @@ void SegmentSearch::RunBlockMaxMaxScore() {
         bound -= t.window_bound;
         t.cursor.Advance(doc);
         if (t.cursor.doc() == doc) {
-          bound += bm25_.TermScore(t.idf, t.cursor.tf(), t.cursor.MinLength());
+          bound += bm25_.TermScore(t.idf, t.cursor.tf(),
+                                   std::max(floor, t.cursor.MinLength()));
         }
         may_enter = MayReach(bound, threshold);
       }
       if (may_enter) {
-        ScoreAligned(doc, threshold);
+        Score(doc, threshold, /*prune=*/true);
         threshold = top_->threshold();
       }
       for (size_t i = first_essential; i < n; ++i) {
