@@ -78,11 +78,6 @@ class PostingCursor {
   // The list's last docid (from the skip table; kNoMoreDocs if unknown).
   uint32_t last_doc() const { return SkipLastDoc(num_blocks_ - 1); }
   uint32_t doc() const { return doc_; }
-  // The docid `ahead` postings on in the decoded block, or doc() past its
-  // end (for prefetching).
-  uint32_t DocAhead(uint32_t ahead) const {
-    return pos_ + ahead < count_ ? DocAt(pos_ + ahead) : doc_;
-  }
   // REQUIRES: doc() != kNoMoreDocs. A block's term frequencies are
   // unpacked on its first tf().
   uint32_t tf() const {

@@ -19,9 +19,6 @@ inline bool MayReach(double bound, double threshold) {
   return bound * (1.0 + 1e-9) >= threshold;
 }
 
-// How many postings ahead MaxScore prefetches length floors.
-constexpr uint32_t kPrefetchAhead = 8;
-
 struct TermCursor {
   PostingCursor cursor;
   std::unique_ptr<Blob> blob;
@@ -352,12 +349,7 @@ void SegmentSearch::RunBlockMaxMaxScore() {
       double bound = non_essential;
       for (size_t i = first_essential; i < n; ++i) {
         TermCursor& t = *order[i];
-        if (t.cursor.doc() == doc) {
-          bound += PostingBound(t);
-          // Most candidates get their length floor read: fetch a later
-          // candidate's while this one is worked on.
-          docs_.PrefetchLengthFloor(t.cursor.DocAhead(kPrefetchAhead));
-        }
+        if (t.cursor.doc() == doc) bound += PostingBound(t);
       }
       bool may_enter = MayReach(bound, threshold);
       if (may_enter) {
@@ -385,8 +377,6 @@ void SegmentSearch::RunBlockMaxMaxScore() {
           }
         }
         may_enter = MayReach(bound, threshold);
-        // The exact length is read if the probes keep it: fetch it now.
-        if (may_enter) docs_.PrefetchLength(doc);
       }
       // Probe the non-essential lists, largest bound first, replacing each
       // block bound with the posting's own bound (nothing if absent).

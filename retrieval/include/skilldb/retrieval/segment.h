@@ -86,15 +86,6 @@ class SegmentDocs {
   uint32_t length_floor(uint32_t docid) const {
     return length_floors_[length_codes_[docid - base_]];
   }
-  // A hint that length_floor(docid) will be read soon. Any docid of the
-  // segment; one outside it is ignored.
-  void PrefetchLengthFloor(uint32_t docid) const {
-    if (Contains(docid)) __builtin_prefetch(&length_codes_[docid - base_]);
-  }
-  // The same for length(docid).
-  void PrefetchLength(uint32_t docid) const {
-    if (Contains(docid)) __builtin_prefetch(&lengths_[docid - base_]);
-  }
   DocVersion start(uint32_t docid) const {
     return min_start_ + start_deltas_[docid - base_];
   }
