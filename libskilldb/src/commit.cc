@@ -19,7 +19,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <functional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "analysis.h"
@@ -48,6 +50,69 @@ std::string DefaultAuthor() {
   const char* user = std::getenv("USER");
   return user != nullptr && *user != '\0' ? user : "unknown";
 }
+
+// A put's skill-only work, done ahead of indexing (see CommitLocked).
+struct PreparedPut {
+  uint32_t length = 0;
+  std::vector<std::pair<std::string, uint32_t>> term_freqs;
+  std::vector<std::string> filter_terms;
+  std::string revision;  // the encoded revision record
+};
+
+constexpr size_t kPrepareChunk = 1024;
+
+// Produces items 0 .. n-1 in order, computed by `fill` in chunks of `chunk`:
+// while the caller consumes chunk c, a helper thread fills chunk c + 1.
+// Small inputs (one chunk) are filled inline. `fill` must be safe to run
+// concurrently with the consumer (it only reads shared state). The helper is
+// joined before the next chunk is handed out and on destruction, so an early
+// return by the consumer is safe.
+template <typename T>
+class ChunkPipeline {
+ public:
+  ChunkPipeline(size_t n, size_t chunk,
+                std::function<void(size_t, T*)> fill)
+      : n_(n), chunk_(chunk), fill_(std::move(fill)) {
+    Fill(0, &current_);
+    if (n_ > chunk_) Start(chunk_);
+  }
+  ~ChunkPipeline() {
+    if (helper_.joinable()) helper_.join();
+  }
+  ChunkPipeline(const ChunkPipeline&) = delete;
+  ChunkPipeline& operator=(const ChunkPipeline&) = delete;
+
+  // REQUIRES: called at most n times.
+  T& Next() {
+    if (pos_ == current_.size()) {
+      helper_.join();
+      std::swap(current_, ahead_);
+      base_ += chunk_;
+      pos_ = 0;
+      if (base_ + chunk_ < n_) Start(base_ + chunk_);
+    }
+    return current_[pos_++];
+  }
+
+ private:
+  void Fill(size_t begin, std::vector<T>* out) {
+    const size_t end = std::min(n_, begin + chunk_);
+    out->clear();
+    out->resize(end - begin);
+    for (size_t i = begin; i < end; ++i) fill_(i, &(*out)[i - begin]);
+  }
+  void Start(size_t begin) {
+    helper_ = std::thread([this, begin] { Fill(begin, &ahead_); });
+  }
+
+  size_t n_;
+  size_t chunk_;
+  std::function<void(size_t, T*)> fill_;
+  std::vector<T> current_, ahead_;
+  size_t base_ = 0;  // index of current_[0]
+  size_t pos_ = 0;
+  std::thread helper_;
+};
 
 // Filter terms of a skill: what QueryOptions filters can ask for.
 std::vector<std::string> FilterTerms(const Skill& skill) {
@@ -197,24 +262,37 @@ Result<Version> LibraryImpl::CommitLocked(
     return writer.MaybeStage();
   };
 
-  std::vector<std::pair<std::string, uint32_t>> freqs;
+  // What each put needs that depends on the skill alone (analysis, filter
+  // terms, the stored JSON) is prepared a chunk ahead on a second thread
+  // while this one indexes and writes the previous chunk, in put order, so
+  // the result is the same as preparing it inline.
+  const uint32_t first_docid = next_docid;
+  ChunkPipeline<PreparedPut> prepared(
+      puts.size(), kPrepareChunk, [&](size_t i, PreparedPut* out) {
+        const Skill& skill = puts[i];
+        out->length =
+            AnalyzeSkill(*analyzer_, field_weights_, skill, &out->term_freqs);
+        out->filter_terms = FilterTerms(skill);
+        out->revision =
+            EncodeRevision(RevisionKind::kPut,
+                           first_docid + static_cast<uint32_t>(i),
+                           SkillToJson(skill));
+      });
   for (size_t i = 0; i < puts.size(); ++i) {
     const Skill& skill = puts[i];
+    PreparedPut& put = prepared.Next();
     const uint32_t docid = next_docid++;
-    const uint32_t length =
-        AnalyzeSkill(*analyzer_, field_weights_, skill, &freqs);
-    total_length += length;
+    total_length += put.length;
     if (put_kinds[i] == ChangeKind::kAdded) ++num_skills;
     DocInput doc;
     doc.docid = docid;
     doc.start = version;
     doc.id = skill.id;
-    doc.length = length;
-    doc.term_freqs = std::move(freqs);
-    doc.filter_terms = FilterTerms(skill);
+    doc.length = put.length;
+    doc.term_freqs = std::move(put.term_freqs);
+    doc.filter_terms = std::move(put.filter_terms);
     builder.Add(std::move(doc));
-    writer.Put(kRevisions, RevisionKey(skill.id, version),
-               EncodeRevision(RevisionKind::kPut, docid, SkillToJson(skill)));
+    writer.Put(kRevisions, RevisionKey(skill.id, version), put.revision);
     writer.Put(kChanges, ChangeKey(version, skill.id),
                std::string(1, EncodeChangeKind(put_kinds[i])));
     if (builder.memory_bytes() > kMaxBuilderBytes) {
@@ -224,6 +302,7 @@ Result<Version> LibraryImpl::CommitLocked(
     }
   }
   SKILLDB_RETURN_IF_ERROR(cut_segment());
+  std::vector<std::pair<std::string, uint32_t>> freqs;
   for (const std::string& id : deletes) {
     writer.Put(kRevisions, RevisionKey(id, version),
                EncodeRevision(RevisionKind::kDelete, 0, ""));

@@ -95,6 +95,33 @@ TEST_CASE("deleting a missing skill is NotFound and writes nothing") {
   CHECK(lib->CurrentVersion() == 0);
 }
 
+TEST_CASE("a large import keeps every skill's text, docid and terms together") {
+  // 2,500 puts: several chunks of the commit's prepare-ahead pipeline, the
+  // last one partial. Each skill has a unique word, so a query for it must
+  // find exactly that skill, with the stored text it was given.
+  TempLibrary lib(Whitespace());
+  std::vector<Skill> skills;
+  for (int i = 0; i < 2500; ++i) {
+    skills.push_back(Skill::Make("s" + std::to_string(i),
+                                 "shared words uniq" + std::to_string(i) + " " +
+                                     std::string(static_cast<size_t>(1 + i % 7), 'x')));
+  }
+  REQUIRE(lib->PutMany(skills).ok());
+  for (int i = 0; i < 2500; i += 37) {
+    const std::string id = "s" + std::to_string(i);
+    auto got = lib->Get(id, ReadOptions{});
+    REQUIRE(got.ok());
+    CHECK(got->title == skills[static_cast<size_t>(i)].title);
+    auto hits = lib->Query({.k = 3}, "uniq" + std::to_string(i));
+    REQUIRE(hits.ok());
+    REQUIRE(hits->hits.size() == 1);
+    CHECK(hits->hits[0].id == id);
+  }
+  auto all = lib->Query({.k = 3000}, "shared");
+  REQUIRE(all.ok());
+  CHECK(all->hits.size() == 2500);
+}
+
 TEST_CASE("an import with one bad skill writes nothing") {
   TempLibrary lib;
   std::vector<Skill> skills = {Skill::Make("a", "ok"), Skill::Make("B", "bad")};
