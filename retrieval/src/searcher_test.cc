@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "posting_list.h"
 #include "skilldb/retrieval/segment_merger.h"
 
 namespace skilldb::retrieval {
@@ -313,6 +314,40 @@ TEST_CASE("a filter holding every document of a segment is exact and costs no bl
         CHECK(with_filter.blocks_decoded > without.blocks_decoded);
       }
     }
+  }
+}
+
+TEST_CASE("posting lists are emitted in term order, each the encoding of its postings") {
+  // Large enough (over 65,536 postings) that half the lists are encoded on a
+  // helper thread; small enough that one thread would be used too.
+  for (size_t docs_n : {size_t{200}, size_t{4000}}) {
+    std::mt19937 rng(static_cast<unsigned>(docs_n));
+    SegmentBuilder builder;
+    std::map<std::string, std::vector<internal::Posting>> want;
+    for (uint32_t d = 0; d < docs_n; ++d) {
+      DocInput in;
+      in.docid = 50 + d;
+      in.id = "d" + std::to_string(d);
+      std::map<std::string, uint32_t> tf;
+      for (int j = 0; j < 40; ++j) tf["w" + std::to_string(rng() % 3000)]++;
+      for (const auto& [t, f] : tf) {
+        in.term_freqs.emplace_back(t, f);
+        in.length += f;
+      }
+      for (const auto& [t, f] : tf) want[t].push_back({in.docid, f, in.length});
+      builder.Add(std::move(in));
+    }
+    std::vector<std::string> terms;
+    builder.EmitPostingLists(
+        [&](std::string_view term, std::string list, uint32_t num_docs) {
+          terms.emplace_back(term);
+          auto it = want.find(std::string(term));
+          REQUIRE(it != want.end());
+          CHECK(num_docs == it->second.size());
+          CHECK(list == internal::EncodePostingList(it->second));
+        });
+    CHECK(terms.size() == want.size());
+    CHECK(std::is_sorted(terms.begin(), terms.end()));
   }
 }
 

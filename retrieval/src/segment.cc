@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "doc_table.h"
 #include "posting_list.h"
@@ -11,6 +12,8 @@ namespace skilldb::retrieval {
 namespace {
 
 constexpr uint32_t kDocTableMagic = 0x31544453;  // "SDT1"
+// Segments with fewer postings encode their lists on one thread.
+constexpr size_t kParallelEmitPostings = 1 << 16;
 constexpr size_t kDocTableHeader = 4 + 4 + 4 + 8 + 8;
 
 template <typename T>
@@ -250,11 +253,47 @@ void SegmentBuilder::EmitPostingLists(
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return terms_->Term(a) < terms_->Term(b);
   });
+  auto encode = [&](uint32_t t, std::vector<internal::Posting>* list) {
+    list->assign(grouped.begin() + start[t], grouped.begin() + start[t + 1]);
+    return internal::EncodePostingList(*list);
+  };
+  // Encoding is split in two by postings: a helper thread encodes the
+  // second half (kept in memory) while this thread encodes and emits the
+  // first, then the second half is emitted. Same lists, same order.
+  size_t split = order.size();
+  if (postings_.size() >= kParallelEmitPostings) {
+    size_t seen = 0;
+    for (split = 0; split < order.size() && seen < postings_.size() / 2;
+         ++split) {
+      seen += start[order[split] + 1] - start[order[split]];
+    }
+  }
+  std::vector<std::string> encoded(order.size() - split);
+  std::thread helper;
+  if (!encoded.empty()) {
+    helper = std::thread([&] {
+      std::vector<internal::Posting> list;
+      for (size_t i = split; i < order.size(); ++i) {
+        encoded[i - split] = encode(order[i], &list);
+      }
+    });
+  }
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{helper};
   std::vector<internal::Posting> list;
-  for (uint32_t t : order) {
-    list.assign(grouped.begin() + start[t], grouped.begin() + start[t + 1]);
-    sink(terms_->Term(t), internal::EncodePostingList(list),
-         static_cast<uint32_t>(list.size()));
+  for (size_t i = 0; i < split; ++i) {
+    const uint32_t t = order[i];
+    sink(terms_->Term(t), encode(t, &list), start[t + 1] - start[t]);
+  }
+  if (helper.joinable()) helper.join();
+  for (size_t i = split; i < order.size(); ++i) {
+    const uint32_t t = order[i];
+    sink(terms_->Term(t), std::move(encoded[i - split]),
+         start[t + 1] - start[t]);
   }
 }
 
