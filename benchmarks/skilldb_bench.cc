@@ -7,6 +7,7 @@
 // serving mode), Query(QueryOptions{k, with_titles=false}) per call on one
 // thread; QPS through QueryBatch on all threads. Hits come back as id strings
 // (the peers are timed up to internal doc numbers; ids are mapped after).
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -84,8 +85,13 @@ class SkilldbEngine : public Engine {
     flush();
     // Like Lucene's forceMerge(1) and PISA's compression: the index the
     // queries run on is one compacted segment. Counted in build time.
+    const auto compact_start = std::chrono::steady_clock::now();
     Status compacted = (*lib)->Compact();
     if (!compacted.ok()) Die("skilldb Compact: " + compacted.ToString());
+    (*extra)["compact_s"] = std::to_string(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      compact_start)
+            .count());
     auto stats = (*lib)->Stats(ReadOptions{});
     if (stats.ok()) {
       (*extra)["segments"] = std::to_string(stats->num_segments);
