@@ -70,6 +70,27 @@ MemSegment Build(const std::vector<Doc>& docs, uint32_t base) {
   return seg;
 }
 
+// Adjacent segments over `docs`, the i-th starting at docid starts[i] (the
+// first at 0), and the search inputs over them.
+struct Segments {
+  std::vector<MemSegment> segs;
+  std::vector<SegmentInput> inputs;
+};
+
+Segments BuildSegments(const std::vector<Doc>& docs,
+                       const std::vector<uint32_t>& starts) {
+  Segments out;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const uint32_t end = i + 1 < starts.size()
+                             ? starts[i + 1]
+                             : static_cast<uint32_t>(docs.size());
+    out.segs.push_back(
+        Build({docs.begin() + starts[i], docs.begin() + end}, starts[i]));
+  }
+  for (auto& s : out.segs) out.inputs.push_back({s.docs.get(), &s});
+  return out;
+}
+
 std::vector<Doc> RandomCorpus(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   // Zipf-ish vocabulary: term i drawn with weight 1 / (i + 1).
@@ -172,13 +193,8 @@ SearchRequest MakeRequest(const std::vector<Doc>& docs,
 
 TEST_CASE("block-max MaxScore, WAND and exhaustive search equal the plain formula") {
   auto docs = RandomCorpus(3000, 42);
-  // Three adjacent segments.
-  std::vector<MemSegment> segs;
-  segs.push_back(Build({docs.begin(), docs.begin() + 1000}, 0));
-  segs.push_back(Build({docs.begin() + 1000, docs.begin() + 2500}, 1000));
-  segs.push_back(Build({docs.begin() + 2500, docs.end()}, 2500));
-  std::vector<SegmentInput> inputs;
-  for (auto& s : segs) inputs.push_back({s.docs.get(), &s});
+  const Segments segments = BuildSegments(docs, {0, 1000, 2500});
+  const std::vector<SegmentInput>& inputs = segments.inputs;
 
   std::mt19937 rng(9);
   for (int q = 0; q < 200; ++q) {
@@ -213,17 +229,15 @@ TEST_CASE("block-max MaxScore, WAND and exhaustive search equal the plain formul
   }
 }
 
-TEST_CASE("block-max WAND handles lists that end before the pivot") {
+TEST_CASE("block-max WAND and MaxScore handle lists that end early") {
   // Many small segments: term lists end early in most of them, which is
-  // where a cursor before the pivot may have no block reaching it.
+  // where a cursor before the pivot (WAND) or a window (MaxScore) may have
+  // no block reaching it.
   auto docs = RandomCorpus(3000, 1234);
-  std::vector<MemSegment> segs;
-  for (uint32_t base = 0; base < 3000; base += 100) {
-    segs.push_back(
-        Build({docs.begin() + base, docs.begin() + base + 100}, base));
-  }
-  std::vector<SegmentInput> inputs;
-  for (auto& s : segs) inputs.push_back({s.docs.get(), &s});
+  std::vector<uint32_t> starts;
+  for (uint32_t base = 0; base < 3000; base += 100) starts.push_back(base);
+  const Segments segments = BuildSegments(docs, starts);
+  const std::vector<SegmentInput>& inputs = segments.inputs;
   std::mt19937 rng(77);
   for (int q = 0; q < 300; ++q) {
     std::vector<std::string> terms = {"t" + std::to_string(rng() % 20),
@@ -281,12 +295,8 @@ TEST_CASE("a filter holding every document of a segment is exact and costs no bl
     docs[i].tags.push_back("all");
     if (i < 1000 || i >= 1100) docs[i].tags.push_back("most");
   }
-  std::vector<MemSegment> segs;
-  segs.push_back(Build({docs.begin(), docs.begin() + 1000}, 0));
-  segs.push_back(Build({docs.begin() + 1000, docs.begin() + 2000}, 1000));
-  segs.push_back(Build({docs.begin() + 2000, docs.end()}, 2000));
-  std::vector<SegmentInput> inputs;
-  for (auto& s : segs) inputs.push_back({s.docs.get(), &s});
+  const Segments segments = BuildSegments(docs, {0, 1000, 2000});
+  const std::vector<SegmentInput>& inputs = segments.inputs;
   std::mt19937 rng(31);
   for (int q = 0; q < 100; ++q) {
     std::vector<std::string> terms = {"t" + std::to_string(rng() % 30),
