@@ -88,10 +88,10 @@ class SkilldbEngine : public Engine {
     const auto compact_start = std::chrono::steady_clock::now();
     Status compacted = (*lib)->Compact();
     if (!compacted.ok()) Die("skilldb Compact: " + compacted.ToString());
-    (*extra)["compact_s"] = std::to_string(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                      compact_start)
-            .count());
+    (*extra)["compact_s"] =
+        std::to_string(std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - compact_start)
+                           .count());
     auto stats = (*lib)->Stats(ReadOptions{});
     if (stats.ok()) {
       (*extra)["segments"] = std::to_string(stats->num_segments);
@@ -99,7 +99,8 @@ class SkilldbEngine : public Engine {
       // The BM25 index alone (postings, doc tables, df history, ends), as
       // against the records (the skills' text) stored beside it.
       (*extra)["index_table_bytes"] = std::to_string(stats->index_table_bytes);
-      (*extra)["record_table_bytes"] = std::to_string(stats->record_table_bytes);
+      (*extra)["record_table_bytes"] =
+          std::to_string(stats->record_table_bytes);
     }
     (*extra)["commits"] = std::to_string(commits);
     (*extra)["batch_docs"] = std::to_string(batch);

@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <map>
 #include <functional>
+#include <map>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -70,8 +70,7 @@ constexpr size_t kPrepareChunk = 1024;
 template <typename T>
 class ChunkPipeline {
  public:
-  ChunkPipeline(size_t n, size_t chunk,
-                std::function<void(size_t, T*)> fill)
+  ChunkPipeline(size_t n, size_t chunk, std::function<void(size_t, T*)> fill)
       : n_(n), chunk_(chunk), fill_(std::move(fill)) {
     Fill(0, &current_);
     if (n_ > chunk_) Start(chunk_);
@@ -263,7 +262,7 @@ Result<Version> LibraryImpl::CommitLocked(
   };
 
   // What each put needs that depends on the skill alone (analysis, filter
-  // terms, the stored JSON) is prepared a chunk ahead on a second thread
+  // terms, the encoded revision) is prepared a chunk ahead on a second thread
   // while this one indexes and writes the previous chunk, in put order, so
   // the result is the same as preparing it inline.
   const uint32_t first_docid = next_docid;
@@ -273,10 +272,9 @@ Result<Version> LibraryImpl::CommitLocked(
         out->length =
             AnalyzeSkill(*analyzer_, field_weights_, skill, &out->term_freqs);
         out->filter_terms = FilterTerms(skill);
-        out->revision =
-            EncodeRevision(RevisionKind::kPut,
-                           first_docid + static_cast<uint32_t>(i),
-                           SkillToJson(skill));
+        out->revision = EncodeRevision(RevisionKind::kPut,
+                                       first_docid + static_cast<uint32_t>(i),
+                                       SkillToJson(skill));
       });
   for (size_t i = 0; i < puts.size(); ++i) {
     const Skill& skill = puts[i];

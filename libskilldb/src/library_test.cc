@@ -102,9 +102,10 @@ TEST_CASE("a large import keeps every skill's text, docid and terms together") {
   TempLibrary lib(Whitespace());
   std::vector<Skill> skills;
   for (int i = 0; i < 2500; ++i) {
-    skills.push_back(Skill::Make("s" + std::to_string(i),
-                                 "shared words uniq" + std::to_string(i) + " " +
-                                     std::string(static_cast<size_t>(1 + i % 7), 'x')));
+    skills.push_back(
+        Skill::Make("s" + std::to_string(i),
+                    "shared words uniq" + std::to_string(i) + " " +
+                        std::string(static_cast<size_t>(1 + i % 7), 'x')));
   }
   REQUIRE(lib->PutMany(skills).ok());
   for (int i = 0; i < 2500; i += 37) {

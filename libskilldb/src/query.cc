@@ -115,10 +115,10 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
   retrieval::SearchRequest request;
   request.as_of = version;
   request.k = options.k;
-  request.algorithm = options.exhaustive ? retrieval::SearchAlgorithm::kExhaustive
-                       : options.block_max_wand
-                           ? retrieval::SearchAlgorithm::kBlockMaxWand
-                           : retrieval::SearchAlgorithm::kBlockMaxMaxScore;
+  request.algorithm =
+      options.exhaustive       ? retrieval::SearchAlgorithm::kExhaustive
+      : options.block_max_wand ? retrieval::SearchAlgorithm::kBlockMaxWand
+                               : retrieval::SearchAlgorithm::kBlockMaxMaxScore;
   request.filter_terms = QueryFilters(options);
   std::unique_ptr<rocksdb::Iterator> df_it;  // made on the first cache miss
   for (std::string& term : terms) {

@@ -52,8 +52,8 @@ void PutFrontier(std::string* out, const std::vector<Impact>& frontier) {
 
 // Reads a frontier record into `out` (room for kMaxFrontier); null if it
 // runs past `end` or is malformed.
-const uint8_t* ParseFrontier(const uint8_t* p, const uint8_t* end,
-                             Impact* out, uint32_t* count) {
+const uint8_t* ParseFrontier(const uint8_t* p, const uint8_t* end, Impact* out,
+                             uint32_t* count) {
   if (p >= end) return nullptr;
   *count = *p++;
   if (*count > kMaxFrontier) return nullptr;
@@ -103,7 +103,8 @@ std::vector<Impact> ImpactFrontier(std::vector<Impact> impacts) {
   if (max_tf <= 4 * impacts.size() + 1024) {
     constexpr uint32_t kNone = 0xffffffffu;
     std::vector<uint32_t> min_dl(static_cast<size_t>(max_tf) + 1, kNone);
-    for (const Impact& imp : impacts) min_dl[imp.tf] = std::min(min_dl[imp.tf], imp.dl);
+    for (const Impact& imp : impacts)
+      min_dl[imp.tf] = std::min(min_dl[imp.tf], imp.dl);
     for (uint32_t tf = max_tf + 1; tf-- > 0;) {
       if (min_dl[tf] == kNone) continue;
       if (frontier.empty() || min_dl[tf] < frontier.back().dl) {
@@ -303,8 +304,8 @@ void PostingCursor::UnpackField(const uint8_t* src, size_t n, uint32_t width,
   // the blob, is decoded from a zero-padded copy so it can take the same
   // fast path without reading past the blob.
   const size_t bytes = PackedBytes(n, width);
-  if (n == kBlockSize &&
-      static_cast<size_t>(base_ + size_ - (src + bytes)) >= kDecodePaddingBytes) {
+  if (n == kBlockSize && static_cast<size_t>(base_ + size_ - (src + bytes)) >=
+                             kDecodePaddingBytes) {
     Unpack(src, n, width, out);
     return;
   }

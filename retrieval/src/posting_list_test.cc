@@ -125,7 +125,9 @@ TEST_CASE("runs of consecutive docids are walked without unpacking docids") {
   }
 }
 
-TEST_CASE("MinLength bounds each posting's length from below, exactly at the frontier") {
+TEST_CASE(
+    "MinLength bounds each posting's length from below, exactly at the "
+    "frontier") {
   // Many distinct tfs, so some block frontiers are coarsened.
   for (uint32_t max_tf : {3u, 40u}) {
     std::mt19937 rng(max_tf);
@@ -152,7 +154,8 @@ TEST_CASE("MinLength bounds each posting's length from below, exactly at the fro
       const size_t end = std::min(postings.size(), begin + kBlockSize);
       uint32_t shortest = ~0u;
       for (size_t j = begin; j < end; ++j) {
-        if (postings[j].tf >= p.tf) shortest = std::min(shortest, postings[j].dl);
+        if (postings[j].tf >= p.tf)
+          shortest = std::min(shortest, postings[j].dl);
       }
       CHECK(min_length <= shortest);
       if (min_length == shortest) ++exact;
@@ -184,13 +187,15 @@ TEST_CASE("the impact frontier equals the undominated pairs of every input") {
     for (const Impact& a : in) {
       bool dominated = false;
       for (const Impact& b : in) {
-        if (b.tf >= a.tf && b.dl <= a.dl && (b.tf > a.tf || b.dl < a.dl)) dominated = true;
+        if (b.tf >= a.tf && b.dl <= a.dl && (b.tf > a.tf || b.dl < a.dl))
+          dominated = true;
       }
       bool seen = false;
       for (const Impact& o : out) seen = seen || (o.tf == a.tf && o.dl == a.dl);
       if (!dominated && !seen) out.push_back(a);
     }
-    std::sort(out.begin(), out.end(), [](Impact a, Impact b) { return a.tf > b.tf; });
+    std::sort(out.begin(), out.end(),
+              [](Impact a, Impact b) { return a.tf > b.tf; });
     while (out.size() > kMaxFrontier) {
       std::vector<Impact> merged;
       for (size_t i = 0; i < out.size(); i += 2) {
@@ -208,8 +213,9 @@ TEST_CASE("the impact frontier equals the undominated pairs of every input") {
     std::vector<Impact> in(1 + rng() % 300);
     // Small tfs (the array path) and, every fifth round, one huge tf (the
     // sorting path).
-    for (Impact& imp : in) imp = {1 + static_cast<uint32_t>(rng() % (1 + round % 40)),
-                                  1 + static_cast<uint32_t>(rng() % 500)};
+    for (Impact& imp : in)
+      imp = {1 + static_cast<uint32_t>(rng() % (1 + round % 40)),
+             1 + static_cast<uint32_t>(rng() % 500)};
     if (round % 5 == 0) in[rng() % in.size()].tf = 4000000000u - rng() % 1000;
     const auto got = ImpactFrontier(in);
     const auto want = oracle(in);

@@ -23,14 +23,14 @@ struct TermCursor {
   PostingCursor cursor;
   std::unique_ptr<Blob> blob;
   double idf = 0.0;
-  double max_score = 0.0;  // bound over the whole list in this segment
+  double max_score = 0.0;     // bound over the whole list in this segment
   double window_bound = 0.0;  // bound in the current MaxScore window
   // PostingBound's table for the decoded block (blocks_decoded() when it
   // was filled): entry tf is the bound of a posting with that tf.
   static constexpr uint32_t kTfTable = 16;
   uint64_t table_block = ~uint64_t{0};
   double tf_bound[kTfTable] = {};
-  size_t order = 0;        // index in request.terms: the summation order
+  size_t order = 0;  // index in request.terms: the summation order
 };
 
 class SegmentSearch {

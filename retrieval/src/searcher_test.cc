@@ -191,7 +191,8 @@ SearchRequest MakeRequest(const std::vector<Doc>& docs,
   return request;
 }
 
-TEST_CASE("block-max MaxScore, WAND and exhaustive search equal the plain formula") {
+TEST_CASE(
+    "block-max MaxScore, WAND and exhaustive search equal the plain formula") {
   auto docs = RandomCorpus(3000, 42);
   const Segments segments = BuildSegments(docs, {0, 1000, 2500});
   const std::vector<SegmentInput>& inputs = segments.inputs;
@@ -246,8 +247,8 @@ TEST_CASE("block-max WAND and MaxScore handle lists that end early") {
     SearchRequest request = MakeRequest(docs, terms, 6, 1 + q % 4, {}, &avgdl);
     Bm25 bm25(Bm25Params{}, avgdl);
     auto expected = BruteForce(docs, terms, 6, 1 + q % 4, "");
-    for (auto algorithm : {SearchAlgorithm::kBlockMaxWand,
-                           SearchAlgorithm::kBlockMaxMaxScore}) {
+    for (auto algorithm :
+         {SearchAlgorithm::kBlockMaxWand, SearchAlgorithm::kBlockMaxMaxScore}) {
       request.algorithm = algorithm;
       auto got = Search(request, bm25, inputs);
       REQUIRE(got.ok());
@@ -259,7 +260,9 @@ TEST_CASE("block-max WAND and MaxScore handle lists that end early") {
   }
 }
 
-TEST_CASE("block-max WAND and MaxScore score fewer documents than exhaustive search") {
+TEST_CASE(
+    "block-max WAND and MaxScore score fewer documents than exhaustive "
+    "search") {
   auto docs = RandomCorpus(20000, 5);
   for (auto& d : docs) {
     d.start = 1;
@@ -274,8 +277,8 @@ TEST_CASE("block-max WAND and MaxScore score fewer documents than exhaustive sea
   request.algorithm = SearchAlgorithm::kExhaustive;
   auto full = Search(request, bm25, inputs, &full_stats);
   REQUIRE(full.ok());
-  for (auto algorithm : {SearchAlgorithm::kBlockMaxWand,
-                         SearchAlgorithm::kBlockMaxMaxScore}) {
+  for (auto algorithm :
+       {SearchAlgorithm::kBlockMaxWand, SearchAlgorithm::kBlockMaxMaxScore}) {
     SearchStats stats;
     request.algorithm = algorithm;
     auto pruned = Search(request, bm25, inputs, &stats);
@@ -286,7 +289,9 @@ TEST_CASE("block-max WAND and MaxScore score fewer documents than exhaustive sea
   }
 }
 
-TEST_CASE("a filter holding every document of a segment is exact and costs no blocks") {
+TEST_CASE(
+    "a filter holding every document of a segment is exact and costs no "
+    "blocks") {
   // Tag "all" on every document; "most" on every document but those of the
   // second segment's first hundred. Results equal the oracle's; where a
   // filter holds the whole segment, none of its blocks are decoded.
@@ -327,7 +332,9 @@ TEST_CASE("a filter holding every document of a segment is exact and costs no bl
   }
 }
 
-TEST_CASE("posting lists are emitted in term order, each the encoding of its postings") {
+TEST_CASE(
+    "posting lists are emitted in term order, each the encoding of its "
+    "postings") {
   // Large enough (over 65,536 postings) that half the lists are encoded on a
   // helper thread; small enough that one thread would be used too.
   for (size_t docs_n : {size_t{200}, size_t{4000}}) {

@@ -166,8 +166,7 @@ void SegmentDocs::BuildLengthFloors() {
   length_floors_[kLastCode] = kExact;
   length_codes_.resize(lengths_.size());
   for (size_t i = 0; i < lengths_.size(); ++i) {
-    length_codes_[i] =
-        lengths_[i] < kExact ? code_of[lengths_[i]] : kLastCode;
+    length_codes_[i] = lengths_[i] < kExact ? code_of[lengths_[i]] : kLastCode;
   }
 }
 
@@ -186,8 +185,8 @@ std::string_view SegmentDocs::id(uint32_t docid) const {
 }
 
 size_t SegmentDocs::memory_bytes() const {
-  return sizeof(*this) + lengths_.capacity() * 4 +
-         length_codes_.capacity() + start_deltas_.capacity() * 4 + id_offsets_.capacity() * 4 +
+  return sizeof(*this) + lengths_.capacity() * 4 + length_codes_.capacity() +
+         start_deltas_.capacity() * 4 + id_offsets_.capacity() * 4 +
          ids_.capacity() + static_cast<size_t>(count()) * sizeof(DocVersion);
 }
 

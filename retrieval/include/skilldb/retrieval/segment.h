@@ -168,7 +168,7 @@ class SegmentBuilder {
   std::vector<uint32_t> id_offsets_ = {0};
   std::string ids_;
   std::unique_ptr<internal::TermTable> terms_;
-  std::vector<TermPosting> postings_;  // in document order
+  std::vector<TermPosting> postings_;    // in document order
   std::vector<std::string_view> views_;  // Add's scratch: a document's terms
   std::vector<uint32_t> ids_scratch_;    // and their ids
   size_t memory_bytes_ = 0;
