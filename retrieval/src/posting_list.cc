@@ -179,21 +179,6 @@ std::string EncodePostingList(const std::vector<Posting>& postings) {
   return out;
 }
 
-size_t PostingCursor::ReadFrontier(const uint8_t* p, Impact* out,
-                                   const uint8_t** end) {
-  const size_t count = std::min<size_t>(p[0], kMaxFrontier);
-  ++p;
-  // Records were bounds-checked when the list was opened or the block
-  // decoded; a varint here is at most 5 bytes.
-  const uint8_t* limit = p + 10 * count;
-  for (size_t i = 0; i < count; ++i) {
-    p = GetVarint(p, limit, &out[i].tf);
-    p = GetVarint(p, limit, &out[i].dl);
-  }
-  if (end != nullptr) *end = p;
-  return count;
-}
-
 Status PostingCursor::Init(std::string_view blob) {
   base_ = reinterpret_cast<const uint8_t*>(blob.data());
   size_ = blob.size();
@@ -283,18 +268,24 @@ uint32_t PostingCursor::BlockEnd(uint32_t block) const {
                           : static_cast<uint32_t>(data_size_);
 }
 
-const uint8_t* PostingCursor::BlockFrontierRecord() const {
-  return data_ + BlockStart(shallow_block_);
-}
-
 double PostingCursor::BlockMaxScore(const Bm25& bm25, double idf) const {
   if (bound_block_ != shallow_block_) {
-    Impact frontier[kMaxFrontier];
-    const size_t n = ReadFrontier(BlockFrontierRecord(), frontier);
-    bound_ = MaxScore(bm25, idf, frontier, n);
+    bound_ = BoundOf(shallow_block_, bm25, idf);
     bound_block_ = shallow_block_;
   }
   return bound_;
+}
+
+double PostingCursor::BoundOf(uint32_t block, const Bm25& bm25,
+                              double idf) const {
+  Impact frontier[kMaxFrontier];
+  uint32_t count = 0;
+  if (ParseFrontier(data_ + BlockStart(block), data_ + BlockEnd(block),
+                    frontier, &count) == nullptr) {
+    // Never prunes; decoding the block reports the corruption.
+    return std::numeric_limits<double>::infinity();
+  }
+  return MaxScore(bm25, idf, frontier, count);
 }
 
 void PostingCursor::UnpackField(const uint8_t* src, size_t n, uint32_t width,

@@ -99,21 +99,13 @@ class PostingCursor {
 
   // Moves the block pointer (not the postings) to the block that may hold
   // `target`; returns false if no block does. Then BlockLastDoc and
-  // BlockFrontier describe that block.
+  // BlockMaxScore describe that block.
   bool ShallowAdvance(uint32_t target);
   uint32_t BlockLastDoc() const { return SkipLastDoc(shallow_block_); }
-  // The stored frontier record of that block (read it with ReadFrontier).
-  const uint8_t* BlockFrontierRecord() const;
   // The bound of that block for `bm25` and `idf`. Cached per block: the
   // caller passes the same bm25 and idf for the cursor's whole life.
   double BlockMaxScore(const Bm25& bm25, double idf) const;
   const std::vector<Impact>& TermFrontier() const { return term_frontier_; }
-
-  // Reads a frontier record (u8 count, then varint pairs) into `out`, which
-  // must have room for kMaxFrontier impacts; returns the count and sets
-  // *end past the record.
-  static size_t ReadFrontier(const uint8_t* p, Impact* out,
-                             const uint8_t** end = nullptr);
 
   uint64_t blocks_decoded() const { return blocks_decoded_; }
   // True once a malformed block was met (the cursor then reads as ended).
@@ -127,6 +119,9 @@ class PostingCursor {
   uint32_t BlockStart(uint32_t block) const;  // offset in the data
   uint32_t BlockEnd(uint32_t block) const;
   Status DecodeBlock(uint32_t block);
+  // The bound of `block` from its frontier record (+infinity if the record
+  // is malformed: the block's decode reports that).
+  double BoundOf(uint32_t block, const Bm25& bm25, double idf) const;
   // Unpacks `n` values of `width` bits at src (inside the blob) into out.
   void UnpackField(const uint8_t* src, size_t n, uint32_t width,
                    uint32_t* out) const;

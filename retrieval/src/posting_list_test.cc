@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace skilldb::retrieval::internal {
@@ -258,6 +259,44 @@ TEST_CASE("a truncated posting list is reported as corrupt") {
   } else {
     CHECK(s.code() == StatusCode::kCorruption);
   }
+}
+
+size_t VarintBytes(uint32_t v) {
+  size_t n = 1;
+  while (v >= 128) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+TEST_CASE("a malformed block frontier never prunes and is reported") {
+  const auto postings = RandomPostings(300, 9, 6);  // three blocks
+  std::string blob = EncodePostingList(postings);
+  PostingCursor probe;
+  REQUIRE(probe.Init(blob).ok());
+  // Locate block 1: header, term frontier, skip table (u32 last docid, u32
+  // end offset per block), then the blocks.
+  size_t skip = VarintBytes(300) + VarintBytes(postings[0].docid) + 1;
+  for (const Impact& i : probe.TermFrontier()) {
+    skip += VarintBytes(i.tf) + VarintBytes(i.dl);
+  }
+  const size_t data = skip + 8 * 3;
+  uint32_t block0_end = 0;
+  for (int b = 3; b >= 0; --b) {
+    block0_end = block0_end << 8 | static_cast<uint8_t>(blob[skip + 4 + b]);
+  }
+  blob[data + block0_end] = static_cast<char>(0xff);  // count > kMaxFrontier
+
+  PostingCursor cursor;
+  REQUIRE(cursor.Init(blob).ok());
+  Bm25 bm25(Bm25Params{}, 150.0);
+  REQUIRE(cursor.ShallowAdvance(postings[0].docid));
+  CHECK(std::isfinite(cursor.BlockMaxScore(bm25, 2.0)));
+  REQUIRE(cursor.ShallowAdvance(postings[200].docid));
+  CHECK(std::isinf(cursor.BlockMaxScore(bm25, 2.0)));
+  while (cursor.doc() != kNoMoreDocs) cursor.Next();
+  CHECK(cursor.corrupt());
 }
 
 }  // namespace

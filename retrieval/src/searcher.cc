@@ -364,7 +364,10 @@ void SegmentSearch::RunBlockMaxMaxScore() {
         }
       }
       uint32_t floor = 0;  // a lower bound of doc's length, once read
-      if (may_enter && threshold > 0.0 && first_essential > 0) {
+      // With lists to probe, the length-floor stage runs here, before the
+      // probes, and Score skips it.
+      const bool floored = may_enter && threshold > 0.0 && first_essential > 0;
+      if (floored) {
         // The length floor costs one cached byte; a probe may cost a block
         // decode. Tighten the essential bounds with it first.
         floor = docs_.length_floor(doc);
@@ -391,7 +394,7 @@ void SegmentSearch::RunBlockMaxMaxScore() {
         may_enter = MayReach(bound, threshold);
       }
       if (may_enter) {
-        Score(doc, threshold, /*prune=*/true);
+        Score(doc, threshold, /*prune=*/!floored);
         threshold = top_->threshold();
       }
       for (size_t i = first_essential; i < n; ++i) {
