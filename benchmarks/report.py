@@ -6,8 +6,11 @@ markdown table (results.md) and a plot (results.png).
 
 RUN_DIR holds machine.json, run.json, and per corpus C and engine E:
 C/E.build.json, C/E.search.json, C/E.top10.tsv, C/E.status (when a phase
-failed or was skipped: one line saying why), and optionally C/ref.top10.tsv
-and C/exact_check.json. Overlap@10 of every engine is measured against
+failed or was skipped: one line saying why), and optionally C/ref.top10.tsv,
+C/exact_check.json and, from run.sh --search-reps, more search runs
+C/E.search.rN.json with their dumps C/E.top10.rN.tsv. With several runs,
+each latency and QPS figure is the median over the runs (the table's notes
+list every run's p50), and the dumps are checked to be identical. Overlap@10 of every engine is measured against
 skilldb's top-10 (our exact ranking); if skilldb did not run on a corpus,
 against the Python reference (marked "ref").
 """
@@ -66,7 +69,7 @@ def collect(run_dir):
         for e in sorted(engines, key=lambda x: (
                 ENGINE_ORDER.index(x) if x in ENGINE_ORDER else 99, x)):
             b = load_json(os.path.join(cdir, f"{e}.build.json")) or {}
-            s = load_json(os.path.join(cdir, f"{e}.search.json")) or {}
+            s, _ = combine_searches(cdir, e)
             status = None
             sp = os.path.join(cdir, f"{e}.status")
             if os.path.exists(sp):
@@ -85,6 +88,50 @@ def collect(run_dir):
                          "load": load,
                          "overlap10": ov, "overlap_vs": base_name})
     return rows
+
+
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    m = len(xs) // 2
+    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+
+
+def combine_searches(cdir, e):
+    """The first search run, with its latency and QPS figures replaced by
+    the medians over every run of E on this corpus (see --search-reps), and
+    the per-run figures under "runs"."""
+    first = load_json(os.path.join(cdir, f"{e}.search.json"))
+    if not first:
+        return {}, None
+    runs = [("", first)]
+    for f in sorted(os.listdir(cdir)):
+        if f.startswith(f"{e}.search.r") and f.endswith(".json"):
+            sfx = f[len(f"{e}.search"):-len(".json")]
+            js = load_json(os.path.join(cdir, f))
+            if js:
+                runs.append((sfx, js))
+    if len(runs) == 1:
+        return first, None
+    out = dict(first)
+    lat = {}
+    for k in ("10", "100"):
+        per = [r.get("latency", {}).get(k, {}) for _, r in runs]
+        lat[k] = {m: median(p.get(m) for p in per)
+                  for m in ("p50_us", "p99_us", "mean_us", "max_us")}
+        lat[k]["n"] = per[0].get("n")
+    out["latency"] = lat
+    out["qps"] = median(r.get("qps") for _, r in runs)
+    out["runs"] = [{"p50_us_k10": r.get("latency", {}).get("10", {}).get("p50_us"),
+                    "p99_us_k10": r.get("latency", {}).get("10", {}).get("p99_us"),
+                    "qps": r.get("qps")} for _, r in runs]
+    base = os.path.join(cdir, f"{e}.top10.tsv")
+    same = all(os.path.exists(os.path.join(cdir, f"{e}.top10{sfx}.tsv")) and
+               open(base).read() == open(os.path.join(cdir, f"{e}.top10{sfx}.tsv")).read()
+               for sfx, _ in runs[1:]) if os.path.exists(base) else None
+    out["runs_same_top10"] = same
+    return out, len(runs)
 
 
 def fmt(v, digits=0):
@@ -129,6 +176,12 @@ def table(rows, machine, threads):
                          f", with stored text {mb(b['index_bytes_with_stored_text']):.1f} MiB")
         if b.get("index_table_bytes") is not None:
             notes.append(f"with the records (text) {mb(b['index_bytes']):.1f} MiB")
+        if s.get("runs"):
+            p50s = " / ".join(fmt(x["p50_us_k10"], 1) for x in s["runs"])
+            notes.append(f"median of {len(s['runs'])} search runs (p50 k10 "
+                         f"each: {p50s} µs"
+                         + ("" if s.get("runs_same_top10") else
+                            "; TOP-10 DIFFERED BETWEEN RUNS") + ")")
         if r["status"]:
             notes.append(r["status"])
         ov = r["overlap10"]

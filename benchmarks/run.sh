@@ -3,13 +3,18 @@
 #
 #   bash benchmarks/run.sh [--quick] [--sizes 10k,100k,1m] [--real gcide|gcide-20k|none]
 #                          [--engines e1,e2,...] [--engines-1m e1,e2,...]
-#                          [--queries N] [--no-install] [--keep-indexes]
+#                          [--queries N] [--search-reps N] [--no-install]
+#                          [--keep-indexes]
 #
 # Engines: skilldb lucene tantivy pisa xapian sqlite-fts5 lucene++ bm25s.
 # Default: synthetic 10k and 100k plus the full GCIDE corpus, 2000 queries,
 # every engine. --quick: synthetic 10k plus a 20k GCIDE sample, 300 queries,
 # short warm-up (a few minutes). 1M-document corpora run only the engines in
 # --engines-1m (default: all but bm25s and SQLite FTS5; see below).
+# --search-reps N: after every engine of a corpus has run once, run each
+# engine's search phase N - 1 more times, in rounds over the engines (so a
+# change in the machine's load falls on all of them); the report gives the
+# median over the runs of each latency and QPS figure, and every run's p50.
 #
 # Steps: install what is missing (Debian packages, a venv from
 # /usr/bin/python3 with benchmarks/requirements.txt), build the drivers in
@@ -45,6 +50,7 @@ warmup_s=3
 jvm_warmup=20000
 jvm_warmup_s=20
 qps_s=3
+reps=1
 install=1
 keep=0
 phase_timeout=${SKILLDB_BENCH_TIMEOUT:-5400}
@@ -58,9 +64,11 @@ while [ $# -gt 0 ]; do
     --engines) engines=$2; shift ;;
     --engines-1m) engines_1m=$2; shift ;;
     --queries) queries=$2; shift ;;
+    --search-reps) reps=$2; shift
+      [[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --search-reps needs a whole number >= 1, got '$reps'" >&2; exit 2; } ;;
     --no-install) install=0 ;;
     --keep-indexes) keep=1 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -210,6 +218,15 @@ run_phase() {  # run_phase ENGINE PHASE CORPUS_DIR ARGS...
   log "  $e $phase done in $((SECONDS - t0)) s"
 }
 
+search_phase() {  # search_phase ENGINE SUFFIX (uses c, tsv, qf, rd, idx)
+  local e=$1 sfx=$2 w=$warmup ws=$warmup_s
+  [ "$e" = lucene ] && { w=$jvm_warmup; ws=$jvm_warmup_s; }
+  run_phase "$e" search "$rd" --corpus "$tsv" --index "$OUT/indexes/$c/$e" \
+    --queries "$qf" --out "$rd/$e.search$sfx.json" \
+    --dump "$rd/$e.top10$sfx.tsv" --threads "$threads" --warmup "$w" \
+    --warmup-seconds "$ws" --min-qps-seconds "$qps_s"
+}
+
 for c in "${corpora[@]}"; do
   log "corpus $c"
   nice "$PY" "$BENCH/gen_corpus.py" --out "$OUT/corpora" --corpus "$c" \
@@ -222,6 +239,7 @@ for c in "${corpora[@]}"; do
   list=$engines
   [[ "$c" == *-1m ]] && list=$engines_1m
   IFS=, read -ra elist <<< "$list"
+  searched=()  # engines whose first search ran, for --search-reps
   for e in "${elist[@]}"; do
     if [ -n "${build_failed[$e]:-}" ]; then
       echo "${build_failed[$e]}" > "$rd/$e.status"; continue
@@ -236,17 +254,24 @@ for c in "${corpora[@]}"; do
     idx=$OUT/indexes/$c/$e
     rm -rf "$idx" "$idx"-*
     mkdir -p "$(dirname "$idx")"
-    w=$warmup; ws=$warmup_s
-    [ "$e" = lucene ] && { w=$jvm_warmup; ws=$jvm_warmup_s; }
     if run_phase "$e" build "$rd" --corpus "$tsv" --index "$idx" \
          --out "$rd/$e.build.json"; then
-      run_phase "$e" search "$rd" --corpus "$tsv" --index "$idx" \
-        --queries "$qf" --out "$rd/$e.search.json" --dump "$rd/$e.top10.tsv" \
-        --threads "$threads" --warmup "$w" --warmup-seconds "$ws" \
-        --min-qps-seconds "$qps_s" || true
+      search_phase "$e" "" && searched+=("$e")
     fi
-    [ "$keep" = 1 ] || rm -rf "$idx" "$idx"-*
+    [ "$keep" = 1 ] || [ "$reps" -gt 1 ] || rm -rf "$idx" "$idx"-*
   done
+  for ((r = 2; r <= reps; r++)); do
+    log "  search round $r of $reps"
+    for e in "${searched[@]}"; do
+      search_phase "$e" ".r$r" || continue
+      # The same index and queries must give the same hits every time.
+      cmp -s "$rd/$e.top10.tsv" "$rd/$e.top10.r$r.tsv" || \
+        log "  WARNING: $e's top-10 in round $r differs from round 1"
+    done
+  done
+  if [ "$keep" = 0 ] && [ "$reps" -gt 1 ]; then
+    for e in "${elist[@]}"; do rm -rf "$OUT/indexes/$c/$e" "$OUT/indexes/$c/$e"-*; done
+  fi
   n_docs=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['n_docs'])" "$rd/corpus.json")
   if [ "$n_docs" -le 200000 ] && [ -f "$rd/skilldb.top10.tsv" ]; then
     log "  exact check of skilldb against ref_bm25.py"
