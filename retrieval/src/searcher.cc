@@ -25,13 +25,33 @@ struct TermCursor {
   double idf = 0.0;
   double max_score = 0.0;     // bound over the whole list in this segment
   double window_bound = 0.0;  // bound in the current MaxScore window
-  // PostingBound's table for the decoded block (blocks_decoded() when it
-  // was filled): entry tf is the bound of a posting with that tf.
+  // The last docid of the block window_bound comes from (kNoMoreDocs once
+  // the list has ended).
+  uint32_t block_last = 0;
+  // Tables for the decoded block (blocks_decoded() when they were filled):
+  // entry tf is the smallest length the block allows for that tf, and the
+  // bound of a posting with that tf.
   static constexpr uint32_t kTfTable = 16;
   uint64_t table_block = ~uint64_t{0};
+  uint32_t tf_min_length[kTfTable] = {};
   double tf_bound[kTfTable] = {};
   size_t order = 0;  // index in request.terms: the summation order
 };
+
+// Few cursors and mostly sorted input (the order of the step before): a
+// stable insertion sort beats std::sort here.
+template <typename Less>
+void InsertionSort(std::vector<TermCursor*>* v, Less less) {
+  for (size_t i = 1; i < v->size(); ++i) {
+    TermCursor* t = (*v)[i];
+    size_t j = i;
+    while (j > 0 && less(t, (*v)[j - 1])) {
+      (*v)[j] = (*v)[j - 1];
+      --j;
+    }
+    (*v)[j] = t;
+  }
+}
 
 class SegmentSearch {
  public:
@@ -50,9 +70,15 @@ class SegmentSearch {
   // Moves the filter cursors to their first common doc >= target.
   uint32_t AlignFilters(uint32_t target);
   double BlockBound(TermCursor& t);
+  // Moves t's block pointer to the block holding lo (or the next one) and
+  // sets its window_bound and block_last from it.
+  void NextBlock(TermCursor& t, uint32_t lo);
   // The bound of t's current posting from its tf and its block's frontier:
   // BM25 of the tf at the smallest length the block allows for it.
   double PostingBound(TermCursor& t);
+  // The cursor's MinLength through the same tables.
+  uint32_t MinLength(TermCursor& t);
+  void FillTables(TermCursor& t);
   // `prune`: skip documents the postings bound below the threshold (the
   // exhaustive oracle scores every match).
   void Evaluate(uint32_t doc, bool prune);
@@ -149,10 +175,10 @@ void SegmentSearch::Score(uint32_t doc, double threshold, bool prune) {
   if (prune && threshold > 0.0) {
     const uint32_t floor = docs_.length_floor(doc);
     double bound = 0.0;
-    for (const TermCursor& t : terms_) {
+    for (TermCursor& t : terms_) {
       if (t.cursor.doc() == doc) {
         bound += bm25_.TermScore(t.idf, t.cursor.tf(),
-                                 std::max(floor, t.cursor.MinLength()));
+                                 std::max(floor, MinLength(t)));
       }
     }
     if (!MayReach(bound, threshold)) return;
@@ -185,15 +211,18 @@ void SegmentSearch::RunExhaustive() {
 }
 
 void SegmentSearch::SortByDoc() {
-  // Few cursors and mostly sorted input: insertion sort.
-  for (size_t i = 1; i < by_doc_.size(); ++i) {
-    TermCursor* t = by_doc_[i];
-    size_t j = i;
-    while (j > 0 && by_doc_[j - 1]->cursor.doc() > t->cursor.doc()) {
-      by_doc_[j] = by_doc_[j - 1];
-      --j;
-    }
-    by_doc_[j] = t;
+  InsertionSort(&by_doc_, [](const TermCursor* a, const TermCursor* b) {
+    return a->cursor.doc() < b->cursor.doc();
+  });
+}
+
+void SegmentSearch::NextBlock(TermCursor& t, uint32_t lo) {
+  if (t.cursor.ShallowAdvance(lo)) {
+    t.window_bound = BlockBound(t);
+    t.block_last = t.cursor.BlockLastDoc();
+  } else {
+    t.window_bound = 0.0;  // the list has ended before lo
+    t.block_last = kNoMoreDocs;
   }
 }
 
@@ -206,15 +235,24 @@ double SegmentSearch::PostingBound(TermCursor& t) {
   if (tf >= TermCursor::kTfTable) {
     return bm25_.TermScore(t.idf, tf, t.cursor.MinLength());
   }
-  if (t.table_block != t.cursor.blocks_decoded()) {
-    // Filled once per block: a block holds up to 128 postings, most with
-    // a small tf.
-    for (uint32_t f = 1; f < TermCursor::kTfTable; ++f) {
-      t.tf_bound[f] = bm25_.TermScore(t.idf, f, t.cursor.MinLengthFor(f));
-    }
-    t.table_block = t.cursor.blocks_decoded();
-  }
+  if (t.table_block != t.cursor.blocks_decoded()) FillTables(t);
   return t.tf_bound[tf];
+}
+
+uint32_t SegmentSearch::MinLength(TermCursor& t) {
+  const uint32_t tf = t.cursor.tf();
+  if (tf >= TermCursor::kTfTable) return t.cursor.MinLengthFor(tf);
+  if (t.table_block != t.cursor.blocks_decoded()) FillTables(t);
+  return t.tf_min_length[tf];
+}
+
+void SegmentSearch::FillTables(TermCursor& t) {
+  // Once per block: a block holds up to 128 postings, most with a small tf.
+  for (uint32_t f = 1; f < TermCursor::kTfTable; ++f) {
+    t.tf_min_length[f] = t.cursor.MinLengthFor(f);
+    t.tf_bound[f] = bm25_.TermScore(t.idf, f, t.tf_min_length[f]);
+  }
+  t.table_block = t.cursor.blocks_decoded();
 }
 
 // Block-max WAND (Ding and Suel, SIGIR 2011), with filters checked at the
@@ -303,22 +341,23 @@ void SegmentSearch::RunBlockMaxWand() {
 //     then Score's length stages.
 void SegmentSearch::RunBlockMaxMaxScore() {
   const size_t n = terms_.size();
-  std::vector<TermCursor*> order(n);  // by block bound in the window
+  // By bound in the window; kept from window to window, where most bounds
+  // do not change, so re-sorting it is a pass of insertion sort.
+  std::vector<TermCursor*> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = &terms_[i];
+  // Only a list whose block ended before lo moves to its next block (most
+  // windows end one list's block; the other lists keep theirs and their
+  // bounds).
   uint32_t lo = docs_.base();
+  for (TermCursor& t : terms_) NextBlock(t, lo);
   while (true) {
     double threshold = top_->threshold();
     // The window [lo, hi] and each term's bound in it.
     uint32_t hi = kNoMoreDocs;
     double total = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-      TermCursor& t = terms_[i];
-      order[i] = &t;
-      if (t.cursor.ShallowAdvance(lo)) {
-        t.window_bound = BlockBound(t);
-        hi = std::min(hi, t.cursor.BlockLastDoc());
-      } else {
-        t.window_bound = 0.0;  // the list has ended before lo
-      }
+    for (TermCursor& t : terms_) {
+      if (t.block_last < lo) NextBlock(t, lo);
+      hi = std::min(hi, t.block_last);
       total += t.window_bound;
     }
     if (hi == kNoMoreDocs) return;  // every list has ended
@@ -326,10 +365,9 @@ void SegmentSearch::RunBlockMaxMaxScore() {
       lo = hi + 1;
       continue;
     }
-    std::sort(order.begin(), order.end(),
-              [](const TermCursor* a, const TermCursor* b) {
-                return a->window_bound < b->window_bound;
-              });
+    InsertionSort(&order, [](const TermCursor* a, const TermCursor* b) {
+      return a->window_bound < b->window_bound;
+    });
     size_t first_essential = 0;
     double non_essential = 0.0;
     while (first_essential < n &&
@@ -373,10 +411,10 @@ void SegmentSearch::RunBlockMaxMaxScore() {
         floor = docs_.length_floor(doc);
         bound = non_essential;
         for (size_t i = first_essential; i < n; ++i) {
-          const TermCursor& t = *order[i];
+          TermCursor& t = *order[i];
           if (t.cursor.doc() == doc) {
             bound += bm25_.TermScore(t.idf, t.cursor.tf(),
-                                     std::max(floor, t.cursor.MinLength()));
+                                     std::max(floor, MinLength(t)));
           }
         }
         may_enter = MayReach(bound, threshold);

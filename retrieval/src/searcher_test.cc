@@ -239,6 +239,35 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("block-max MaxScore and WAND follow block bounds that rise") {
+  // "a" is in every other document with a tf that grows with the docid, so
+  // each of its blocks bounds higher than the one before; "b" is in every
+  // eighth. The best documents for "a" sit in its last blocks: a bound
+  // kept from an earlier block would skip their windows or leave "a"
+  // non-essential there, and lose them.
+  std::vector<Doc> docs(4000);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    char id[16];
+    std::snprintf(id, sizeof(id), "d%05zu", i);
+    docs[i].id = id;
+    if (i % 2 == 0) docs[i].tf["a"] = 1 + static_cast<uint32_t>(i / 250);
+    if (i % 8 == 0) docs[i].tf["b"] = 1 + static_cast<uint32_t>(i % 3);
+    docs[i].length = 60 + static_cast<uint32_t>(i % 17);
+  }
+  const Segments segments = BuildSegments(docs, {0});
+  for (const std::vector<std::string>& terms :
+       {std::vector<std::string>{"a"}, std::vector<std::string>{"a", "b"}}) {
+    for (size_t k : {1, 10, 50}) {
+      double avgdl = 0;
+      SearchRequest request = MakeRequest(docs, terms, 1, k, {}, &avgdl);
+      Bm25 bm25(Bm25Params{}, avgdl);
+      ExpectOracle(
+          request, bm25, segments.inputs, BruteForce(docs, terms, 1, k, ""),
+          {SearchAlgorithm::kBlockMaxMaxScore, SearchAlgorithm::kBlockMaxWand});
+    }
+  }
+}
+
 TEST_CASE("block-max WAND and MaxScore handle lists that end early") {
   // Many small segments: term lists end early in most of them, which is
   // where a cursor before the pivot (WAND) or a window (MaxScore) may have
