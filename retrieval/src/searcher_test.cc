@@ -247,7 +247,7 @@ TEST_CASE("block-max MaxScore and WAND follow block bounds that rise") {
   // non-essential there, and lose them.
   std::vector<Doc> docs(4000);
   for (size_t i = 0; i < docs.size(); ++i) {
-    char id[16];
+    char id[32];
     std::snprintf(id, sizeof(id), "d%05zu", i);
     docs[i].id = id;
     if (i % 2 == 0) docs[i].tf["a"] = 1 + static_cast<uint32_t>(i / 250);
