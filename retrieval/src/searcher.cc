@@ -78,6 +78,9 @@ class SegmentSearch {
   double PostingBound(TermCursor& t);
   // The cursor's MinLength through the same tables.
   uint32_t MinLength(TermCursor& t);
+  // PostingBound tightened by `floor`, a lower bound of the document's
+  // length (its length floor): BM25 of the tf at the larger of the two.
+  double FloorBound(TermCursor& t, uint32_t floor);
   void FillTables(TermCursor& t);
   // `prune`: skip documents the postings bound below the threshold (the
   // exhaustive oracle scores every match).
@@ -176,10 +179,7 @@ void SegmentSearch::Score(uint32_t doc, double threshold, bool prune) {
     const uint32_t floor = docs_.length_floor(doc);
     double bound = 0.0;
     for (TermCursor& t : terms_) {
-      if (t.cursor.doc() == doc) {
-        bound += bm25_.TermScore(t.idf, t.cursor.tf(),
-                                 std::max(floor, MinLength(t)));
-      }
+      if (t.cursor.doc() == doc) bound += FloorBound(t, floor);
     }
     if (!MayReach(bound, threshold)) return;
   }
@@ -237,6 +237,10 @@ double SegmentSearch::PostingBound(TermCursor& t) {
   }
   if (t.table_block != t.cursor.blocks_decoded()) FillTables(t);
   return t.tf_bound[tf];
+}
+
+double SegmentSearch::FloorBound(TermCursor& t, uint32_t floor) {
+  return bm25_.TermScore(t.idf, t.cursor.tf(), std::max(floor, MinLength(t)));
 }
 
 uint32_t SegmentSearch::MinLength(TermCursor& t) {
@@ -412,10 +416,7 @@ void SegmentSearch::RunBlockMaxMaxScore() {
         bound = non_essential;
         for (size_t i = first_essential; i < n; ++i) {
           TermCursor& t = *order[i];
-          if (t.cursor.doc() == doc) {
-            bound += bm25_.TermScore(t.idf, t.cursor.tf(),
-                                     std::max(floor, MinLength(t)));
-          }
+          if (t.cursor.doc() == doc) bound += FloorBound(t, floor);
         }
         may_enter = MayReach(bound, threshold);
       }
