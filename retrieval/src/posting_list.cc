@@ -405,17 +405,20 @@ void PostingCursor::Advance(uint32_t target) {
     EnterBlock(block);
     if (doc_ == kNoMoreDocs) return;
   }
-  // The target is inside the decoded block.
+  PositionInBlock(target, pos_);
+}
+
+void PostingCursor::PositionInBlock(uint32_t target, uint32_t from) {
   if (run_) {
-    pos_ = target - run_first_;
-    doc_ = target;
+    pos_ = target > run_first_ ? target - run_first_ : 0;
+    doc_ = run_first_ + pos_;
     return;
   }
   // Probes at successive candidates mostly move a few postings: look at the
   // next few first, then binary-search the rest. The block's last docid is
   // >= target, so the search stays inside the block.
   constexpr uint32_t kLinear = 4;
-  uint32_t pos = pos_;
+  uint32_t pos = from;
   const uint32_t linear_end = std::min(count_, pos + kLinear);
   while (pos < linear_end && docs_[pos] < target) ++pos;
   if (pos == linear_end && pos < count_) {
@@ -424,6 +427,32 @@ void PostingCursor::Advance(uint32_t target) {
   }
   pos_ = pos;
   doc_ = docs_[pos_];
+}
+
+void PostingCursor::Seek(uint32_t target) {
+  if (corrupt_) return;
+  // The block that holds the first posting >= target: the decoded one if
+  // the block before it ends below target and it reaches target.
+  const bool after_previous = block_ == 0 || SkipLastDoc(block_ - 1) < target;
+  if (block_ < num_blocks_ && after_previous &&
+      SkipLastDoc(block_) >= target) {
+    if (doc_ >= target && (pos_ == 0 || DocAt(pos_ - 1) < target)) return;
+    PositionInBlock(target, doc_ < target ? pos_ : 0);
+    return;
+  }
+  if (after_previous) {  // at or past the decoded block's end: forwards
+    if (block_ < num_blocks_) Advance(target);
+    return;
+  }
+  EnterBlock(FirstBlockReaching(0, target));
+  if (doc_ != kNoMoreDocs) PositionInBlock(target, 0);
+}
+
+bool PostingCursor::ShallowSeek(uint32_t target) {
+  uint32_t from = shallow_block_;
+  if (from > 0 && SkipLastDoc(from - 1) >= target) from = 0;
+  shallow_block_ = FirstBlockReaching(from, target);
+  return shallow_block_ < num_blocks_;
 }
 
 bool PostingCursor::ShallowAdvance(uint32_t target) {

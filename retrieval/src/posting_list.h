@@ -96,11 +96,16 @@ class PostingCursor {
   void Next();
   // Moves to the first posting with docid >= target (or kNoMoreDocs).
   void Advance(uint32_t target);
+  // The same in either direction: a target before the current posting moves
+  // the cursor back (searches that visit the docid space out of order).
+  void Seek(uint32_t target);
 
   // Moves the block pointer (not the postings) to the block that may hold
   // `target`; returns false if no block does. Then BlockLastDoc and
   // BlockMaxScore describe that block.
   bool ShallowAdvance(uint32_t target);
+  // The same in either direction.
+  bool ShallowSeek(uint32_t target);
   uint32_t BlockLastDoc() const { return SkipLastDoc(shallow_block_); }
   // The bound of that block for `bm25` and `idf`. Cached per block: the
   // caller passes the same bm25 and idf for the cursor's whole life.
@@ -127,6 +132,9 @@ class PostingCursor {
                    uint32_t* out) const;
   void DecodeTfs() const;
   void EnterBlock(uint32_t block);
+  // Moves to the first posting >= target of the decoded block, searching
+  // from position `from`. REQUIRES: the block's last docid >= target.
+  void PositionInBlock(uint32_t target, uint32_t from);
   // The docid at position i of the decoded block.
   uint32_t DocAt(uint32_t i) const { return run_ ? run_first_ + i : docs_[i]; }
 

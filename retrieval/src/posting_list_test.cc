@@ -39,6 +39,49 @@ TEST_CASE("a cursor walks every posting in order") {
   }
 }
 
+TEST_CASE("Seek and ShallowSeek land on the right posting in either direction") {
+  // Runs of consecutive docids (blocks packed to zero bits) and gaps, so
+  // both block kinds are entered from before and from after.
+  std::vector<Posting> postings;
+  uint32_t doc = 10;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 3000; ++i) {
+    doc += (i / 200) % 2 == 0 ? 1 : 1 + rng() % 30;
+    postings.push_back({doc, 1 + static_cast<uint32_t>(rng() % 5), 50});
+  }
+  std::string blob = EncodePostingList(postings);
+  PostingCursor cursor;
+  REQUIRE(cursor.Init(blob).ok());
+  for (int step = 0; step < 4000; ++step) {
+    const uint32_t target = rng() % (doc + 20);
+    auto it = std::lower_bound(
+        postings.begin(), postings.end(), target,
+        [](const Posting& p, uint32_t t) { return p.docid < t; });
+    const bool any = it != postings.end();
+    // The block holding the first posting at or after target.
+    CHECK(cursor.ShallowSeek(target) == any);
+    if (any) {
+      const size_t block = static_cast<size_t>(it - postings.begin()) / 128;
+      const size_t last = std::min(postings.size(), (block + 1) * 128) - 1;
+      CHECK(cursor.BlockLastDoc() == postings[last].docid);
+    }
+    if (step % 3 == 0) {
+      cursor.Advance(target);  // forwards only: may stay ahead of target
+      if (cursor.doc() < target) FAIL("Advance stopped before its target");
+      continue;
+    }
+    cursor.Seek(target);
+    if (!any) {
+      CHECK(cursor.doc() == kNoMoreDocs);
+      continue;
+    }
+    REQUIRE(cursor.doc() == it->docid);
+    CHECK(cursor.tf() == it->tf);
+    cursor.Next();
+    if (it + 1 != postings.end()) CHECK(cursor.doc() == (it + 1)->docid);
+  }
+}
+
 TEST_CASE("Advance lands on the first posting at or after the target") {
   auto postings = RandomPostings(5000, 20, 3);
   std::string blob = EncodePostingList(postings);

@@ -38,6 +38,21 @@ struct TermCursor {
   size_t order = 0;  // index in request.terms: the summation order
 };
 
+// A MaxScore window: docids [lo, hi] and the sum of the terms' block bounds
+// there.
+struct Window {
+  uint32_t lo;
+  uint32_t hi;
+  double bound;
+  bool done = false;
+};
+
+// Windows evaluated first, best bound first (see RunBlockMaxMaxScore).
+constexpr size_t kSeedWindows = 16;
+// Lists of at most this many postings (8 blocks) are short: their documents
+// are scored first (see EvaluateShortLists).
+constexpr uint32_t kShortList = 1024;
+
 // Few cursors and mostly sorted input (the order of the step before): a
 // stable insertion sort beats std::sort here.
 template <typename Less>
@@ -82,6 +97,15 @@ class SegmentSearch {
   // length (its length floor): BM25 of the tf at the larger of the two.
   double FloorBound(TermCursor& t, uint32_t floor);
   void FillTables(TermCursor& t);
+  // Scores every document of the short lists (if the query also has long
+  // ones), then removes the short lists from terms_ and records their
+  // documents in done_ (see the definition).
+  void EvaluateShortLists();
+  void EvaluateShortDoc(uint32_t doc, const std::vector<TermCursor*>& shorts,
+                        const std::vector<TermCursor*>& longs);
+  // Evaluates the MaxScore window [lo, hi].
+  void EvaluateWindow(uint32_t lo, uint32_t hi,
+                      std::vector<TermCursor*>* order);
   // `prune`: skip documents the postings bound below the threshold (the
   // exhaustive oracle scores every match).
   void Evaluate(uint32_t doc, bool prune);
@@ -99,6 +123,9 @@ class SegmentSearch {
   std::vector<TermCursor*> by_doc_;  // sorted by current doc
   std::vector<PostingCursor> filters_;
   std::vector<std::unique_ptr<Blob>> filter_blobs_;
+  // Documents already evaluated with every term (ascending): never offered
+  // again.
+  std::vector<uint32_t> done_;
   uint64_t docs_scored_ = 0;
 };
 
@@ -143,7 +170,7 @@ uint32_t SegmentSearch::AlignFilters(uint32_t target) {
   while (moved && target != kNoMoreDocs) {
     moved = false;
     for (PostingCursor& f : filters_) {
-      f.Advance(target);
+      f.Seek(target);  // MaxScore's windows come out of docid order
       if (f.doc() != target) {
         target = f.doc();
         moved = true;
@@ -194,6 +221,8 @@ void SegmentSearch::Score(uint32_t doc, double threshold, bool prune) {
   // Below the k-th score: cannot enter (an equal score may, on id).
   if (score < threshold) return;
   if (!docs_.LiveAt(doc, request_.as_of)) return;
+  if (!done_.empty() && std::binary_search(done_.begin(), done_.end(), doc))
+    return;
   top_->Offer(doc, score, docs_.id(doc));
 }
 
@@ -217,7 +246,7 @@ void SegmentSearch::SortByDoc() {
 }
 
 void SegmentSearch::NextBlock(TermCursor& t, uint32_t lo) {
-  if (t.cursor.ShallowAdvance(lo)) {
+  if (t.cursor.ShallowSeek(lo)) {
     t.window_bound = BlockBound(t);
     t.block_last = t.cursor.BlockLastDoc();
   } else {
@@ -329,34 +358,29 @@ void SegmentSearch::RunBlockMaxWand() {
 
 // Block-max MaxScore over windows (after Turtle and Flood's MaxScore, with
 // block bounds deciding per window as in Lucene's MaxScoreBulkScorer and
-// Mallia et al.'s block-max variants). The docid space is cut into windows
-// inside which every term's bound is constant: a window ends at the first
-// block end among the terms. Per window:
-//   - if the terms' block bounds together cannot reach the threshold, the
-//     window is skipped without decoding anything;
-//   - otherwise terms are ordered by block bound and the longest prefix
-//     whose bounds together cannot reach the threshold is non-essential: a
-//     document holding only those terms cannot enter, so candidates come
-//     from the essential lists alone;
-//   - a candidate is dropped as soon as a bound says it cannot enter,
-//     cheapest first: its essential postings' bounds (tf at the smallest
-//     length the block allows) plus the non-essential block bounds, then
-//     each non-essential list probed in turn from the largest bound down,
-//     then Score's length stages.
+// Mallia et al.'s block-max variants). Short lists go first (see
+// EvaluateShortLists); then the docid space is cut into windows inside
+// which every remaining term's bound is constant: a window ends at the
+// first block end among the terms. A first pass lists the windows with
+// their summed block bounds; the kSeedWindows best are evaluated first,
+// which brings the threshold near its final value (for a query of one
+// frequent term, from about 140 windows evaluated to about 15 at 1M
+// documents); then the rest in docid order, each skipped if its bound
+// cannot reach the threshold. Any order is exact: a window is skipped only
+// when no document in it can enter, and the threshold only rises.
 void SegmentSearch::RunBlockMaxMaxScore() {
-  const size_t n = terms_.size();
-  // By bound in the window; kept from window to window, where most bounds
-  // do not change, so re-sorting it is a pass of insertion sort.
-  std::vector<TermCursor*> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = &terms_[i];
-  // Only a list whose block ended before lo moves to its next block (most
-  // windows end one list's block; the other lists keep theirs and their
-  // bounds).
+  EvaluateShortLists();
+  double total_max = 0.0;
+  for (const TermCursor& t : terms_) total_max += t.max_score;
+  if (!MayReach(total_max, top_->threshold())) return;
+  // Reused across calls on a thread: a query over frequent terms lists
+  // thousands of windows.
+  thread_local std::vector<Window> windows;
+  windows.clear();
+  const double start_threshold = top_->threshold();
   uint32_t lo = docs_.base();
   for (TermCursor& t : terms_) NextBlock(t, lo);
   while (true) {
-    double threshold = top_->threshold();
-    // The window [lo, hi] and each term's bound in it.
     uint32_t hi = kNoMoreDocs;
     double total = 0.0;
     for (TermCursor& t : terms_) {
@@ -364,84 +388,206 @@ void SegmentSearch::RunBlockMaxMaxScore() {
       hi = std::min(hi, t.block_last);
       total += t.window_bound;
     }
-    if (hi == kNoMoreDocs) return;  // every list has ended
-    if (!MayReach(total, threshold)) {
-      lo = hi + 1;
-      continue;
-    }
-    InsertionSort(&order, [](const TermCursor* a, const TermCursor* b) {
-      return a->window_bound < b->window_bound;
-    });
-    size_t first_essential = 0;
-    double non_essential = 0.0;
-    while (first_essential < n &&
-           !MayReach(non_essential + order[first_essential]->window_bound,
-                     threshold)) {
-      non_essential += order[first_essential]->window_bound;
-      ++first_essential;
-    }
-    for (size_t i = first_essential; i < n; ++i) order[i]->cursor.Advance(lo);
-    while (true) {
-      // The next candidate: the smallest essential doc in the window.
-      uint32_t doc = kNoMoreDocs;
-      for (size_t i = first_essential; i < n; ++i) {
-        doc = std::min(doc, order[i]->cursor.doc());
-      }
-      if (doc > hi) break;
-      double bound = non_essential;
-      for (size_t i = first_essential; i < n; ++i) {
-        TermCursor& t = *order[i];
-        if (t.cursor.doc() == doc) bound += PostingBound(t);
-      }
-      bool may_enter = MayReach(bound, threshold);
-      if (may_enter) {
-        const uint32_t aligned = AlignFilters(doc);
-        if (aligned == kNoMoreDocs) return;
-        if (aligned != doc) {
-          // No document before `aligned` passes the filters.
-          for (size_t i = first_essential; i < n; ++i) {
-            order[i]->cursor.Advance(aligned);
-          }
-          continue;
-        }
-      }
-      uint32_t floor = 0;  // a lower bound of doc's length, once read
-      // With lists to probe, the length-floor stage runs here, before the
-      // probes, and Score skips it.
-      const bool floored = may_enter && threshold > 0.0 && first_essential > 0;
-      if (floored) {
-        // The length floor costs one cached byte; a probe may cost a block
-        // decode. Tighten the essential bounds with it first.
-        floor = docs_.length_floor(doc);
-        bound = non_essential;
-        for (size_t i = first_essential; i < n; ++i) {
-          TermCursor& t = *order[i];
-          if (t.cursor.doc() == doc) bound += FloorBound(t, floor);
-        }
-        may_enter = MayReach(bound, threshold);
-      }
-      // Probe the non-essential lists, largest bound first, replacing each
-      // block bound with the posting's own bound (nothing if absent).
-      for (size_t i = first_essential; may_enter && i-- > 0;) {
-        TermCursor& t = *order[i];
-        bound -= t.window_bound;
-        t.cursor.Advance(doc);
-        if (t.cursor.doc() == doc) {
-          bound += bm25_.TermScore(t.idf, t.cursor.tf(),
-                                   std::max(floor, t.cursor.MinLength()));
-        }
-        may_enter = MayReach(bound, threshold);
-      }
-      if (may_enter) {
-        Score(doc, threshold, /*prune=*/!floored);
-        threshold = top_->threshold();
-      }
-      for (size_t i = first_essential; i < n; ++i) {
-        if (order[i]->cursor.doc() == doc) order[i]->cursor.Next();
-      }
-    }
-    if (hi == kNoMoreDocs - 1) return;
+    if (hi == kNoMoreDocs) break;  // every list has ended
+    if (MayReach(total, start_threshold)) windows.push_back({lo, hi, total});
+    if (hi == kNoMoreDocs - 1) break;
     lo = hi + 1;
+  }
+  // The best windows first, to raise the threshold early.
+  const size_t seeds = std::min(kSeedWindows, windows.size());
+  std::vector<uint32_t> best;  // indices, by bound descending
+  best.reserve(seeds + 1);
+  for (uint32_t i = 0; i < windows.size() && seeds > 0; ++i) {
+    if (best.size() == seeds && windows[i].bound <= windows[best.back()].bound)
+      continue;
+    size_t j = best.size() < seeds ? best.size() : seeds - 1;
+    if (best.size() < seeds) best.push_back(i);
+    while (j > 0 && windows[best[j - 1]].bound < windows[i].bound) {
+      best[j] = best[j - 1];
+      --j;
+    }
+    best[j] = i;
+  }
+  std::vector<TermCursor*> order(terms_.size());
+  for (size_t i = 0; i < terms_.size(); ++i) order[i] = &terms_[i];
+  for (uint32_t i : best) {
+    Window& w = windows[i];
+    // Below the threshold now, so below it for good: never evaluated.
+    w.done = true;
+    if (!MayReach(w.bound, top_->threshold())) break;
+    EvaluateWindow(w.lo, w.hi, &order);
+  }
+  for (const Window& w : windows) {
+    if (w.done || !MayReach(w.bound, top_->threshold())) continue;
+    EvaluateWindow(w.lo, w.hi, &order);
+  }
+}
+
+// A query that pairs rare terms with frequent ones mostly takes its top
+// documents from the rare terms' few postings, but a docid-order walk meets
+// them spread over the whole docid space, so the threshold stays below the
+// frequent terms' bounds for most of the walk and their postings are all
+// candidates. Scoring the short lists' documents first (each with every
+// term, in docid order) sets the threshold from them; the MaxScore pass then
+// runs over the long lists alone, where a document holding a short-list
+// term is already done (done_ keeps it from being offered twice, with a
+// score missing that term) and any other document's score has no
+// short-list part.
+void SegmentSearch::EvaluateShortLists() {
+  std::vector<TermCursor*> shorts, longs;
+  for (TermCursor& t : terms_) {
+    (t.cursor.num_docs() <= kShortList ? shorts : longs).push_back(&t);
+  }
+  if (shorts.empty() || longs.empty()) return;
+  while (true) {
+    uint32_t doc = kNoMoreDocs;
+    for (TermCursor* t : shorts) doc = std::min(doc, t->cursor.doc());
+    if (doc == kNoMoreDocs) break;
+    EvaluateShortDoc(doc, shorts, longs);
+    done_.push_back(doc);
+    for (TermCursor* t : shorts) {
+      if (t->cursor.doc() == doc) t->cursor.Next();
+    }
+  }
+  by_doc_.clear();  // points into terms_
+  std::erase_if(terms_, [](const TermCursor& t) {
+    return t.cursor.num_docs() <= kShortList;
+  });
+}
+
+// Cheapest bound first: the short lists' postings with the long lists'
+// block bounds, then the same with the length floor, then each long list
+// probed (a probe may decode a block), then the exact score.
+void SegmentSearch::EvaluateShortDoc(uint32_t doc,
+                                     const std::vector<TermCursor*>& shorts,
+                                     const std::vector<TermCursor*>& longs) {
+  const double threshold = top_->threshold();
+  double long_bound = 0.0;
+  for (TermCursor* t : longs) {
+    t->window_bound = t->cursor.ShallowAdvance(doc) ? BlockBound(*t) : 0.0;
+    long_bound += t->window_bound;
+  }
+  uint32_t floor = 0;
+  if (threshold > 0.0) {
+    double bound = long_bound;
+    for (TermCursor* t : shorts) {
+      if (t->cursor.doc() == doc) bound += PostingBound(*t);
+    }
+    if (!MayReach(bound, threshold)) return;
+    floor = docs_.length_floor(doc);
+    bound = long_bound;
+    for (TermCursor* t : shorts) {
+      if (t->cursor.doc() == doc) bound += FloorBound(*t, floor);
+    }
+    if (!MayReach(bound, threshold)) return;
+    for (TermCursor* t : longs) {
+      bound -= t->window_bound;
+      t->cursor.Advance(doc);
+      if (t->cursor.doc() == doc) bound += FloorBound(*t, floor);
+      if (!MayReach(bound, threshold)) return;
+    }
+  }
+  if (AlignFilters(doc) != doc) return;
+  for (TermCursor* t : longs) t->cursor.Advance(doc);
+  Score(doc, threshold, /*prune=*/false);
+}
+
+// One window of the MaxScore pass, [lo, hi], inside which each list has one
+// block and so one bound. Terms are ordered by that bound and the longest
+// prefix whose bounds together cannot reach the threshold is non-essential:
+// a document holding only those terms cannot enter, so candidates come from
+// the essential lists alone. A candidate is dropped as soon as a bound says
+// it cannot enter, cheapest first: its essential postings' bounds (tf at the
+// smallest length the block allows) plus the non-essential block bounds,
+// then the length floor, then each non-essential list probed in turn from
+// the largest bound down, then Score's exact stages.
+void SegmentSearch::EvaluateWindow(uint32_t lo, uint32_t hi,
+                                   std::vector<TermCursor*>* order_ptr) {
+  std::vector<TermCursor*>& order = *order_ptr;
+  const size_t n = order.size();
+  for (TermCursor& t : terms_) {
+    if (t.cursor.ShallowSeek(lo)) {
+      t.window_bound = BlockBound(t);
+    } else {
+      t.window_bound = 0.0;  // the list has ended before lo
+    }
+  }
+  double threshold = top_->threshold();
+  // By bound in the window; kept from window to window, so re-sorting it
+  // is mostly a pass of insertion sort.
+  InsertionSort(&order, [](const TermCursor* a, const TermCursor* b) {
+    return a->window_bound < b->window_bound;
+  });
+  size_t first_essential = 0;
+  double non_essential = 0.0;
+  while (first_essential < n &&
+         !MayReach(non_essential + order[first_essential]->window_bound,
+                   threshold)) {
+    non_essential += order[first_essential]->window_bound;
+    ++first_essential;
+  }
+  for (size_t i = first_essential; i < n; ++i) order[i]->cursor.Seek(lo);
+  while (true) {
+    // The next candidate: the smallest essential doc in the window.
+    uint32_t doc = kNoMoreDocs;
+    for (size_t i = first_essential; i < n; ++i) {
+      doc = std::min(doc, order[i]->cursor.doc());
+    }
+    if (doc > hi) return;
+    double bound = non_essential;
+    for (size_t i = first_essential; i < n; ++i) {
+      TermCursor& t = *order[i];
+      if (t.cursor.doc() == doc) bound += PostingBound(t);
+    }
+    bool may_enter = MayReach(bound, threshold);
+    if (may_enter) {
+      const uint32_t aligned = AlignFilters(doc);
+      if (aligned > hi) return;  // nothing else in the window passes
+      if (aligned != doc) {
+        // No document before `aligned` passes the filters.
+        for (size_t i = first_essential; i < n; ++i) {
+          order[i]->cursor.Advance(aligned);
+        }
+        continue;
+      }
+    }
+    uint32_t floor = 0;  // a lower bound of doc's length, once read
+    // With lists to probe, the length-floor stage runs here, before the
+    // probes, and Score skips it.
+    const bool floored = may_enter && threshold > 0.0 && first_essential > 0;
+    if (floored) {
+      // The length floor costs one cached byte; a probe may cost a block
+      // decode. Tighten the essential bounds with it first.
+      floor = docs_.length_floor(doc);
+      bound = non_essential;
+      for (size_t i = first_essential; i < n; ++i) {
+        TermCursor& t = *order[i];
+        if (t.cursor.doc() == doc) bound += FloorBound(t, floor);
+      }
+      may_enter = MayReach(bound, threshold);
+    }
+    // Probe the non-essential lists, largest bound first, replacing each
+    // block bound with the posting's own bound (nothing if absent).
+    for (size_t i = first_essential; may_enter && i-- > 0;) {
+      TermCursor& t = *order[i];
+      bound -= t.window_bound;
+      t.cursor.Seek(doc);
+      if (t.cursor.doc() == doc) {
+        bound += bm25_.TermScore(t.idf, t.cursor.tf(),
+                                 std::max(floor, t.cursor.MinLength()));
+      }
+      may_enter = MayReach(bound, threshold);
+    }
+    if (may_enter) {
+      Score(doc, threshold, /*prune=*/!floored);
+      threshold = top_->threshold();
+    }
+    // Every list's block reaches hi: moving past it would decode a block
+    // the window does not need.
+    if (doc == hi) return;
+    for (size_t i = first_essential; i < n; ++i) {
+      if (order[i]->cursor.doc() == doc) order[i]->cursor.Next();
+    }
   }
 }
 

@@ -268,6 +268,49 @@ TEST_CASE("block-max MaxScore and WAND follow block bounds that rise") {
   }
 }
 
+TEST_CASE("MaxScore scores a short list's documents once, with every term") {
+  // "common" is in every document (a long list), "rare" in a few (a short
+  // one). The rare documents also have the most "common" occurrences, so
+  // even without their "rare" part they would rank first: after the short
+  // lists are scored, the pass over the long lists must not offer them
+  // again with that smaller score. Filters and old versions go through the
+  // same two passes.
+  std::vector<Doc> docs(3000);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    char id[32];
+    std::snprintf(id, sizeof(id), "d%05zu", (i * 37) % docs.size());
+    docs[i].id = id;
+    const bool rare = i % 700 == 3;
+    docs[i].tf["common"] = rare ? 9 : 1 + static_cast<uint32_t>(i % 4);
+    if (rare) docs[i].tf["rare"] = 1;
+    if (i % 5 == 0) docs[i].tf["mid"] = 1;  // 600 documents: short too
+    docs[i].length = 40 + static_cast<uint32_t>(i % 23);
+    if (i % 2 == 1 || rare) docs[i].tags.push_back("odd-or-rare");
+    docs[i].start = 1 + static_cast<DocVersion>(i % 3);
+    if (i % 11 == 0) docs[i].end = 3;
+  }
+  const Segments segments = BuildSegments(docs, {0, 1500});
+  for (const std::vector<std::string>& terms :
+       {std::vector<std::string>{"common", "rare"},
+        std::vector<std::string>{"common", "mid", "rare"}}) {
+    for (DocVersion as_of : {1, 2, 4}) {
+      for (const std::string tag : {"", "odd-or-rare"}) {
+        for (size_t k : {3, 10}) {
+          double avgdl = 0;
+          SearchRequest request =
+              MakeRequest(docs, terms, as_of, k, {}, &avgdl);
+          if (!tag.empty())
+            request.filter_terms.push_back(FilterTerm("tag", tag));
+          Bm25 bm25(Bm25Params{}, avgdl);
+          ExpectOracle(request, bm25, segments.inputs,
+                       BruteForce(docs, terms, as_of, k, tag),
+                       {SearchAlgorithm::kBlockMaxMaxScore});
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("block-max WAND and MaxScore handle lists that end early") {
   // Many small segments: term lists end early in most of them, which is
   // where a cursor before the pivot (WAND) or a window (MaxScore) may have
