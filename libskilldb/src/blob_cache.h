@@ -1,5 +1,5 @@
-// A sharded LRU cache of immutable byte strings, for posting lists and the
-// other immutable index data queries read again and again. Internal.
+// A sharded LRU cache of posting lists: their bytes, and the block-bound
+// tables queries keep with them. Internal.
 //
 // Values are shared (shared_ptr), so an entry evicted while a query still
 // reads it stays alive until that query lets go. Safe for concurrent use.
@@ -14,11 +14,22 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "skilldb/retrieval/searcher.h"
+
 namespace skilldb::internal {
+
+// One cached posting list. The bound tables are filled by queries after
+// the list is cached; its charge counts their largest size up front.
+struct CachedList {
+  explicit CachedList(std::string list)
+      : bytes(std::move(list)), bounds(retrieval::PostingListBlocks(bytes)) {}
+  std::string bytes;
+  mutable retrieval::BlockBoundCache bounds;
+};
 
 class BlobCache {
  public:
-  using Value = std::shared_ptr<const std::string>;  // null = known absent
+  using Value = std::shared_ptr<const CachedList>;  // null = known absent
 
   explicit BlobCache(size_t capacity_bytes)
       : shard_capacity_(capacity_bytes / kShards) {}
@@ -66,7 +77,8 @@ class BlobCache {
   };
 
   static size_t Charge(std::string_view key, const Value& value) {
-    return 96 + 2 * key.size() + (value ? value->size() : 0);
+    return 96 + 2 * key.size() +
+           (value ? value->bytes.size() + value->bounds.MaxBytes() : 0);
   }
   Shard& ShardOf(std::string_view key) {
     return shards_[std::hash<std::string_view>()(key) % kShards];

@@ -106,7 +106,10 @@ namespace {
 class CachedBlob : public retrieval::Blob {
  public:
   explicit CachedBlob(BlobCache::Value value) : value_(std::move(value)) {}
-  std::string_view data() const override { return *value_; }
+  std::string_view data() const override { return value_->bytes; }
+  retrieval::BlockBoundCache* bound_cache() const override {
+    return &value_->bounds;
+  }
 
  private:
   BlobCache::Value value_;
@@ -141,7 +144,7 @@ Status StoragePostingSource::Get(std::string_view term,
     return Status::Ok();
   }
   BlobCache::Value value;
-  if (found) value = std::make_shared<const std::string>(pinned->data());
+  if (found) value = std::make_shared<const CachedList>(std::string(pinned->data()));
   cache_->Insert(key_, value);
   if (value) {
     *blob = std::make_unique<CachedBlob>(std::move(value));

@@ -75,6 +75,7 @@ class PostingCursor {
   Status Init(std::string_view blob);
 
   uint32_t num_docs() const { return num_docs_; }
+  uint32_t num_blocks() const { return num_blocks_; }
   // The list's last docid (from the skip table; kNoMoreDocs if unknown).
   uint32_t last_doc() const { return SkipLastDoc(num_blocks_ - 1); }
   uint32_t doc() const { return doc_; }
@@ -107,6 +108,14 @@ class PostingCursor {
   // The same in either direction.
   bool ShallowSeek(uint32_t target);
   uint32_t BlockLastDoc() const { return SkipLastDoc(shallow_block_); }
+  // The index of that block.
+  uint32_t shallow_block() const { return shallow_block_; }
+  // The bound of any block, uncached (+infinity if its frontier record is
+  // malformed: decoding the block reports that).
+  // REQUIRES: block < num_blocks().
+  double BoundAt(uint32_t block, const Bm25& bm25, double idf) const {
+    return BoundOf(block, bm25, idf);
+  }
   // The bound of that block for `bm25` and `idf`. Cached per block: the
   // caller passes the same bm25 and idf for the cursor's whole life.
   double BlockMaxScore(const Bm25& bm25, double idf) const;

@@ -1,6 +1,8 @@
 #include "skilldb/retrieval/searcher.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "posting_list.h"
 #include "top_k.h"
@@ -22,6 +24,9 @@ inline bool MayReach(double bound, double threshold) {
 struct TermCursor {
   PostingCursor cursor;
   std::unique_ptr<Blob> blob;
+  // Every block's bound under this query's statistics (from the list's
+  // BlockBoundCache), or null: then each bound comes from the cursor.
+  BlockBoundCache::Table bounds;
   double idf = 0.0;
   double max_score = 0.0;     // bound over the whole list in this segment
   double window_bound = 0.0;  // bound in the current MaxScore window
@@ -52,6 +57,19 @@ constexpr size_t kSeedWindows = 16;
 // Lists of at most this many postings (8 blocks) are short: their documents
 // are scored first (see EvaluateShortLists).
 constexpr uint32_t kShortList = 1024;
+
+// Every block's bound, each rounded up to a float (so still a bound).
+BlockBoundCache::Table BoundTable(const PostingCursor& cursor,
+                                  const Bm25& bm25, double idf) {
+  auto table = std::make_shared<std::vector<float>>(cursor.num_blocks());
+  for (uint32_t b = 0; b < cursor.num_blocks(); ++b) {
+    const double bound = cursor.BoundAt(b, bm25, idf);
+    float f = static_cast<float>(bound);
+    if (f < bound) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+    (*table)[b] = f;
+  }
+  return table;
+}
 
 // Few cursors and mostly sorted input (the order of the step before): a
 // stable insertion sort beats std::sort here.
@@ -141,6 +159,16 @@ Result<bool> SegmentSearch::Open(PostingSource* source) {
     const auto& frontier = t.cursor.TermFrontier();
     t.max_score =
         internal::MaxScore(bm25_, t.idf, frontier.data(), frontier.size());
+    BlockBoundCache* cache = t.blob->bound_cache();
+    // Short lists never walk windows (EvaluateShortLists).
+    if (cache != nullptr && t.cursor.num_docs() > kShortList &&
+        cache->blocks() == t.cursor.num_blocks()) {
+      t.bounds = cache->Find(bm25_, t.idf);
+      if (t.bounds == nullptr) {
+        t.bounds = BoundTable(t.cursor, bm25_, t.idf);
+        cache->Put(bm25_, t.idf, t.bounds);
+      }
+    }
   }
   std::erase_if(terms_, [](const TermCursor& t) { return t.blob == nullptr; });
   if (terms_.empty()) return false;
@@ -256,6 +284,7 @@ void SegmentSearch::NextBlock(TermCursor& t, uint32_t lo) {
 }
 
 double SegmentSearch::BlockBound(TermCursor& t) {
+  if (t.bounds != nullptr) return (*t.bounds)[t.cursor.shallow_block()];
   return t.cursor.BlockMaxScore(bm25_, t.idf);
 }
 
@@ -612,6 +641,37 @@ Status SegmentSearch::Finish(SearchStats* stats) const {
 }
 
 }  // namespace
+
+bool BlockBoundCache::Entry::Matches(const Bm25& bm25, double for_idf) const {
+  return table != nullptr && idf == for_idf && avgdl == bm25.avgdl() &&
+         k1 == bm25.params().k1 && b == bm25.params().b;
+}
+
+BlockBoundCache::Table BlockBoundCache::Find(const Bm25& bm25,
+                                             double idf) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.Matches(bm25, idf)) return e.table;
+  }
+  return nullptr;
+}
+
+void BlockBoundCache::Put(const Bm25& bm25, double idf, Table table) {
+  if (table == nullptr || table->size() != blocks_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.Matches(bm25, idf)) return;  // another query put it first
+  }
+  entries_[next_] = {idf, bm25.avgdl(), bm25.params().k1, bm25.params().b,
+                     std::move(table)};
+  next_ = (next_ + 1) % kWays;
+}
+
+size_t PostingListBlocks(std::string_view posting_list) {
+  internal::PostingCursor cursor;
+  if (!cursor.Init(posting_list).ok()) return 0;
+  return cursor.num_blocks();
+}
 
 Result<std::vector<ScoredDoc>> Search(const SearchRequest& request,
                                       const Bm25& bm25,

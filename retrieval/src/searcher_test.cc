@@ -18,15 +18,34 @@ struct StringBlob : Blob {
   std::string_view bytes;
 };
 
-// One in-memory segment: its doc table and posting lists.
+struct CachingBlob : StringBlob {
+  CachingBlob(std::string_view s, BlockBoundCache* c) : StringBlob(s), cache(c) {}
+  BlockBoundCache* bound_cache() const override { return cache; }
+  BlockBoundCache* cache;
+};
+
+// One in-memory segment: its doc table and posting lists. With
+// cache_bounds, each list comes with a BlockBoundCache that lives as long
+// as the segment (as a cached list's does in the library).
 struct MemSegment : PostingSource {
   std::unique_ptr<SegmentDocs> docs;
   std::map<std::string, std::string, std::less<>> lists;
+  bool cache_bounds = false;
+  std::map<std::string, std::unique_ptr<BlockBoundCache>, std::less<>> caches;
 
   Status Get(std::string_view term, std::unique_ptr<Blob>* blob) override {
     auto it = lists.find(term);
-    *blob =
-        it == lists.end() ? nullptr : std::make_unique<StringBlob>(it->second);
+    if (it == lists.end()) {
+      blob->reset();
+    } else if (cache_bounds) {
+      auto& cache = caches[it->first];
+      if (cache == nullptr) {
+        cache = std::make_unique<BlockBoundCache>(PostingListBlocks(it->second));
+      }
+      *blob = std::make_unique<CachingBlob>(it->second, cache.get());
+    } else {
+      *blob = std::make_unique<StringBlob>(it->second);
+    }
     return Status::Ok();
   }
 };
@@ -237,6 +256,57 @@ TEST_CASE(
         {SearchAlgorithm::kBlockMaxWand, SearchAlgorithm::kBlockMaxMaxScore,
          SearchAlgorithm::kExhaustive});
   }
+}
+
+TEST_CASE("cached block bounds give the plain formula's results at every version") {
+  // Long lists (several thousand postings) with their bound tables cached:
+  // queries at different versions (other N, avgdl and idf) must each get
+  // their own table, and a table reused across queries must stay right.
+  auto docs = RandomCorpus(6000, 17);
+  Segments segments = BuildSegments(docs, {0, 4000});
+  for (MemSegment& seg : segments.segs) seg.cache_bounds = true;
+  std::mt19937 rng(3);
+  for (int q = 0; q < 120; ++q) {
+    std::vector<std::string> terms = {"t" + std::to_string(rng() % 6),
+                                      "t" + std::to_string(rng() % 40)};
+    if (q % 2 == 0) terms.push_back("t" + std::to_string(100 + rng() % 200));
+    std::sort(terms.begin(), terms.end());
+    terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+    const DocVersion as_of = 1 + static_cast<DocVersion>(q % 6);
+    const size_t k = q % 3 == 0 ? 50 : 10;
+    double avgdl = 0;
+    SearchRequest request = MakeRequest(docs, terms, as_of, k, {}, &avgdl);
+    Bm25 bm25(Bm25Params{}, avgdl);
+    ExpectOracle(
+        request, bm25, segments.inputs, BruteForce(docs, terms, as_of, k, ""),
+        {SearchAlgorithm::kBlockMaxMaxScore, SearchAlgorithm::kBlockMaxWand});
+  }
+  size_t filled = 0;
+  for (const MemSegment& seg : segments.segs) filled += seg.caches.size();
+  CHECK(filled > 0);
+}
+
+TEST_CASE("a block bound table is found only under its own statistics") {
+  BlockBoundCache cache(3);
+  const Bm25 a(Bm25Params{}, 100.0), b(Bm25Params{}, 101.0);
+  const Bm25 c(Bm25Params{1.5, 0.75}, 100.0), d(Bm25Params{1.2, 0.5}, 100.0);
+  auto table = std::make_shared<const std::vector<float>>(3, 1.0f);
+  CHECK(cache.Find(a, 2.0) == nullptr);
+  cache.Put(a, 2.0, table);
+  CHECK(cache.Find(a, 2.0) == table);
+  CHECK(cache.Find(a, 2.5) == nullptr);  // another idf
+  CHECK(cache.Find(b, 2.0) == nullptr);  // another avgdl
+  CHECK(cache.Find(c, 2.0) == nullptr);  // another k1
+  CHECK(cache.Find(d, 2.0) == nullptr);  // another b
+  // A table of the wrong size is not kept.
+  cache.Put(b, 2.0, std::make_shared<const std::vector<float>>(2, 1.0f));
+  CHECK(cache.Find(b, 2.0) == nullptr);
+  // kWays tables are kept; the next one replaces the oldest.
+  for (size_t i = 1; i <= BlockBoundCache::kWays; ++i) {
+    cache.Put(a, 2.0 + static_cast<double>(i), table);
+  }
+  CHECK(cache.Find(a, 2.0) == nullptr);
+  CHECK(cache.Find(a, 2.0 + BlockBoundCache::kWays) == table);
 }
 
 TEST_CASE("block-max MaxScore and WAND follow block bounds that rise") {

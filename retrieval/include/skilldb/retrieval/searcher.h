@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,11 +29,48 @@
 
 namespace skilldb::retrieval {
 
+// The block bounds of one posting list under given statistics (BM25
+// parameters, avgdl and the term's idf), kept beside a cached list so that
+// the queries under the same statistics (every query at the head between
+// two commits, or at one old version) compute them once. Holds the tables
+// of the last kWays statistics. Each entry is the block's bound rounded up
+// to a float, so it stays an upper bound. Safe for concurrent use.
+class BlockBoundCache {
+ public:
+  static constexpr size_t kWays = 4;
+  using Table = std::shared_ptr<const std::vector<float>>;
+
+  // `blocks`: the list's block count (for MaxBytes).
+  explicit BlockBoundCache(size_t blocks) : blocks_(blocks) {}
+
+  // The table kept for these statistics, or null.
+  Table Find(const Bm25& bm25, double idf) const;
+  // Keeps `table` (blocks() entries) for these statistics, replacing the
+  // oldest kept one.
+  void Put(const Bm25& bm25, double idf, Table table);
+  size_t blocks() const { return blocks_; }
+  // The most memory the tables can take.
+  size_t MaxBytes() const { return kWays * blocks_ * sizeof(float); }
+
+ private:
+  struct Entry {
+    bool Matches(const Bm25& bm25, double for_idf) const;
+    double idf = 0.0, avgdl = 0.0, k1 = 0.0, b = 0.0;
+    Table table;
+  };
+  const size_t blocks_;
+  mutable std::mutex mu_;
+  Entry entries_[kWays];
+  size_t next_ = 0;
+};
+
 // Bytes of a posting list kept valid while the Blob lives.
 class Blob {
  public:
   virtual ~Blob() = default;
   virtual std::string_view data() const = 0;
+  // The bound tables kept with this list, or null if it is not cached.
+  virtual BlockBoundCache* bound_cache() const { return nullptr; }
 };
 
 // Fetches the posting lists of one segment.
@@ -84,6 +122,10 @@ Result<std::vector<ScoredDoc>> Search(const SearchRequest& request,
                                       const Bm25& bm25,
                                       const std::vector<SegmentInput>& segments,
                                       SearchStats* stats = nullptr);
+
+// The number of blocks of `posting_list` (0 if its header is malformed):
+// what a BlockBoundCache for it is sized by.
+size_t PostingListBlocks(std::string_view posting_list);
 
 // Counts the documents of `posting_list` live at `as_of` (used for filter
 // terms: how many skills carry a tag at a version). Corruption if malformed.
