@@ -392,9 +392,9 @@ void SegmentSearch::RunBlockMaxWand() {
 // which every remaining term's bound is constant: a window ends at the
 // first block end among the terms. A first pass lists the windows with
 // their summed block bounds; the kSeedWindows best are evaluated first,
-// which brings the threshold near its final value (for a query of one
-// frequent term, from about 140 windows evaluated to about 15 at 1M
-// documents); then the rest in docid order, each skipped if its bound
+// which brings the threshold near its final value at once (a docid-order
+// walk raises it slowly, evaluating every window that reaches the threshold
+// of its time); then the rest in docid order, each skipped if its bound
 // cannot reach the threshold. Any order is exact: a window is skipped only
 // when no document in it can enter, and the threshold only rises.
 void SegmentSearch::RunBlockMaxMaxScore() {
