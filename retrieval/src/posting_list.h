@@ -110,6 +110,8 @@ class PostingCursor {
   uint32_t BlockLastDoc() const { return SkipLastDoc(shallow_block_); }
   // The index of that block.
   uint32_t shallow_block() const { return shallow_block_; }
+  // The last docid of any block (kNoMoreDocs past the last block).
+  uint32_t LastDocOf(uint32_t block) const { return SkipLastDoc(block); }
   // The bound of any block, uncached (+infinity if its frontier record is
   // malformed: decoding the block reports that).
   // REQUIRES: block < num_blocks().

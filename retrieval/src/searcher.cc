@@ -58,6 +58,31 @@ constexpr size_t kSeedWindows = 16;
 // are scored first (see EvaluateShortLists).
 constexpr uint32_t kShortList = 1024;
 
+// The indices of the kSeedWindows largest of bound(0) .. bound(n - 1), by
+// bound descending (equal bounds: the lower index first).
+template <typename BoundOf>
+std::vector<uint32_t> BestIndices(size_t n, BoundOf bound) {
+  const size_t seeds = std::min(kSeedWindows, n);
+  std::vector<uint32_t> best;
+  best.reserve(seeds);
+  for (uint32_t i = 0; i < n && seeds > 0; ++i) {
+    const double b = bound(i);
+    if (best.size() == seeds && b <= bound(best.back())) continue;
+    size_t j = best.size();
+    if (best.size() < seeds) {
+      best.push_back(i);
+    } else {
+      j = seeds - 1;
+    }
+    while (j > 0 && bound(best[j - 1]) < b) {
+      best[j] = best[j - 1];
+      --j;
+    }
+    best[j] = i;
+  }
+  return best;
+}
+
 // Every block's bound, each rounded up to a float (so still a bound).
 BlockBoundCache::Table BoundTable(const PostingCursor& cursor,
                                   const Bm25& bm25, double idf) {
@@ -121,6 +146,7 @@ class SegmentSearch {
   void EvaluateShortLists();
   void EvaluateShortDoc(uint32_t doc, const std::vector<TermCursor*>& shorts,
                         const std::vector<TermCursor*>& longs);
+  void RunOneList(TermCursor& t);
   // Evaluates the MaxScore window [lo, hi].
   void EvaluateWindow(uint32_t lo, uint32_t hi,
                       std::vector<TermCursor*>* order);
@@ -402,6 +428,10 @@ void SegmentSearch::RunBlockMaxMaxScore() {
   double total_max = 0.0;
   for (const TermCursor& t : terms_) total_max += t.max_score;
   if (!MayReach(total_max, top_->threshold())) return;
+  if (terms_.size() == 1 && terms_[0].bounds != nullptr) {
+    RunOneList(terms_[0]);
+    return;
+  }
   // Reused across calls on a thread: a query over frequent terms lists
   // thousands of windows.
   thread_local std::vector<Window> windows;
@@ -423,20 +453,8 @@ void SegmentSearch::RunBlockMaxMaxScore() {
     lo = hi + 1;
   }
   // The best windows first, to raise the threshold early.
-  const size_t seeds = std::min(kSeedWindows, windows.size());
-  std::vector<uint32_t> best;  // indices, by bound descending
-  best.reserve(seeds + 1);
-  for (uint32_t i = 0; i < windows.size() && seeds > 0; ++i) {
-    if (best.size() == seeds && windows[i].bound <= windows[best.back()].bound)
-      continue;
-    size_t j = best.size() < seeds ? best.size() : seeds - 1;
-    if (best.size() < seeds) best.push_back(i);
-    while (j > 0 && windows[best[j - 1]].bound < windows[i].bound) {
-      best[j] = best[j - 1];
-      --j;
-    }
-    best[j] = i;
-  }
+  const std::vector<uint32_t> best = BestIndices(
+      windows.size(), [](uint32_t i) { return windows[i].bound; });
   std::vector<TermCursor*> order(terms_.size());
   for (size_t i = 0; i < terms_.size(); ++i) order[i] = &terms_[i];
   for (uint32_t i : best) {
@@ -519,6 +537,33 @@ void SegmentSearch::EvaluateShortDoc(uint32_t doc,
   if (AlignFilters(doc) != doc) return;
   for (TermCursor* t : longs) t->cursor.Advance(doc);
   Score(doc, threshold, /*prune=*/false);
+}
+
+// RunBlockMaxMaxScore with one list whose block bounds are at hand: the
+// windows are its blocks, and the table is the window list.
+void SegmentSearch::RunOneList(TermCursor& t) {
+  const std::vector<float>& bounds = *t.bounds;
+  const auto lo_of = [&](uint32_t b) {
+    return b == 0 ? docs_.base() : t.cursor.LastDocOf(b - 1) + 1;
+  };
+  std::vector<TermCursor*> order = {&t};
+  std::vector<uint32_t> best =
+      BestIndices(bounds.size(), [&](uint32_t b) { return bounds[b]; });
+  for (uint32_t b : best) {
+    if (!MayReach(bounds[b], top_->threshold())) break;  // and every later one
+    EvaluateWindow(lo_of(b), t.cursor.LastDocOf(b), &order);
+  }
+  std::sort(best.begin(), best.end());
+  size_t next_best = 0;
+  for (uint32_t b = 0; b < bounds.size(); ++b) {
+    if (next_best < best.size() && best[next_best] == b) {
+      ++next_best;
+      continue;
+    }
+    if (MayReach(bounds[b], top_->threshold())) {
+      EvaluateWindow(lo_of(b), t.cursor.LastDocOf(b), &order);
+    }
+  }
 }
 
 // One window of the MaxScore pass, [lo, hi], inside which each list has one
