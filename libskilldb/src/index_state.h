@@ -113,6 +113,37 @@ class DfCache {
   mutable std::unordered_map<std::string, uint64_t> map_;
 };
 
+// The statistics (commit records) of versions before the head, memoized
+// for queries as of them. Safe for concurrent use.
+class CommitCache {
+ public:
+  CommitCache() = default;
+  CommitCache(const CommitCache&) {}  // a copied state starts empty
+  CommitCache& operator=(const CommitCache&) {
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.clear();
+    return *this;
+  }
+
+  bool Lookup(Version version, CommitInfo* commit) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(version);
+    if (it == map_.end()) return false;
+    *commit = it->second;
+    return true;
+  }
+  void Insert(Version version, const CommitInfo& commit) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() >= kMaxEntries) map_.clear();  // bounded, simply
+    map_.emplace(version, commit);
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 4096;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<Version, CommitInfo> map_;
+};
+
 // Everything a read needs, fixed at one commit.
 struct ReadState {
   Version head = 0;
@@ -120,6 +151,11 @@ struct ReadState {
   CommitInfo head_commit;       // statistics of the head version
   std::vector<Version> tagged;  // sorted; retained even when < oldest
   DfCache head_dfs;             // dfs at `head`, filled by queries
+  // dfs at older versions, by their df-history key (term and version):
+  // the history of a past version never changes, and queries as of one
+  // version ask for the same terms again.
+  DfCache past_dfs;
+  CommitCache past_commits;     // commit records of older versions
   std::shared_ptr<const rocksdb::Snapshot> snapshot;
   std::vector<std::shared_ptr<Segment>> segments;  // ascending docids
 

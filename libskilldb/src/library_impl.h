@@ -137,13 +137,15 @@ class LibraryImpl final : public Library {
   Result<QueryResult> QueryState(const ReadState& state,
                                  const QueryOptions& options,
                                  std::string_view text) const;
-  // The live document frequency of `term` at `version` (memoized at the
-  // head); ReadDocFreq always reads storage. With `ascending`, the caller
-  // promises that every call on `it` since its last reposition asked for a
-  // smaller term at the same version; the iterator then steps forwards
-  // from where the last call left it (a few Next() calls) before falling
-  // back to a Seek, which must search every memtable and level.
-  Result<uint64_t> DocFreq(const ReadState& state, rocksdb::Iterator* it,
+  // The live document frequency of `term` at `version` (memoized in the
+  // state: head_dfs, past_dfs); on a miss it reads storage through *it,
+  // made on first use. ReadDocFreq always reads storage. With `ascending`,
+  // the caller promises that every call on `it` since its last reposition
+  // asked for a smaller term at the same version; the iterator then steps
+  // forwards from where the last call left it (a few Next() calls) before
+  // falling back to a Seek, which must search every memtable and level.
+  Result<uint64_t> DocFreq(const ReadState& state,
+                           std::unique_ptr<rocksdb::Iterator>* it,
                            std::string_view term, Version version) const;
   Result<uint64_t> ReadDocFreq(rocksdb::Iterator* it, std::string_view term,
                                Version version, bool ascending = false) const;

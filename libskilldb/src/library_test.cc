@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 
 #include "../../tests/test_util.h"
 
@@ -87,6 +88,48 @@ TEST_CASE("updates and deletes create versions and keep history") {
   CHECK((*diff)[0].kind == ChangeKind::kUpdated);
   CHECK(lib->Query({}, "title")->hits.empty());
   CHECK(lib->Query(QueryOptions{.as_of = 2}, "title")->hits.size() == 1);
+}
+
+TEST_CASE("queries as of old versions score with that version's statistics, "
+          "however often and in whatever order they are asked") {
+  // Each version has its own N, avgdl and dfs; the state memoizes the
+  // statistics of past versions, so asking versions in turn must give the
+  // scores each one gives when it is asked first.
+  TempLibrary lib(Whitespace());
+  REQUIRE(lib->Put(Skill::Make("a", "tile tile smem")).ok());
+  REQUIRE(lib->PutMany({Skill::Make("b", "tile smem smem swizzle"),
+                        Skill::Make("c", "swizzle tile")}).ok());
+  REQUIRE(lib->Put(Skill::Make("a", "tile vector loads")).ok());
+  REQUIRE(lib->Delete("c").ok());
+  const Version head = lib->CurrentVersion();
+  REQUIRE(head == 4);
+  auto ask = [&](Version v) {
+    auto r = lib->Query(QueryOptions{.as_of = v}, "tile smem swizzle");
+    REQUIRE(r.ok());
+    std::vector<std::pair<std::string, double>> hits;
+    for (const Hit& h : r->hits) hits.emplace_back(h.id, h.score);
+    return hits;
+  };
+  // First answers, each version asked once in a fresh state (a commit
+  // publishes a fresh state, so make one before each).
+  std::map<Version, std::vector<std::pair<std::string, double>>> first;
+  for (Version v = 1; v <= head; ++v) {
+    REQUIRE(lib->Put(Skill::Make("z" + std::to_string(v), "unrelated")).ok());
+    first[v] = ask(v);
+  }
+  // v1: only "a" (tile x2, smem), N 1.
+  REQUIRE(first[1].size() == 1);
+  CHECK(first[1][0].second ==
+        doctest::Approx(ReferenceBm25(1, 1, 2, 3, 3) +
+                        ReferenceBm25(1, 1, 1, 3, 3)));
+  for (const Version v : {1, 3, 2, 1, 4, 2, 3, 1}) {
+    const auto again = ask(v);
+    REQUIRE(again.size() == first[v].size());
+    for (size_t i = 0; i < again.size(); ++i) {
+      CHECK(again[i].first == first[v][i].first);
+      CHECK(again[i].second == first[v][i].second);
+    }
+  }
 }
 
 TEST_CASE("deleting a missing skill is NotFound and writes nothing") {

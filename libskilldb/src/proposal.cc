@@ -266,7 +266,7 @@ Result<double> LibraryImpl::SelfScore(const ReadState& state,
   if (stats.num_skills == 0) return 0.0;
   retrieval::Bm25 bm25(bm25_params_, static_cast<double>(stats.total_length) /
                                          static_cast<double>(stats.num_skills));
-  auto df_it = storage_->NewIterator(kDfs, state.snap());
+  std::unique_ptr<rocksdb::Iterator> df_it;  // made on the first cache miss
   double score = 0.0;
   for (const std::string& term : query) {
     auto f = std::lower_bound(
@@ -274,7 +274,7 @@ Result<double> LibraryImpl::SelfScore(const ReadState& state,
         [](const auto& p, const std::string& t) { return p.first < t; });
     if (f == freqs.end() || f->first != term) continue;
     SKILLDB_ASSIGN_OR_RETURN(uint64_t df,
-                             DocFreq(state, df_it.get(), term, state.head));
+                             DocFreq(state, &df_it, term, state.head));
     if (df == 0) continue;
     score += bm25.TermScore(retrieval::Bm25::Idf(stats.num_skills, df),
                             f->second, length);

@@ -13,16 +13,19 @@
 
 namespace skilldb::internal {
 
-Result<uint64_t> LibraryImpl::DocFreq(const ReadState& state,
-                                      rocksdb::Iterator* it,
-                                      std::string_view term,
-                                      Version version) const {
+Result<uint64_t> LibraryImpl::DocFreq(
+    const ReadState& state, std::unique_ptr<rocksdb::Iterator>* it,
+    std::string_view term, Version version) const {
+  // The head's cache is keyed by term, the past versions' by term and
+  // version (their df-history key).
   const bool at_head = version == state.head;
-  uint64_t cached = 0;
-  if (at_head && state.head_dfs.Lookup(std::string(term), &cached))
-    return cached;
-  SKILLDB_ASSIGN_OR_RETURN(uint64_t df, ReadDocFreq(it, term, version));
-  if (at_head) state.head_dfs.Insert(std::string(term), df);
+  const DfCache& cache = at_head ? state.head_dfs : state.past_dfs;
+  const std::string key = at_head ? std::string(term) : DfKey(term, version);
+  uint64_t df = 0;
+  if (cache.Lookup(key, &df)) return df;
+  if (*it == nullptr) *it = storage_->NewIterator(kDfs, state.snap());
+  SKILLDB_ASSIGN_OR_RETURN(df, ReadDocFreq(it->get(), term, version));
+  cache.Insert(key, df);
   return df;
 }
 
@@ -103,8 +106,9 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
   if (options.k == 0 || version == 0) return result;
 
   CommitInfo stats = state.head_commit;
-  if (version != state.head) {
+  if (version != state.head && !state.past_commits.Lookup(version, &stats)) {
     SKILLDB_ASSIGN_OR_RETURN(stats, ReadCommit(state, version));
+    state.past_commits.Insert(version, stats);
   }
   if (stats.num_skills == 0 || stats.total_length == 0) return result;
 
@@ -124,8 +128,8 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
   for (std::string& term : terms) {
     uint64_t df = 0;
     if (version != state.head || !state.head_dfs.Lookup(term, &df)) {
-      if (!df_it) df_it = storage_->NewIterator(kDfs, state.snap());
-      SKILLDB_ASSIGN_OR_RETURN(df, DocFreq(state, df_it.get(), term, version));
+      SKILLDB_ASSIGN_OR_RETURN(
+          df, DocFreq(state, &df_it, term, version));
     }
     if (df == 0) continue;
     const double idf = retrieval::Bm25::Idf(stats.num_skills, df);
