@@ -9,8 +9,8 @@
 # Needs the corpus and query files that run.sh generated
 # (benchmarks/out/corpora) and the drivers it built (build-bench/), and
 # linux-perf (`perf`). Writes benchmarks/out/profile-CORPUS/{perf.data,
-# report.txt,search.json}; the index stays there for the next run (delete
-# the folder to rebuild it).
+# report.txt,search.json,latencies.tsv,classes.txt}; the index stays there
+# for the next run (delete the folder to rebuild it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 corpus="${1:-synth-100k}"
@@ -37,8 +37,15 @@ echo "[profile] search phase under perf record ($queries)" >&2
 perf record -F 2000 -o "$out/perf.data" -- \
   "$driver" search --index "$out/index" --queries "$queries" \
   --out "$out/search.json" --dump "$out/top10.tsv" --threads 1 --warmup 2000 --warmup-seconds 2 \
-  --min-qps-seconds 1 >&2 2>"$out/perf-record.log"
+  --min-qps-seconds 1 --latencies "$out/latencies.tsv" >&2 2>"$out/perf-record.log"
 perf report -i "$out/perf.data" --no-children --percent-limit 1 \
   --sort symbol 2>/dev/null | grep -v '^#' | grep -v '^$' |
   grep -E '^ +[0-9]' | sed -E 's/[[:space:]-]+$//' > "$out/report.txt"
 cat "$out/report.txt"
+# The timed top-10 pass by kind of query (when the query file has the
+# generator's meta: each term's df decade).
+if [[ -e "$queries.meta.json" ]]; then
+  echo
+  python3 "$root/benchmarks/latency_classes.py" "$queries" "$out/latencies.tsv" |
+    tee "$out/classes.txt"
+fi
