@@ -126,11 +126,8 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
   request.filter_terms = QueryFilters(options);
   std::unique_ptr<rocksdb::Iterator> df_it;  // made on the first cache miss
   for (std::string& term : terms) {
-    uint64_t df = 0;
-    if (version != state.head || !state.head_dfs.Lookup(term, &df)) {
-      SKILLDB_ASSIGN_OR_RETURN(
-          df, DocFreq(state, &df_it, term, version));
-    }
+    SKILLDB_ASSIGN_OR_RETURN(const uint64_t df,
+                             DocFreq(state, &df_it, term, version));
     if (df == 0) continue;
     const double idf = retrieval::Bm25::Idf(stats.num_skills, df);
     request.terms.push_back({std::move(term), idf});

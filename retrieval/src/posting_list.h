@@ -112,15 +112,13 @@ class PostingCursor {
   uint32_t shallow_block() const { return shallow_block_; }
   // The last docid of any block (kNoMoreDocs past the last block).
   uint32_t LastDocOf(uint32_t block) const { return SkipLastDoc(block); }
-  // The bound of any block, uncached (+infinity if its frontier record is
-  // malformed: decoding the block reports that).
-  // REQUIRES: block < num_blocks().
-  double BoundAt(uint32_t block, const Bm25& bm25, double idf) const {
-    return BoundOf(block, bm25, idf);
-  }
   // The bound of that block for `bm25` and `idf`. Cached per block: the
   // caller passes the same bm25 and idf for the cursor's whole life.
   double BlockMaxScore(const Bm25& bm25, double idf) const;
+  // The bound of any block, uncached, from its frontier record (+infinity
+  // if the record is malformed: decoding the block reports that).
+  // REQUIRES: block < num_blocks().
+  double BoundOf(uint32_t block, const Bm25& bm25, double idf) const;
   const std::vector<Impact>& TermFrontier() const { return term_frontier_; }
 
   uint64_t blocks_decoded() const { return blocks_decoded_; }
@@ -135,9 +133,6 @@ class PostingCursor {
   uint32_t BlockStart(uint32_t block) const;  // offset in the data
   uint32_t BlockEnd(uint32_t block) const;
   Status DecodeBlock(uint32_t block);
-  // The bound of `block` from its frontier record (+infinity if the record
-  // is malformed: the block's decode reports that).
-  double BoundOf(uint32_t block, const Bm25& bm25, double idf) const;
   // Unpacks `n` values of `width` bits at src (inside the blob) into out.
   void UnpackField(const uint8_t* src, size_t n, uint32_t width,
                    uint32_t* out) const;

@@ -88,7 +88,7 @@ BlockBoundCache::Table BoundTable(const PostingCursor& cursor,
                                   const Bm25& bm25, double idf) {
   auto table = std::make_shared<std::vector<float>>(cursor.num_blocks());
   for (uint32_t b = 0; b < cursor.num_blocks(); ++b) {
-    const double bound = cursor.BoundAt(b, bm25, idf);
+    const double bound = cursor.BoundOf(b, bm25, idf);
     float f = static_cast<float>(bound);
     if (f < bound) f = std::nextafter(f, std::numeric_limits<float>::infinity());
     (*table)[b] = f;
