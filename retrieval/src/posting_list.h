@@ -95,6 +95,20 @@ class PostingCursor {
   uint32_t MinLengthFor(uint32_t tf) const;
 
   void Next();
+  // The decoded block, for a caller that walks it by position: its number
+  // of postings, the cursor's position in it, and its term frequencies
+  // (unpacked on the first call). REQUIRES: doc() != kNoMoreDocs.
+  uint32_t block_size() const { return count_; }
+  uint32_t position() const { return pos_; }
+  const uint32_t* BlockTfs() const {
+    if (!tfs_ready_) DecodeTfs();
+    return tfs_;
+  }
+  // Moves to position i of the decoded block. REQUIRES: i < block_size().
+  void SetPosition(uint32_t i) {
+    pos_ = i;
+    doc_ = DocAt(i);
+  }
   // Moves to the first posting with docid >= target (or kNoMoreDocs).
   void Advance(uint32_t target);
   // The same in either direction: a target before the current posting moves

@@ -147,6 +147,9 @@ class SegmentSearch {
   void EvaluateShortDoc(uint32_t doc, const std::vector<TermCursor*>& shorts,
                         const std::vector<TermCursor*>& longs);
   void RunOneList(TermCursor& t);
+  // RunOneList's window: block `block` of t's list, walked by position.
+  // REQUIRES: filters_.empty().
+  void EvaluateBlock(TermCursor& t, uint32_t block);
   // Evaluates the MaxScore window [lo, hi].
   void EvaluateWindow(uint32_t lo, uint32_t hi,
                       std::vector<TermCursor*>* order);
@@ -277,7 +280,7 @@ void SegmentSearch::Score(uint32_t doc, double threshold, bool prune) {
   if (!docs_.LiveAt(doc, request_.as_of)) return;
   if (!done_.empty() && std::binary_search(done_.begin(), done_.end(), doc))
     return;
-  top_->Offer(doc, score, docs_.id(doc));
+  top_->Offer(doc, score, &docs_);
 }
 
 void SegmentSearch::RunExhaustive() {
@@ -543,15 +546,20 @@ void SegmentSearch::EvaluateShortDoc(uint32_t doc,
 // windows are its blocks, and the table is the window list.
 void SegmentSearch::RunOneList(TermCursor& t) {
   const std::vector<float>& bounds = *t.bounds;
-  const auto lo_of = [&](uint32_t b) {
-    return b == 0 ? docs_.base() : t.cursor.LastDocOf(b - 1) + 1;
-  };
   std::vector<TermCursor*> order = {&t};
+  const auto evaluate = [&](uint32_t b) {
+    if (filters_.empty()) {
+      EvaluateBlock(t, b);
+    } else {
+      const uint32_t lo = b == 0 ? docs_.base() : t.cursor.LastDocOf(b - 1) + 1;
+      EvaluateWindow(lo, t.cursor.LastDocOf(b), &order);
+    }
+  };
   std::vector<uint32_t> best =
       BestIndices(bounds.size(), [&](uint32_t b) { return bounds[b]; });
   for (uint32_t b : best) {
     if (!MayReach(bounds[b], top_->threshold())) break;  // and every later one
-    EvaluateWindow(lo_of(b), t.cursor.LastDocOf(b), &order);
+    evaluate(b);
   }
   std::sort(best.begin(), best.end());
   size_t next_best = 0;
@@ -560,9 +568,32 @@ void SegmentSearch::RunOneList(TermCursor& t) {
       ++next_best;
       continue;
     }
-    if (MayReach(bounds[b], top_->threshold())) {
-      EvaluateWindow(lo_of(b), t.cursor.LastDocOf(b), &order);
+    if (MayReach(bounds[b], top_->threshold())) evaluate(b);
+  }
+}
+
+// With one list and no filter, a candidate is a posting whose own bound
+// may reach the threshold: the block's tfs are scanned in place, and only
+// those postings move the cursor and are scored.
+void SegmentSearch::EvaluateBlock(TermCursor& t, uint32_t block) {
+  t.cursor.Seek(block == 0 ? docs_.base() : t.cursor.LastDocOf(block - 1) + 1);
+  if (t.cursor.doc() == kNoMoreDocs) return;  // a corrupt block
+  if (t.table_block != t.cursor.blocks_decoded()) FillTables(t);
+  const uint32_t* tfs = t.cursor.BlockTfs();
+  const uint32_t n = t.cursor.block_size();
+  double threshold = top_->threshold();
+  for (uint32_t i = t.cursor.position(); i < n; ++i) {
+    const uint32_t tf = tfs[i];
+    if (threshold > 0.0) {
+      const double bound =
+          tf < TermCursor::kTfTable
+              ? t.tf_bound[tf]
+              : bm25_.TermScore(t.idf, tf, t.cursor.MinLengthFor(tf));
+      if (!MayReach(bound, threshold)) continue;
     }
+    t.cursor.SetPosition(i);
+    Score(t.cursor.doc(), threshold, /*prune=*/true);
+    threshold = top_->threshold();
   }
 }
 

@@ -546,9 +546,110 @@ TEST_CASE("length floors never exceed the length") {
       const uint32_t floor = (*docs)->length_floor(100 + i);
       REQUIRE(floor <= lengths[i]);
       if (floor == lengths[i]) ++exact;
+      // Exact lengths: two bytes below 65535, the rest kept aside.
+      const bool dropped = lengths[i] == kDroppedLength;
+      REQUIRE((*docs)->dropped(100 + i) == dropped);
+      if (!dropped) REQUIRE((*docs)->length(100 + i) == lengths[i]);
     }
     if (spread == 100) CHECK(exact == lengths.size() - lengths.size() / 97 - 1);
     if (spread == 5000) CHECK(exact > 0);
+    // The table written back decodes to the same lengths.
+    auto again = SegmentDocs::Decode((*docs)->Encode());
+    REQUIRE(again.ok());
+    for (uint32_t i = 0; i < lengths.size(); ++i) {
+      REQUIRE((*again)->dropped(100 + i) == (lengths[i] == kDroppedLength));
+      if (lengths[i] != kDroppedLength) {
+        REQUIRE((*again)->length(100 + i) == lengths[i]);
+      }
+    }
+  }
+}
+
+TEST_CASE("liveness matches start and end at every version as ends are set") {
+  // Ends arrive as commits do, at rising versions; after each, every
+  // document is asked at every version from before the first start to past
+  // the newest end (head queries take the ended-bits path, older ones the
+  // start and end path; both must agree with the definition).
+  std::mt19937 rng(5);
+  SegmentBuilder builder;
+  std::vector<DocVersion> starts, ends;
+  std::vector<bool> dropped;
+  for (uint32_t i = 0; i < 300; ++i) {
+    if (i % 41 == 7) {
+      builder.AddDropped(50 + i);
+      starts.push_back(0);
+      dropped.push_back(true);
+    } else {
+      DocInput in;
+      in.docid = 50 + i;
+      in.id = "d" + std::to_string(i);
+      in.start = 1 + rng() % 5;
+      in.length = 10;
+      in.term_freqs.emplace_back("t", 1);
+      starts.push_back(in.start);
+      dropped.push_back(false);
+      builder.Add(std::move(in));
+    }
+    ends.push_back(kLiveForever);
+  }
+  auto docs = SegmentDocs::Decode(builder.EncodeDocTable());
+  REQUIRE(docs.ok());
+  const auto check = [&](DocVersion newest) {
+    for (uint32_t i = 0; i < 300; ++i) {
+      for (DocVersion v = 0; v <= newest + 2; ++v) {
+        const bool live = !dropped[i] && starts[i] <= v && v < ends[i];
+        REQUIRE((*docs)->LiveAt(50 + i, v) == live);
+      }
+    }
+  };
+  check(5);
+  for (DocVersion version = 6; version < 12; ++version) {
+    for (int n = 0; n < 20; ++n) {
+      const uint32_t i = rng() % 300;
+      if (dropped[i] || ends[i] != kLiveForever) continue;
+      ends[i] = version;
+      (*docs)->SetEnd(50 + i, version);
+    }
+    check(version);
+  }
+}
+
+TEST_CASE("ties break on the id whether or not ids ascend with docids") {
+  // Every document has the same terms and length, so every score ties and
+  // the top k is the k smallest ids. Ids ascending with docids let a
+  // segment compare docids; descending ones, or ids of two segments, must
+  // be compared as ids.
+  for (int order = 0; order < 3; ++order) {
+    std::vector<Doc> docs(3000);
+    for (size_t i = 0; i < docs.size(); ++i) {
+      char id[32];
+      // 0: ascending; 1: descending; 2: ascending in each segment, the
+      // second segment's ids below the first's.
+      const size_t key = order == 0   ? i
+                         : order == 1 ? docs.size() - i
+                         : i < 1500   ? 5000 + i
+                                      : i;
+      std::snprintf(id, sizeof(id), "s%06zu", key);
+      docs[i].id = id;
+      docs[i].tf = {{"a", 2}, {"b", 1}};
+      docs[i].length = 20;
+    }
+    Segments segments = BuildSegments(docs, {0, 1500});
+    for (MemSegment& seg : segments.segs) seg.cache_bounds = true;
+    CHECK(segments.segs[0].docs->ids_ascend() == (order != 1));
+    for (const std::vector<std::string>& terms :
+         {std::vector<std::string>{"a"}, std::vector<std::string>{"a", "b"}}) {
+      for (size_t k : {size_t{1}, size_t{10}, size_t{100}}) {
+        double avgdl = 0;
+        SearchRequest request = MakeRequest(docs, terms, 1, k, {}, &avgdl);
+        Bm25 bm25(Bm25Params{}, avgdl);
+        ExpectOracle(request, bm25, segments.inputs,
+                     BruteForce(docs, terms, 1, k, ""),
+                     {SearchAlgorithm::kBlockMaxMaxScore,
+                      SearchAlgorithm::kBlockMaxWand,
+                      SearchAlgorithm::kExhaustive});
+      }
+    }
   }
 }
 

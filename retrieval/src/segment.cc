@@ -106,7 +106,8 @@ Result<std::unique_ptr<SegmentDocs>> SegmentDocs::Decode(
   if (blob.size() - kDocTableHeader < arrays) {
     return Status::Corruption("doc table: truncated arrays");
   }
-  GetArray(p, count, &docs->lengths_);
+  std::vector<uint32_t> lengths;
+  GetArray(p, count, &lengths);
   GetArray(p + 4 * static_cast<size_t>(count), count, &docs->start_deltas_);
   GetArray(p + 8 * static_cast<size_t>(count), count + 1, &docs->id_offsets_);
   p += arrays;
@@ -120,17 +121,66 @@ Result<std::unique_ptr<SegmentDocs>> SegmentDocs::Decode(
     return Status::Corruption("doc table: id bytes do not match offsets");
   }
   docs->ids_.assign(p, id_bytes);
-  docs->BuildLengthFloors();
-  docs->ends_ = std::make_unique<std::atomic<DocVersion>[]>(count);
+  docs->short_lengths_.resize(count);
   for (uint32_t i = 0; i < count; ++i) {
+    if (lengths[i] < kLongLength) {
+      docs->short_lengths_[i] = static_cast<uint16_t>(lengths[i]);
+    } else {
+      docs->short_lengths_[i] = kLongLength;
+      docs->long_lengths_.emplace_back(i, lengths[i]);
+    }
+  }
+  docs->BuildLengthFloors(lengths);
+  docs->ids_ascend_ = true;
+  std::string_view previous;
+  for (uint32_t i = 0; i < count && docs->ids_ascend_; ++i) {
+    if (lengths[i] == kDroppedLength) continue;
+    const std::string_view id = docs->id(docs->base_ + i);
+    docs->ids_ascend_ = previous.data() == nullptr || previous < id;
+    previous = id;
+  }
+  docs->ends_ = std::make_unique<std::atomic<DocVersion>[]>(count);
+  const size_t words = (static_cast<size_t>(count) + 63) / 64;
+  docs->ended_bits_ = std::make_unique<std::atomic<uint64_t>[]>(words);
+  for (size_t w = 0; w < words; ++w) {
+    docs->ended_bits_[w].store(0, std::memory_order_relaxed);
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    docs->ends_[i].store(kLiveForever, std::memory_order_relaxed);
     // A dropped document is dead at every version: end 0 <= any version.
-    docs->ends_[i].store(docs->lengths_[i] == kDroppedLength ? 0 : kLiveForever,
-                         std::memory_order_relaxed);
+    if (lengths[i] == kDroppedLength) docs->MarkEnded(i, 0);
   }
   return docs;
 }
 
-void SegmentDocs::BuildLengthFloors() {
+uint32_t SegmentDocs::LongLength(uint32_t index) const {
+  const auto it = std::lower_bound(
+      long_lengths_.begin(), long_lengths_.end(), index,
+      [](const std::pair<uint32_t, uint32_t>& e, uint32_t i) {
+        return e.first < i;
+      });
+  return it->second;  // every kLongLength entry has one
+}
+
+void SegmentDocs::SetEnd(uint32_t docid, DocVersion version) {
+  MarkEnded(docid - base_, version);
+}
+
+void SegmentDocs::MarkEnded(uint32_t index, DocVersion version) {
+  // Order matters to LiveAt, which reads the bit, then the newest end:
+  // raise the newest end before the bit shows.
+  DocVersion newest = newest_end_.load(std::memory_order_relaxed);
+  while (newest < version &&
+         !newest_end_.compare_exchange_weak(newest, version,
+                                            std::memory_order_release,
+                                            std::memory_order_relaxed)) {
+  }
+  ends_[index].store(version, std::memory_order_release);
+  ended_bits_[index / 64].fetch_or(uint64_t{1} << (index % 64),
+                                   std::memory_order_release);
+}
+
+void SegmentDocs::BuildLengthFloors(const std::vector<uint32_t>& lengths) {
   // Lengths below kExact get buckets of about equal document counts (over
   // distinct lengths, so a bucket's floor is a length that occurs); longer
   // ones (and dropped documents) share the last code, whose floor is kExact.
@@ -138,7 +188,7 @@ void SegmentDocs::BuildLengthFloors() {
   constexpr uint32_t kLastCode = 255;
   std::vector<uint32_t> counts(kExact, 0);
   size_t short_docs = 0;
-  for (uint32_t len : lengths_) {
+  for (uint32_t len : lengths) {
     if (len < kExact) {
       ++counts[len];
       ++short_docs;
@@ -164,18 +214,20 @@ void SegmentDocs::BuildLengthFloors() {
     in_code += counts[len];
   }
   length_floors_[kLastCode] = kExact;
-  length_codes_.resize(lengths_.size());
-  for (size_t i = 0; i < lengths_.size(); ++i) {
-    length_codes_[i] = lengths_[i] < kExact ? code_of[lengths_[i]] : kLastCode;
+  length_codes_.resize(lengths.size());
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    length_codes_[i] = lengths[i] < kExact ? code_of[lengths[i]] : kLastCode;
   }
 }
 
 std::string SegmentDocs::Encode() const {
+  std::vector<uint32_t> lengths(count());
   std::vector<DocVersion> starts(count());
   for (uint32_t i = 0; i < count(); ++i) {
+    lengths[i] = length(base_ + i);
     starts[i] = min_start_ + start_deltas_[i];
   }
-  return internal::EncodeDocTable(base_, lengths_, starts, id_offsets_, ids_);
+  return internal::EncodeDocTable(base_, lengths, starts, id_offsets_, ids_);
 }
 
 std::string_view SegmentDocs::id(uint32_t docid) const {
@@ -185,7 +237,10 @@ std::string_view SegmentDocs::id(uint32_t docid) const {
 }
 
 size_t SegmentDocs::memory_bytes() const {
-  return sizeof(*this) + lengths_.capacity() * 4 + length_codes_.capacity() +
+  return sizeof(*this) + short_lengths_.capacity() * 2 +
+         length_codes_.capacity() +
+         long_lengths_.capacity() * sizeof(long_lengths_[0]) +
+         (static_cast<size_t>(count()) + 63) / 64 * 8 +
          start_deltas_.capacity() * 4 + id_offsets_.capacity() * 4 +
          ids_.capacity() + static_cast<size_t>(count()) * sizeof(DocVersion);
 }

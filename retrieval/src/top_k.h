@@ -3,16 +3,30 @@
 #define SKILLDB_RETRIEVAL_TOP_K_H_
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include "skilldb/retrieval/searcher.h"
+#include "skilldb/retrieval/segment.h"
 
 namespace skilldb::retrieval::internal {
 
+// A candidate: its id is looked up only when needed (a tie, or Take), as
+// most documents that enter are pushed out again by better scores and an id
+// costs two reads of the document table.
+struct Candidate {
+  uint32_t docid;
+  double score;
+  const SegmentDocs* docs;
+  std::string_view id() const { return docs->id(docid); }
+};
+
 // Better = higher score, then smaller id. Ids are unique among the documents
 // live at one version, so this is a total order and the result is unique.
-inline bool Better(const ScoredDoc& a, const ScoredDoc& b) {
-  return a.score != b.score ? a.score > b.score : a.id < b.id;
+inline bool Better(const Candidate& a, const Candidate& b) {
+  if (a.score != b.score) return a.score > b.score;
+  if (a.docs == b.docs && a.docs->ids_ascend()) return a.docid < b.docid;
+  return a.id() < b.id();
 }
 
 class TopK {
@@ -24,8 +38,9 @@ class TopK {
     return heap_.size() < k_ ? 0.0 : heap_.front().score;
   }
 
-  void Offer(uint32_t docid, double score, std::string_view id) {
-    ScoredDoc doc{docid, score, id};
+  // REQUIRES: docs outlives this TopK and the ScoredDocs Take returns.
+  void Offer(uint32_t docid, double score, const SegmentDocs* docs) {
+    const Candidate doc{docid, score, docs};
     if (heap_.size() < k_) {
       heap_.push_back(doc);
       std::push_heap(heap_.begin(), heap_.end(), Better);
@@ -39,12 +54,16 @@ class TopK {
   // The collected documents, best first.
   std::vector<ScoredDoc> Take() {
     std::sort(heap_.begin(), heap_.end(), Better);
-    return std::move(heap_);
+    std::vector<ScoredDoc> out;
+    out.reserve(heap_.size());
+    for (const Candidate& c : heap_) out.push_back({c.docid, c.score, c.id()});
+    heap_.clear();
+    return out;
   }
 
  private:
   size_t k_;
-  std::vector<ScoredDoc> heap_;  // heap with the worst element in front
+  std::vector<Candidate> heap_;  // heap with the worst element in front
 };
 
 }  // namespace skilldb::retrieval::internal

@@ -70,7 +70,7 @@ class SegmentDocs {
   std::string Encode() const;
 
   uint32_t base() const { return base_; }
-  uint32_t count() const { return static_cast<uint32_t>(lengths_.size()); }
+  uint32_t count() const { return static_cast<uint32_t>(short_lengths_.size()); }
   uint32_t limit() const { return base_ + count(); }  // one past the last
   bool Contains(uint32_t docid) const {
     return docid >= base_ && docid < limit();
@@ -79,9 +79,12 @@ class SegmentDocs {
   DocVersion max_start() const { return max_start_; }
 
   // REQUIRES: Contains(docid) for all of these.
-  uint32_t length(uint32_t docid) const { return lengths_[docid - base_]; }
+  uint32_t length(uint32_t docid) const {
+    const uint16_t v = short_lengths_[docid - base_];
+    return v != kLongLength ? v : LongLength(docid - base_);
+  }
   // A lower bound of length(docid) read from a one-byte-per-document table
-  // (a quarter of the lengths' memory, so it stays in cache where they do
+  // (half the exact lengths' memory, so it stays in cache where they do
   // not): lets a searcher bound a score before it reads the exact length.
   uint32_t length_floor(uint32_t docid) const {
     return length_floors_[length_codes_[docid - base_]];
@@ -90,36 +93,64 @@ class SegmentDocs {
     return min_start_ + start_deltas_[docid - base_];
   }
   std::string_view id(uint32_t docid) const;
+  // True if ids ascend with docids over the documents not dropped (ids
+  // assigned in sequence, or time-ordered ids such as ULIDs, inserted in
+  // order): then docid order is id order here, and ties need no ids.
+  bool ids_ascend() const { return ids_ascend_; }
   // Dropped documents (removed by a merge after garbage collection) keep
   // their docid but are never live.
   bool dropped(uint32_t docid) const {
-    return lengths_[docid - base_] == kDroppedLength;
+    return short_lengths_[docid - base_] == kLongLength &&
+           LongLength(docid - base_) == kDroppedLength;
   }
   DocVersion end(uint32_t docid) const {
     return ends_[docid - base_].load(std::memory_order_acquire);
   }
+  // A version at or past every start and every end set so far (a head
+  // query's) reads one bit per document (a bitmap of ended documents, an
+  // eighth of a byte each, as Lucene's live-docs bits); any other reads the
+  // document's start and end.
   bool LiveAt(uint32_t docid, DocVersion version) const {
+    const uint32_t i = docid - base_;
+    if (version >= max_start_) {
+      // The bit before the newest end: SetEnd raises the newest end first,
+      // so a set bit is never seen with an older newest end.
+      const bool ended =
+          (ended_bits_[i / 64].load(std::memory_order_acquire) >> (i % 64)) & 1;
+      if (version >= newest_end_.load(std::memory_order_acquire)) {
+        return !ended;
+      }
+    }
     return start(docid) <= version && end(docid) > version;
   }
 
-  // Records that the document stopped being live at `version`.
-  // REQUIRES: !dropped(docid).
-  void SetEnd(uint32_t docid, DocVersion version) {
-    ends_[docid - base_].store(version, std::memory_order_release);
-  }
+  // Records that the document stopped being live at `version` (ends are
+  // set once and never moved back).
+  // REQUIRES: !dropped(docid), version != kLiveForever.
+  void SetEnd(uint32_t docid, DocVersion version);
 
   size_t memory_bytes() const;
 
  private:
+  static constexpr uint16_t kLongLength = 0xffff;
+
   SegmentDocs() = default;
+  // The length of a document whose short length is kLongLength.
+  uint32_t LongLength(uint32_t index) const;
+  // Marks document `index` ended (its bit) at `version`.
+  void MarkEnded(uint32_t index, DocVersion version);
 
   uint32_t base_ = 0;
   DocVersion min_start_ = 0;
   DocVersion max_start_ = 0;
-  // Fills length_codes_ and length_floors_ from lengths_.
-  void BuildLengthFloors();
 
-  std::vector<uint32_t> lengths_;
+  // Fills length_codes_ and length_floors_ from the lengths.
+  void BuildLengthFloors(const std::vector<uint32_t>& lengths);
+
+  // min(length, kLongLength) per document; the others' lengths (dropped
+  // documents' kDroppedLength included) in long_lengths_, by index.
+  std::vector<uint16_t> short_lengths_;
+  std::vector<std::pair<uint32_t, uint32_t>> long_lengths_;
   // Code per document; length_floors_[code] <= its length. The codes split
   // the documents into buckets of about equal size by length.
   std::vector<uint8_t> length_codes_;
@@ -127,7 +158,12 @@ class SegmentDocs {
   std::vector<uint32_t> start_deltas_;
   std::vector<uint32_t> id_offsets_;  // count() + 1 entries
   std::string ids_;
+  bool ids_ascend_ = false;
   std::unique_ptr<std::atomic<DocVersion>[]> ends_;
+  // Bit i: document i has an end (dropped documents included).
+  std::unique_ptr<std::atomic<uint64_t>[]> ended_bits_;
+  // The largest end set (0 if none).
+  std::atomic<DocVersion> newest_end_{0};
 };
 
 // Accumulates documents and encodes them as a doc table plus one posting
