@@ -12,6 +12,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -113,35 +114,44 @@ class DfCache {
   mutable std::unordered_map<std::string, uint64_t> map_;
 };
 
-// The statistics (commit records) of versions before the head, memoized
-// for queries as of them. Safe for concurrent use.
-class CommitCache {
+// What scoring as of one version needs: its statistics and their BM25
+// context (whose length-normalization table costs a thousand divisions to
+// build, so it is built once per version, not once per query).
+struct VersionStats {
+  uint64_t num_skills = 0;
+  uint64_t total_length = 0;
+  // Set when num_skills and total_length are both non-zero.
+  std::optional<retrieval::Bm25> bm25;
+};
+
+// VersionStats by version, memoized for queries. Safe for concurrent use.
+class StatsCache {
  public:
-  CommitCache() = default;
-  CommitCache(const CommitCache&) {}  // a copied state starts empty
-  CommitCache& operator=(const CommitCache&) {
+  StatsCache() = default;
+  StatsCache(const StatsCache&) {}  // a copied state starts empty
+  StatsCache& operator=(const StatsCache&) {
     std::lock_guard<std::mutex> lock(mu_);
     map_.clear();
     return *this;
   }
 
-  bool Lookup(Version version, CommitInfo* commit) const {
+  std::shared_ptr<const VersionStats> Lookup(Version version) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(version);
-    if (it == map_.end()) return false;
-    *commit = it->second;
-    return true;
+    return it == map_.end() ? nullptr : it->second;
   }
-  void Insert(Version version, const CommitInfo& commit) const {
+  void Insert(Version version,
+              std::shared_ptr<const VersionStats> stats) const {
     std::lock_guard<std::mutex> lock(mu_);
     if (map_.size() >= kMaxEntries) map_.clear();  // bounded, simply
-    map_.emplace(version, commit);
+    map_.emplace(version, std::move(stats));
   }
 
  private:
-  static constexpr size_t kMaxEntries = 4096;
+  static constexpr size_t kMaxEntries = 1024;
   mutable std::mutex mu_;
-  mutable std::unordered_map<Version, CommitInfo> map_;
+  mutable std::unordered_map<Version, std::shared_ptr<const VersionStats>>
+      map_;
 };
 
 // Everything a read needs, fixed at one commit.
@@ -155,7 +165,7 @@ struct ReadState {
   // the history of a past version never changes, and queries as of one
   // version ask for the same terms again.
   DfCache past_dfs;
-  CommitCache past_commits;     // commit records of older versions
+  StatsCache stats;             // scoring contexts, by version
   std::shared_ptr<const rocksdb::Snapshot> snapshot;
   std::vector<std::shared_ptr<Segment>> segments;  // ascending docids
 

@@ -105,12 +105,26 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
   result.version = version;
   if (options.k == 0 || version == 0) return result;
 
-  CommitInfo stats = state.head_commit;
-  if (version != state.head && !state.past_commits.Lookup(version, &stats)) {
-    SKILLDB_ASSIGN_OR_RETURN(stats, ReadCommit(state, version));
-    state.past_commits.Insert(version, stats);
+  std::shared_ptr<const VersionStats> stats = state.stats.Lookup(version);
+  if (stats == nullptr) {
+    CommitInfo commit;
+    if (version == state.head) {
+      commit = state.head_commit;
+    } else {
+      SKILLDB_ASSIGN_OR_RETURN(commit, ReadCommit(state, version));
+    }
+    auto made = std::make_shared<VersionStats>();
+    made->num_skills = commit.num_skills;
+    made->total_length = commit.total_length;
+    if (commit.num_skills > 0 && commit.total_length > 0) {
+      made->bm25.emplace(bm25_params_,
+                         static_cast<double>(commit.total_length) /
+                             static_cast<double>(commit.num_skills));
+    }
+    state.stats.Insert(version, made);
+    stats = std::move(made);
   }
-  if (stats.num_skills == 0 || stats.total_length == 0) return result;
+  if (!stats->bm25) return result;
 
   std::vector<std::string> terms = analyzer_->Terms(text);
   std::sort(terms.begin(), terms.end());
@@ -129,14 +143,12 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
     SKILLDB_ASSIGN_OR_RETURN(const uint64_t df,
                              DocFreq(state, &df_it, term, version));
     if (df == 0) continue;
-    const double idf = retrieval::Bm25::Idf(stats.num_skills, df);
+    const double idf = retrieval::Bm25::Idf(stats->num_skills, df);
     request.terms.push_back({std::move(term), idf});
   }
   if (request.terms.empty()) return result;
 
-  const double avgdl = static_cast<double>(stats.total_length) /
-                       static_cast<double>(stats.num_skills);
-  retrieval::Bm25 bm25(bm25_params_, avgdl);
+  const retrieval::Bm25& bm25 = *stats->bm25;
 
   std::vector<std::unique_ptr<StoragePostingSource>> sources;
   std::vector<retrieval::SegmentInput> inputs;
