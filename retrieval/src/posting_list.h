@@ -104,6 +104,8 @@ class PostingCursor {
     if (!tfs_ready_) DecodeTfs();
     return tfs_;
   }
+  // The docid at position i of the decoded block. REQUIRES: i < block_size().
+  uint32_t DocAt(uint32_t i) const { return run_ ? run_first_ + i : docs_[i]; }
   // Moves to position i of the decoded block. REQUIRES: i < block_size().
   void SetPosition(uint32_t i) {
     pos_ = i;
@@ -155,8 +157,6 @@ class PostingCursor {
   // Moves to the first posting >= target of the decoded block, searching
   // from position `from`. REQUIRES: the block's last docid >= target.
   void PositionInBlock(uint32_t target, uint32_t from);
-  // The docid at position i of the decoded block.
-  uint32_t DocAt(uint32_t i) const { return run_ ? run_first_ + i : docs_[i]; }
 
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;

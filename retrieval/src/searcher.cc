@@ -574,7 +574,11 @@ void SegmentSearch::RunOneList(TermCursor& t) {
 
 // With one list and no filter, a candidate is a posting whose own bound
 // may reach the threshold: the block's tfs are scanned in place, and only
-// those postings move the cursor and are scored.
+// those postings move the cursor and are scored. One term's score is one
+// TermScore, so its bound (the same function at a length no greater) is
+// never below it, with no rounding margin: a bound below the threshold
+// cannot enter, and a bound equal to it only as a tie won on id, which in a
+// segment whose ids ascend with docids needs a docid below the k-th's.
 void SegmentSearch::EvaluateBlock(TermCursor& t, uint32_t block) {
   t.cursor.Seek(block == 0 ? docs_.base() : t.cursor.LastDocOf(block - 1) + 1);
   if (t.cursor.doc() == kNoMoreDocs) return;  // a corrupt block
@@ -582,6 +586,7 @@ void SegmentSearch::EvaluateBlock(TermCursor& t, uint32_t block) {
   const uint32_t* tfs = t.cursor.BlockTfs();
   const uint32_t n = t.cursor.block_size();
   double threshold = top_->threshold();
+  uint32_t tie_limit = top_->TieLimit(&docs_);
   for (uint32_t i = t.cursor.position(); i < n; ++i) {
     const uint32_t tf = tfs[i];
     if (threshold > 0.0) {
@@ -589,11 +594,13 @@ void SegmentSearch::EvaluateBlock(TermCursor& t, uint32_t block) {
           tf < TermCursor::kTfTable
               ? t.tf_bound[tf]
               : bm25_.TermScore(t.idf, tf, t.cursor.MinLengthFor(tf));
-      if (!MayReach(bound, threshold)) continue;
+      if (bound < threshold) continue;
+      if (bound == threshold && t.cursor.DocAt(i) >= tie_limit) continue;
     }
     t.cursor.SetPosition(i);
     Score(t.cursor.doc(), threshold, /*prune=*/true);
     threshold = top_->threshold();
+    tie_limit = top_->TieLimit(&docs_);
   }
 }
 

@@ -615,8 +615,8 @@ TEST_CASE("liveness matches start and end at every version as ends are set") {
 }
 
 TEST_CASE("ties break on the id whether or not ids ascend with docids") {
-  // Every document has the same terms and length, so every score ties and
-  // the top k is the k smallest ids. Ids ascending with docids let a
+  // Every document but one has the same terms and length, so scores tie
+  // and the top k is that one and the k - 1 smallest ids. Ids ascending with docids let a
   // segment compare docids; descending ones, or ids of two segments, must
   // be compared as ids.
   for (int order = 0; order < 3; ++order) {
@@ -634,6 +634,10 @@ TEST_CASE("ties break on the id whether or not ids ascend with docids") {
       docs[i].tf = {{"a", 2}, {"b", 1}};
       docs[i].length = 20;
     }
+    // One better document in the first segment's sixth block: its block is
+    // evaluated first, so the k-th is a tie from there, and ties with
+    // smaller ids found later (earlier docids) must still enter.
+    docs[700].tf["a"] = 3;
     Segments segments = BuildSegments(docs, {0, 1500});
     for (MemSegment& seg : segments.segs) seg.cache_bounds = true;
     CHECK(segments.segs[0].docs->ids_ascend() == (order != 1));

@@ -3,6 +3,7 @@
 #define SKILLDB_RETRIEVAL_TOP_K_H_
 
 #include <algorithm>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +37,16 @@ class TopK {
   // Scores below this cannot enter; a score equal to it may (on id).
   double threshold() const {
     return heap_.size() < k_ ? 0.0 : heap_.front().score;
+  }
+
+  // For a document of `docs` whose score equals threshold(): it can enter
+  // only if its docid is below the returned one, as far as docids tell
+  // (kNoMoreDocs when they do not: the k-th is in another segment, or ids
+  // do not ascend with docids there, or there is room).
+  uint32_t TieLimit(const SegmentDocs* docs) const {
+    if (heap_.size() < k_ || heap_.front().docs != docs || !docs->ids_ascend())
+      return std::numeric_limits<uint32_t>::max();
+    return heap_.front().docid;
   }
 
   // REQUIRES: docs outlives this TopK and the ScoredDocs Take returns.
