@@ -551,7 +551,8 @@ void SegmentSearch::RunOneList(TermCursor& t) {
     if (filters_.empty()) {
       EvaluateBlock(t, b);
     } else {
-      const uint32_t lo = b == 0 ? docs_.base() : t.cursor.LastDocOf(b - 1) + 1;
+      const uint32_t lo =
+          b == 0 ? docs_.base() : t.cursor.LastDocOf(b - 1) + 1;
       EvaluateWindow(lo, t.cursor.LastDocOf(b), &order);
     }
   };
@@ -580,7 +581,8 @@ void SegmentSearch::RunOneList(TermCursor& t) {
 // cannot enter, and a bound equal to it only as a tie won on id, which in a
 // segment whose ids ascend with docids needs a docid below the k-th's.
 void SegmentSearch::EvaluateBlock(TermCursor& t, uint32_t block) {
-  t.cursor.Seek(block == 0 ? docs_.base() : t.cursor.LastDocOf(block - 1) + 1);
+  t.cursor.Seek(block == 0 ? docs_.base()
+                           : t.cursor.LastDocOf(block - 1) + 1);
   if (t.cursor.doc() == kNoMoreDocs) return;  // a corrupt block
   if (t.table_block != t.cursor.blocks_decoded()) FillTables(t);
   const uint32_t* tfs = t.cursor.BlockTfs();

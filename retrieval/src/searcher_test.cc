@@ -616,9 +616,9 @@ TEST_CASE("liveness matches start and end at every version as ends are set") {
 
 TEST_CASE("ties break on the id whether or not ids ascend with docids") {
   // Every document but one has the same terms and length, so scores tie
-  // and the top k is that one and the k - 1 smallest ids. Ids ascending with docids let a
-  // segment compare docids; descending ones, or ids of two segments, must
-  // be compared as ids.
+  // and the top k is that one and the k - 1 smallest ids. Ids ascending
+  // with docids let a segment compare docids; descending ones, or ids of
+  // two segments, must be compared as ids.
   for (int order = 0; order < 3; ++order) {
     std::vector<Doc> docs(3000);
     for (size_t i = 0; i < docs.size(); ++i) {

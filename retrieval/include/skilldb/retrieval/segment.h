@@ -70,7 +70,9 @@ class SegmentDocs {
   std::string Encode() const;
 
   uint32_t base() const { return base_; }
-  uint32_t count() const { return static_cast<uint32_t>(short_lengths_.size()); }
+  uint32_t count() const {
+    return static_cast<uint32_t>(short_lengths_.size());
+  }
   uint32_t limit() const { return base_ + count(); }  // one past the last
   bool Contains(uint32_t docid) const {
     return docid >= base_ && docid < limit();
@@ -140,12 +142,12 @@ class SegmentDocs {
   // Marks document `index` ended (its bit) at `version`.
   void MarkEnded(uint32_t index, DocVersion version);
 
+  // Fills length_codes_ and length_floors_ from the lengths.
+  void BuildLengthFloors(const std::vector<uint32_t>& lengths);
+
   uint32_t base_ = 0;
   DocVersion min_start_ = 0;
   DocVersion max_start_ = 0;
-
-  // Fills length_codes_ and length_floors_ from the lengths.
-  void BuildLengthFloors(const std::vector<uint32_t>& lengths);
 
   // min(length, kLongLength) per document; the others' lengths (dropped
   // documents' kDroppedLength included) in long_lengths_, by index.
