@@ -82,77 +82,51 @@ class StoragePostingSource : public retrieval::PostingSource {
   std::string key_;
 };
 
-// Document frequencies at one version, memoized (the head's are asked for
-// by every query). Safe for concurrent use.
-class DfCache {
+// A bounded memo of Key -> Value for one read state (what a state's queries
+// ask again and again). A copied state starts empty: entries are cheap to
+// refill. Safe for concurrent use.
+template <typename Key, typename Value, size_t kMaxEntries>
+class MemoMap {
  public:
-  DfCache() = default;
-  // A copied state starts with an empty cache (entries are cheap to refill).
-  DfCache(const DfCache&) {}
-  DfCache& operator=(const DfCache&) {
+  MemoMap() = default;
+  MemoMap(const MemoMap&) {}
+  MemoMap& operator=(const MemoMap&) {
     std::lock_guard<std::mutex> lock(mu_);
     map_.clear();
     return *this;
   }
 
-  bool Lookup(const std::string& term, uint64_t* df) const {
+  bool Lookup(const Key& key, Value* value) const {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(term);
+    auto it = map_.find(key);
     if (it == map_.end()) return false;
-    *df = it->second;
+    *value = it->second;
     return true;
   }
-  void Insert(const std::string& term, uint64_t df) const {
+  void Insert(const Key& key, Value value) const {
     std::lock_guard<std::mutex> lock(mu_);
     if (map_.size() >= kMaxEntries) map_.clear();  // bounded, simply
-    map_.emplace(term, df);
+    map_.emplace(key, std::move(value));
   }
 
  private:
-  static constexpr size_t kMaxEntries = 1 << 20;
   mutable std::mutex mu_;
-  mutable std::unordered_map<std::string, uint64_t> map_;
+  mutable std::unordered_map<Key, Value> map_;
 };
 
-// What scoring as of one version needs: its statistics and their BM25
-// context (whose length-normalization table costs a thousand divisions to
-// build, so it is built once per version, not once per query).
+// Document frequencies, by term (at the head) or by df-history key.
+using DfCache = MemoMap<std::string, uint64_t, size_t{1} << 20>;
+
+// What scoring as of one version needs: its number of skills (for idf) and
+// its BM25 context (whose length-normalization table costs a thousand
+// divisions to build, so it is built once per version, not per query).
 struct VersionStats {
   uint64_t num_skills = 0;
-  uint64_t total_length = 0;
-  // Set when num_skills and total_length are both non-zero.
+  // Set when the version has skills and a non-zero total length.
   std::optional<retrieval::Bm25> bm25;
 };
-
-// VersionStats by version, memoized for queries. Safe for concurrent use.
-class StatsCache {
- public:
-  StatsCache() = default;
-  StatsCache(const StatsCache&) {}  // a copied state starts empty
-  StatsCache& operator=(const StatsCache&) {
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.clear();
-    return *this;
-  }
-
-  std::shared_ptr<const VersionStats> Lookup(Version version) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = map_.find(version);
-    return it == map_.end() ? nullptr : it->second;
-  }
-  void Insert(Version version,
-              std::shared_ptr<const VersionStats> stats) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (map_.size() >= kMaxEntries) map_.clear();  // bounded, simply
-    map_.emplace(version, std::move(stats));
-  }
-
- private:
-  static constexpr size_t kMaxEntries = 1024;
-  mutable std::mutex mu_;
-  mutable std::unordered_map<Version, std::shared_ptr<const VersionStats>>
-      map_;
-};
+using StatsCache =
+    MemoMap<Version, std::shared_ptr<const VersionStats>, 1024>;
 
 // Everything a read needs, fixed at one commit.
 struct ReadState {

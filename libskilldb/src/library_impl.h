@@ -134,6 +134,9 @@ class LibraryImpl final : public Library {
                                const ExtraWrites& extra);
 
   // query.cc
+  // The scoring context of `version` (memoized in the state).
+  Result<std::shared_ptr<const VersionStats>> StatsAt(const ReadState& state,
+                                                      Version version) const;
   Result<QueryResult> QueryState(const ReadState& state,
                                  const QueryOptions& options,
                                  std::string_view text) const;

@@ -262,10 +262,10 @@ Result<double> LibraryImpl::SelfScore(const ReadState& state,
   std::vector<std::string> query = analyzer_->Terms(IndexedText(candidate));
   std::sort(query.begin(), query.end());
   query.erase(std::unique(query.begin(), query.end()), query.end());
-  const CommitInfo& stats = state.head_commit;
-  if (stats.num_skills == 0) return 0.0;
-  retrieval::Bm25 bm25(bm25_params_, static_cast<double>(stats.total_length) /
-                                         static_cast<double>(stats.num_skills));
+  SKILLDB_ASSIGN_OR_RETURN(const std::shared_ptr<const VersionStats> stats,
+                           StatsAt(state, state.head));
+  if (!stats->bm25) return 0.0;
+  const retrieval::Bm25& bm25 = *stats->bm25;
   std::unique_ptr<rocksdb::Iterator> df_it;  // made on the first cache miss
   double score = 0.0;
   for (const std::string& term : query) {
@@ -276,7 +276,7 @@ Result<double> LibraryImpl::SelfScore(const ReadState& state,
     SKILLDB_ASSIGN_OR_RETURN(uint64_t df,
                              DocFreq(state, &df_it, term, state.head));
     if (df == 0) continue;
-    score += bm25.TermScore(retrieval::Bm25::Idf(stats.num_skills, df),
+    score += bm25.TermScore(retrieval::Bm25::Idf(stats->num_skills, df),
                             f->second, length);
   }
   return score;

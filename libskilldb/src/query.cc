@@ -96,6 +96,27 @@ std::vector<std::string> QueryFilters(const QueryOptions& options) {
 
 }  // namespace
 
+Result<std::shared_ptr<const VersionStats>> LibraryImpl::StatsAt(
+    const ReadState& state, Version version) const {
+  std::shared_ptr<const VersionStats> stats;
+  if (state.stats.Lookup(version, &stats)) return stats;
+  CommitInfo commit;
+  if (version == state.head) {
+    commit = state.head_commit;
+  } else {
+    SKILLDB_ASSIGN_OR_RETURN(commit, ReadCommit(state, version));
+  }
+  auto made = std::make_shared<VersionStats>();
+  made->num_skills = commit.num_skills;
+  if (commit.num_skills > 0 && commit.total_length > 0) {
+    made->bm25.emplace(bm25_params_,
+                       static_cast<double>(commit.total_length) /
+                           static_cast<double>(commit.num_skills));
+  }
+  state.stats.Insert(version, made);
+  return std::shared_ptr<const VersionStats>(std::move(made));
+}
+
 Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
                                             const QueryOptions& options,
                                             std::string_view text) const {
@@ -105,25 +126,8 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
   result.version = version;
   if (options.k == 0 || version == 0) return result;
 
-  std::shared_ptr<const VersionStats> stats = state.stats.Lookup(version);
-  if (stats == nullptr) {
-    CommitInfo commit;
-    if (version == state.head) {
-      commit = state.head_commit;
-    } else {
-      SKILLDB_ASSIGN_OR_RETURN(commit, ReadCommit(state, version));
-    }
-    auto made = std::make_shared<VersionStats>();
-    made->num_skills = commit.num_skills;
-    made->total_length = commit.total_length;
-    if (commit.num_skills > 0 && commit.total_length > 0) {
-      made->bm25.emplace(bm25_params_,
-                         static_cast<double>(commit.total_length) /
-                             static_cast<double>(commit.num_skills));
-    }
-    state.stats.Insert(version, made);
-    stats = std::move(made);
-  }
+  SKILLDB_ASSIGN_OR_RETURN(const std::shared_ptr<const VersionStats> stats,
+                           StatsAt(state, version));
   if (!stats->bm25) return result;
 
   std::vector<std::string> terms = analyzer_->Terms(text);

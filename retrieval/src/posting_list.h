@@ -81,10 +81,7 @@ class PostingCursor {
   uint32_t doc() const { return doc_; }
   // REQUIRES: doc() != kNoMoreDocs. A block's term frequencies are
   // unpacked on its first tf().
-  uint32_t tf() const {
-    if (!tfs_ready_) DecodeTfs();
-    return tfs_[pos_];
-  }
+  uint32_t tf() const { return BlockTfs()[pos_]; }
   // The smallest document length the decoded block's frontier allows for
   // the current posting's tf: a lower bound of its document's length known
   // without reading the document table (0 if the frontier does not cover

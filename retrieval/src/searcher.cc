@@ -49,7 +49,6 @@ struct Window {
   uint32_t lo;
   uint32_t hi;
   double bound;
-  bool done = false;
 };
 
 // Windows evaluated first, best bound first (see RunBlockMaxMaxScore).
@@ -81,6 +80,29 @@ std::vector<uint32_t> BestIndices(size_t n, BoundOf bound) {
     best[j] = i;
   }
   return best;
+}
+
+// Calls evaluate(i) for each i in [0, n) whose bound(i) may still reach the
+// threshold when its turn comes: the kSeedWindows best first (they bring the
+// threshold near its final value at once), then the others in index order.
+// An index skipped is below the threshold for good (it only rises).
+template <typename BoundOf, typename Evaluate>
+void BestFirstThenInOrder(size_t n, BoundOf bound, const internal::TopK& top,
+                          Evaluate evaluate) {
+  std::vector<uint32_t> best = BestIndices(n, bound);
+  for (uint32_t i : best) {
+    if (!MayReach(bound(i), top.threshold())) break;  // and every later one
+    evaluate(i);
+  }
+  std::sort(best.begin(), best.end());
+  size_t next_best = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (next_best < best.size() && best[next_best] == i) {
+      ++next_best;  // a seed: evaluated, or below the threshold for good
+      continue;
+    }
+    if (MayReach(bound(i), top.threshold())) evaluate(i);
+  }
 }
 
 // Every block's bound, each rounded up to a float (so still a bound).
@@ -147,6 +169,11 @@ class SegmentSearch {
   void EvaluateShortDoc(uint32_t doc, const std::vector<TermCursor*>& shorts,
                         const std::vector<TermCursor*>& longs);
   void RunOneList(TermCursor& t);
+  // The first docid block `b` of t's list can hold: the segment's first, or
+  // one past the previous block's last.
+  uint32_t FirstDocOf(const TermCursor& t, uint32_t b) const {
+    return b == 0 ? docs_.base() : t.cursor.LastDocOf(b - 1) + 1;
+  }
   // RunOneList's window: block `block` of t's list, walked by position.
   // REQUIRES: filters_.empty().
   void EvaluateBlock(TermCursor& t, uint32_t block);
@@ -455,22 +482,11 @@ void SegmentSearch::RunBlockMaxMaxScore() {
     if (hi == kNoMoreDocs - 1) break;
     lo = hi + 1;
   }
-  // The best windows first, to raise the threshold early.
-  const std::vector<uint32_t> best = BestIndices(
-      windows.size(), [](uint32_t i) { return windows[i].bound; });
   std::vector<TermCursor*> order(terms_.size());
   for (size_t i = 0; i < terms_.size(); ++i) order[i] = &terms_[i];
-  for (uint32_t i : best) {
-    Window& w = windows[i];
-    // Below the threshold now, so below it for good: never evaluated.
-    w.done = true;
-    if (!MayReach(w.bound, top_->threshold())) break;
-    EvaluateWindow(w.lo, w.hi, &order);
-  }
-  for (const Window& w : windows) {
-    if (w.done || !MayReach(w.bound, top_->threshold())) continue;
-    EvaluateWindow(w.lo, w.hi, &order);
-  }
+  BestFirstThenInOrder(
+      windows.size(), [](uint32_t i) { return windows[i].bound; }, *top_,
+      [&](uint32_t i) { EvaluateWindow(windows[i].lo, windows[i].hi, &order); });
 }
 
 // A query that pairs rare terms with frequent ones mostly takes its top
@@ -551,26 +567,11 @@ void SegmentSearch::RunOneList(TermCursor& t) {
     if (filters_.empty()) {
       EvaluateBlock(t, b);
     } else {
-      const uint32_t lo =
-          b == 0 ? docs_.base() : t.cursor.LastDocOf(b - 1) + 1;
-      EvaluateWindow(lo, t.cursor.LastDocOf(b), &order);
+      EvaluateWindow(FirstDocOf(t, b), t.cursor.LastDocOf(b), &order);
     }
   };
-  std::vector<uint32_t> best =
-      BestIndices(bounds.size(), [&](uint32_t b) { return bounds[b]; });
-  for (uint32_t b : best) {
-    if (!MayReach(bounds[b], top_->threshold())) break;  // and every later one
-    evaluate(b);
-  }
-  std::sort(best.begin(), best.end());
-  size_t next_best = 0;
-  for (uint32_t b = 0; b < bounds.size(); ++b) {
-    if (next_best < best.size() && best[next_best] == b) {
-      ++next_best;
-      continue;
-    }
-    if (MayReach(bounds[b], top_->threshold())) evaluate(b);
-  }
+  BestFirstThenInOrder(
+      bounds.size(), [&](uint32_t b) { return bounds[b]; }, *top_, evaluate);
 }
 
 // With one list and no filter, a candidate is a posting whose own bound
@@ -581,8 +582,7 @@ void SegmentSearch::RunOneList(TermCursor& t) {
 // cannot enter, and a bound equal to it only as a tie won on id, which in a
 // segment whose ids ascend with docids needs a docid below the k-th's.
 void SegmentSearch::EvaluateBlock(TermCursor& t, uint32_t block) {
-  t.cursor.Seek(block == 0 ? docs_.base()
-                           : t.cursor.LastDocOf(block - 1) + 1);
+  t.cursor.Seek(FirstDocOf(t, block));
   if (t.cursor.doc() == kNoMoreDocs) return;  // a corrupt block
   if (t.table_block != t.cursor.blocks_decoded()) FillTables(t);
   const uint32_t* tfs = t.cursor.BlockTfs();
