@@ -4,7 +4,7 @@
 // in commits of --batch documents (default 100k). The library stores the
 // records too (RocksDB), so its on-disk size includes a copy of the text.
 // Search: Library::Open of the existing library (read-write, the usual
-// serving mode), Query(QueryOptions{k, with_titles=false}) per call on one
+// serving mode), Query(QueryOptions{k, fields=None}) per call on one
 // thread; QPS through QueryBatch on all threads. Hits come back as id strings
 // (the peers are timed up to internal doc numbers; ids are mapped after).
 #include <chrono>
@@ -24,7 +24,7 @@ namespace {
 QueryOptions MakeOptions(size_t k) {
   QueryOptions o;
   o.k = k;
-  o.with_titles = false;
+  o.fields = HitFields::None();
   const char* algorithm = std::getenv("SKILLDB_BENCH_ALGORITHM");
   o.block_max_wand = algorithm != nullptr && std::string(algorithm) == "wand";
   return o;
@@ -60,7 +60,7 @@ class SkilldbEngine : public Engine {
              std::map<std::string, std::string>* extra) override {
     Options options;
     options.create_if_missing = true;
-    options.analyzer = "whitespace";
+    options.analyzer = Analyzer::kWhitespace;
     options.k1 = 1.2;
     options.b = 0.75;
     options.sync_commits = false;
@@ -111,7 +111,7 @@ class SkilldbEngine : public Engine {
     if (!lib.ok()) Die("skilldb open: " + lib.status().ToString());
     lib_ = std::move(*lib);
     LibraryInfo info = lib_->Info();
-    if (info.analyzer != "whitespace" || info.k1 != 1.2 || info.b != 0.75) {
+    if (info.analyzer != Analyzer::kWhitespace || info.k1 != 1.2 || info.b != 0.75) {
       Die("library at " + dir + " was not built with whitespace/1.2/0.75");
     }
   }

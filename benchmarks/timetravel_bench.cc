@@ -89,7 +89,7 @@ Pass Measure(const std::string& name, Library* lib,
   Pass pass{name, {}};
   QueryOptions o;
   o.k = 10;
-  o.with_titles = false;
+  o.fields = HitFields::None();
   // Warm-up: every query once at every version.
   for (Version v : versions) {
     o.as_of = v;
@@ -122,7 +122,7 @@ int Run(int argc, char** argv) {
   Options options;
   options.create_if_missing = true;
   options.error_if_exists = true;
-  options.analyzer = "whitespace";
+  options.analyzer = Analyzer::kWhitespace;
   options.k1 = 1.2;
   options.b = 0.75;
   options.sync_commits = false;

@@ -9,7 +9,7 @@ int RunAudit(const GlobalArgs& g, const AuditArgs& a, const Io& io) {
   if (!entries.ok()) return Fail(g, io, entries.status());
   if (g.json) {
     Json list = Json::array();
-    for (const AuditEntry& e : *entries) list.push_back(Json::parse(e.json));
+    for (const AuditEntry& e : *entries) list.push_back(AsJson(e));
     PrintJson(io, list);
     return kExitOk;
   }

@@ -89,6 +89,9 @@ struct QueryArgs {
   std::vector<std::string> arch;
   std::string language;  // "" = any
   std::string status;    // "" = active and candidate
+  // --fields: what each JSON hit carries besides id and score
+  // (ParseHitFields' syntax).
+  std::string fields = "title,usage";
 };
 
 struct ProposeArgs {

@@ -157,8 +157,6 @@ void PrintJson(const Io& io, const Json& j) {
           << "\n";
 }
 
-Json SkillJson(const Skill& skill) { return Json::parse(SkillToJson(skill)); }
-
 std::string FormatTime(int64_t time_ms) {
   const std::time_t t = static_cast<std::time_t>(time_ms / 1000);
   std::tm tm{};

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.h"
+#include "skilldb/json.h"
 #include "skilldb/library.h"
 
 namespace skilldb::cli {
@@ -37,8 +38,11 @@ Result<std::string> ReadInput(const std::string& file, const Io& io);
 // Prints `j` on io.out (pretty for objects, one line otherwise).
 void PrintJson(const Io& io, const Json& j);
 
-// A stored skill as a JSON value (the interchange format).
-Json SkillJson(const Skill& skill);
+// A public type as a JSON value, through its API-layer codec (skilldb/json.h).
+template <typename T>
+Json AsJson(const T& value) {
+  return Json::parse(ToJson(value));
+}
 
 std::string FormatTime(int64_t time_ms);
 std::string FormatScore(double score);

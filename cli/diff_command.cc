@@ -32,10 +32,8 @@ int RunDiff(const GlobalArgs& g, const DiffArgs& a, const Io& io) {
   if (g.json) {
     Json changes = Json::array();
     for (const DiffEntry& e : *diff) {
-      Json j{{"id", e.id}, {"change", std::string(ChangeKindName(e.kind))}};
+      Json j = AsJson(e);
       if (e.before && e.after) j["fields"] = ChangedFields(*e.before, *e.after);
-      if (e.before) j["before"] = SkillJson(*e.before);
-      if (e.after) j["after"] = SkillJson(*e.after);
       changes.push_back(std::move(j));
     }
     PrintJson(io, Json{{"from", a.from}, {"to", a.to}, {"changes", changes}});

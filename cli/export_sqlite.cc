@@ -123,7 +123,7 @@ Status WriteAll(Library& lib, Db& db, Version version,
   Status status;
   SKILLDB_RETURN_IF_ERROR(
       lib.Scan(ReadOptions{.as_of = version}, [&](const Skill& s) {
-        Json j = SkillJson(s);
+        Json j = AsJson(s);
         const double utility = usage.count(s.id) ? usage[s.id].utility()
                                                  : UsageCounters().utility();
         status = db.Insert(
@@ -161,7 +161,7 @@ Status WriteAll(Library& lib, Db& db, Version version,
              r.deleted ? Json(nullptr) : Json(r.skill.title),
              r.deleted ? Json(nullptr)
                        : Json(std::string(SkillStatusName(r.skill.status))),
-             r.deleted ? Json(nullptr) : SkillJson(r.skill)});
+             r.deleted ? Json(nullptr) : AsJson(r.skill)});
         return status.ok();
       }));
   SKILLDB_RETURN_IF_ERROR(status);
@@ -198,11 +198,11 @@ Status WriteAll(Library& lib, Db& db, Version version,
         db.Insert("INSERT INTO tags VALUES (?,?)", {t.name, t.version}));
   }
   const LibraryInfo info = lib.Info();
-  for (auto [k, v] :
-       std::vector<std::pair<std::string, Json>>{{"exported_version", version},
-                                                 {"head", info.head},
-                                                 {"analyzer", info.analyzer},
-                                                 {"path", info.path}}) {
+  for (auto [k, v] : std::vector<std::pair<std::string, Json>>{
+           {"exported_version", version},
+           {"head", info.head},
+           {"analyzer", std::string(AnalyzerName(info.analyzer))},
+           {"path", info.path}}) {
     SKILLDB_RETURN_IF_ERROR(
         db.Insert("INSERT INTO meta VALUES (?,?)", {k, v.dump()}));
   }

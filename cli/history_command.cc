@@ -12,12 +12,10 @@ int RunHistory(const GlobalArgs& g, const HistoryArgs& a, const Io& io) {
     auto commit = (*library)->GetCommit(rev.version);
     if (!commit.ok()) return Fail(g, io, commit.status());
     if (g.json) {
-      Json j{{"version", rev.version},
-             {"time_ms", commit->time_ms},
-             {"author", commit->author},
-             {"message", commit->message},
-             {"deleted", rev.deleted}};
-      if (!rev.deleted) j["skill"] = SkillJson(rev.skill);
+      Json j = AsJson(rev);
+      j["time_ms"] = commit->time_ms;
+      j["author"] = commit->author;
+      j["message"] = commit->message;
       list.push_back(std::move(j));
     } else {
       *io.out << "v" << rev.version << "  " << FormatTime(commit->time_ms)

@@ -11,7 +11,9 @@ int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io) {
   options.create_if_missing = true;
   options.error_if_exists = true;
   options.lock_timeout_ms = g.lock_timeout_ms;
-  options.analyzer = a.analyzer;
+  auto analyzer = ParseAnalyzer(a.analyzer);
+  if (!analyzer.ok()) return Fail(g, io, analyzer.status());
+  options.analyzer = *analyzer;
   options.k1 = a.k1;
   options.b = a.b;
   if (!a.field_weights.empty()) {
@@ -23,16 +25,11 @@ int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io) {
   if (!library.ok()) return Fail(g, io, library.status());
   const LibraryInfo info = (*library)->Info();
   if (g.json) {
-    PrintJson(io,
-              Json{{"path", info.path},
-                   {"analyzer", info.analyzer},
-                   {"k1", info.k1},
-                   {"b", info.b},
-                   {"field_weights", FormatFieldWeights(info.field_weights)},
-                   {"version", info.head}});
+    PrintJson(io, Json::parse(ToJson(info)));
   } else {
     *io.out << "created an empty library at " << info.path << " (analyzer "
-            << info.analyzer << ", k1 " << info.k1 << ", b " << info.b << ")\n";
+            << AnalyzerName(info.analyzer) << ", k1 " << info.k1 << ", b "
+            << info.b << ")\n";
   }
   return kExitOk;
 }

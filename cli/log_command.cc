@@ -9,17 +9,7 @@ int RunLog(const GlobalArgs& g, const LogArgs& a, const Io& io) {
   if (!log.ok()) return Fail(g, io, log.status());
   if (g.json) {
     Json list = Json::array();
-    for (const CommitInfo& c : *log) {
-      list.push_back(Json{{"version", c.version},
-                          {"time_ms", c.time_ms},
-                          {"kind", c.kind},
-                          {"message", c.message},
-                          {"author", c.author},
-                          {"added", c.added},
-                          {"updated", c.updated},
-                          {"deleted", c.deleted},
-                          {"skills", c.num_skills}});
-    }
+    for (const CommitInfo& c : *log) list.push_back(AsJson(c));
     PrintJson(io, list);
     return kExitOk;
   }

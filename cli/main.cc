@@ -166,6 +166,12 @@ int Main(int argc, char** argv) {
           "--status", query.status,
           "only skills with this status (default: active and candidate)")
       ->check(CLI::IsMember({"candidate", "active", "deprecated", "pruned"}));
+  c_query->add_option(
+      "--fields", query.fields,
+      "what each hit carries besides id and score, as of the version "
+      "queried: a comma-separated list of title, summary, body, code, tags, "
+      "ops, arch, language, status, usage (counters and utility), or all or "
+      "none (default: title,usage)");
   c_query->callback([&] { run = [&] { return RunQuery(g, query, io); }; });
 
   ProposeArgs propose;

@@ -1,7 +1,7 @@
 #include <charconv>
 
 #include "context.h"
-#include "replay_verifier.h"
+#include "skilldb/replay_verifier.h"
 #include "skilldb/verify/verify.h"
 
 namespace skilldb::cli {
@@ -59,18 +59,6 @@ Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items) {
     }
   }
   return policy;
-}
-
-Json DuplicatesJson(const std::vector<DuplicateMatch>& dups) {
-  Json out = Json::array();
-  for (const auto& d : dups) {
-    out.push_back(Json{
-        {"id", d.id},
-        {"kind", d.kind == DuplicateMatch::Kind::kExact ? "exact" : "near"},
-        {"jaccard", d.jaccard},
-        {"bm25_similarity", d.bm25_similarity}});
-  }
-  return out;
 }
 
 Result<std::unique_ptr<Verifier>> MakeVerifierFor(
@@ -144,19 +132,16 @@ int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io) {
   auto outcome = (*proposal)->Commit();
   if (!outcome.ok()) return Fail(g, io, outcome.status());
   if (g.json) {
-    PrintJson(
-        io, Json{{"proposal", (*proposal)->id()},
-                 {"outcome", outcome->accepted ? "accepted" : "rejected"},
-                 {"version", outcome->version},
-                 {"id", outcome->accepted ? outcome->skill_id : candidate->id},
-                 {"deprecated", outcome->deprecated},
-                 {"reasons", outcome->reasons},
-                 {"duplicates", DuplicatesJson(outcome->duplicates)},
-                 {"verifier", report->verifier},
-                 {"report_passed", report->passed},
-                 {"speedup", report->speedup.ratio},
-                 {"ci_low", report->speedup.ci_low},
-                 {"audit_seq", outcome->audit_seq}});
+    // The outcome's codec, plus what a script asks first.
+    Json j{{"proposal", (*proposal)->id()},
+           {"outcome", outcome->accepted ? "accepted" : "rejected"},
+           {"id", outcome->accepted ? outcome->skill_id : candidate->id}};
+    j.update(AsJson(*outcome));
+    j["verifier"] = report->verifier;
+    j["report_passed"] = report->passed;
+    j["speedup"] = report->speedup.ratio;
+    j["ci_low"] = report->speedup.ci_low;
+    PrintJson(io, j);
   } else if (outcome->accepted) {
     *io.out << "accepted " << outcome->skill_id << " as version "
             << outcome->version;

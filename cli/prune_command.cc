@@ -80,8 +80,7 @@ int RunPrune(const GlobalArgs& g, const PruneArgs& a, const Io& io) {
   }
   if (g.json) {
     Json actions = Json::array();
-    for (const PruneAction& p : *plan)
-      actions.push_back(Json{{"id", p.id}, {"reasons", p.reasons}});
+    for (const PruneAction& p : *plan) actions.push_back(AsJson(p));
     Json j{{"applied", version.has_value()}, {"actions", actions}};
     j["version"] = version ? Json(*version) : Json(nullptr);
     PrintJson(io, j);

@@ -3,20 +3,6 @@
 namespace skilldb::cli {
 namespace {
 
-// Hits with each skill's utility (its usage-based success estimate).
-Json HitsJson(Library& library, const QueryResult& r) {
-  Json hits = Json::array();
-  for (const Hit& h : r.hits) {
-    auto usage = library.GetUsage(h.id);
-    hits.push_back(Json{{"id", h.id},
-                        {"score", h.score},
-                        {"title", h.title},
-                        {"utility", usage.ok() ? usage->utility()
-                                               : UsageCounters().utility()}});
-  }
-  return hits;
-}
-
 void PrintHuman(const Io& io, const std::string& text, const QueryResult& r) {
   *io.out << "version " << r.version << ": " << r.hits.size()
           << (r.hits.size() == 1 ? " hit" : " hits") << " for \"" << text
@@ -28,7 +14,7 @@ void PrintHuman(const Io& io, const std::string& text, const QueryResult& r) {
   }
 }
 
-Result<QueryOptions> MakeOptions(const QueryArgs& a) {
+Result<QueryOptions> MakeOptions(const QueryArgs& a, bool json) {
   if (a.k == 0) return Status::InvalidArgument("--k must be at least 1");
   QueryOptions o;
   o.k = a.k;
@@ -42,6 +28,8 @@ Result<QueryOptions> MakeOptions(const QueryArgs& a) {
   if (!a.status.empty()) {
     SKILLDB_ASSIGN_OR_RETURN(o.status, ParseSkillStatus(a.status));
   }
+  SKILLDB_ASSIGN_OR_RETURN(o.fields, ParseHitFields(a.fields));
+  if (!json) o.fields |= HitField::kTitle;  // human output prints titles
   return o;
 }
 
@@ -65,10 +53,9 @@ int RunBatch(const GlobalArgs& g, const QueryArgs& a, const QueryOptions& o,
   for (size_t i = 0; i < queries.size(); ++i) {
     const QueryResult& r = (*results)[i];
     if (g.json) {
-      *io.out << Json{{"query", queries[i]},
-                      {"version", r.version},
-                      {"hits", HitsJson(library, r)}}
-                     .dump(-1, ' ', false, Json::error_handler_t::replace)
+      Json line{{"query", queries[i]}};
+      line.update(Json::parse(ToJson(r)));
+      *io.out << line.dump(-1, ' ', false, Json::error_handler_t::replace)
               << "\n";
     } else {
       PrintHuman(io, queries[i], r);
@@ -86,7 +73,7 @@ int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
                     "give either a query TEXT or --file FILE, not both "
                     "or neither"));
   }
-  auto options = MakeOptions(a);
+  auto options = MakeOptions(a, g.json);
   if (!options.ok()) return Fail(g, io, options.status());
   auto library = OpenLibrary(g, /*read_only=*/true, io);
   if (!library.ok()) return Fail(g, io, library.status());
@@ -94,8 +81,7 @@ int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
   auto result = (*library)->Query(*options, a.text);
   if (!result.ok()) return Fail(g, io, result.status());
   if (g.json) {
-    PrintJson(io, Json{{"version", result->version},
-                       {"hits", HitsJson(**library, *result)}});
+    PrintJson(io, Json::parse(ToJson(*result)));
   } else {
     PrintHuman(io, a.text, *result);
   }

@@ -26,16 +26,10 @@ int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
   if (!usage.ok()) return Fail(g, io, usage.status());
   const Trust trust = SkillTrust(*skill);
   if (g.json) {
-    Json u{{"utility", usage->utility()},
-           {"last_used_version", usage->last_used_version}};
-    for (int i = 0; i < kNumUsageEvents; ++i) {
-      u[std::string(UsageEventName(static_cast<UsageEvent>(i)))] =
-          usage->counts[i];
-    }
     PrintJson(io, Json{{"version", version},
-                       {"skill", SkillJson(*skill)},
+                       {"skill", AsJson(*skill)},
                        {"trust", std::string(TrustName(trust))},
-                       {"usage", u}});
+                       {"usage", AsJson(*usage)}});
     return kExitOk;
   }
   std::ostream& out = *io.out;

@@ -30,48 +30,29 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
   const double mean_utility =
       used ? utility_sum / static_cast<double>(used) : 0.0;
   if (g.json) {
-    PrintJson(
-        io,
-        Json{
-            {"path", info.path},
-            {"version", s.version},
-            {"head", info.head},
-            {"oldest_retained", info.oldest_retained},
-            {"analyzer", info.analyzer},
-            {"k1", info.k1},
-            {"b", info.b},
-            {"skills", s.num_skills},
-            {"total_length", s.total_length},
-            {"avg_length", s.avg_length},
-            {"status",
-             {{"candidate", s.candidate},
-              {"active", s.active},
-              {"deprecated", s.deprecated},
-              {"pruned", s.pruned}}},
-            {"language",
-             {{"cuda", s.cuda}, {"triton", s.triton}, {"any", s.any_language}}},
-            {"trust",
-             {{"unverified", trust[0]},
-              {"provisional", trust[1]},
-              {"trusted", trust[2]}}},
-            {"usage",
-             {{"skills_used", used},
-              {"applied", applied},
-              {"mean_utility", mean_utility}}},
-            {"segments", s.num_segments},
-            {"documents", s.num_documents},
-            {"disk_bytes", s.disk_bytes},
-            {"index_table_bytes", s.index_table_bytes},
-            {"record_table_bytes", s.record_table_bytes},
-            {"other_table_bytes", s.other_table_bytes}});
+    // The stats' and the library info's codecs, with the trust and usage
+    // summaries this command computes.
+    Json j = AsJson(s);
+    Json about = AsJson(info);
+    for (const char* key : {"path", "head", "oldest_retained", "analyzer", "k1",
+                            "b", "field_weights"}) {
+      j[key] = about[key];
+    }
+    j["trust"] = {{"unverified", trust[0]},
+                  {"provisional", trust[1]},
+                  {"trusted", trust[2]}};
+    j["usage"] = {{"skills_used", used},
+                  {"applied", applied},
+                  {"mean_utility", mean_utility}};
+    PrintJson(io, j);
     return kExitOk;
   }
   std::ostream& out = *io.out;
   out << "library   " << info.path << "\n"
       << "version   " << s.version << " (head " << info.head
       << ", oldest retained " << info.oldest_retained << ")\n"
-      << "analyzer  " << info.analyzer << " (BM25 k1 " << info.k1 << ", b "
-      << info.b << ")\n"
+      << "analyzer  " << AnalyzerName(info.analyzer) << " (BM25 k1 " << info.k1
+      << ", b " << info.b << ")\n"
       << "skills    " << s.num_skills << " (active " << s.active
       << ", candidate " << s.candidate << ", deprecated " << s.deprecated
       << ", pruned " << s.pruned << ")\n"

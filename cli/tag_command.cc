@@ -33,8 +33,7 @@ int RunTags(const GlobalArgs& g, const Io& io) {
   if (!tags.ok()) return Fail(g, io, tags.status());
   if (g.json) {
     Json list = Json::array();
-    for (const TagInfo& t : *tags)
-      list.push_back(Json{{"tag", t.name}, {"version", t.version}});
+    for (const TagInfo& t : *tags) list.push_back(AsJson(t));
     PrintJson(io, list);
     return kExitOk;
   }
@@ -60,15 +59,7 @@ int RunGc(const GlobalArgs& g, const GcArgs& a, const Io& io) {
   if (!report.ok()) return Fail(g, io, report.status());
   const GcReport& r = *report;
   if (g.json) {
-    PrintJson(io, Json{{"old_oldest", r.old_oldest},
-                       {"new_oldest", r.new_oldest},
-                       {"tagged_kept", r.tagged},
-                       {"revisions_dropped", r.revisions_dropped},
-                       {"commits_dropped", r.commits_dropped},
-                       {"df_entries_dropped", r.df_entries_dropped},
-                       {"documents_dropped", r.documents_dropped},
-                       {"disk_bytes_before", r.disk_bytes_before},
-                       {"disk_bytes_after", r.disk_bytes_after}});
+    PrintJson(io, AsJson(r));
     return kExitOk;
   }
   if (r.new_oldest == r.old_oldest) {

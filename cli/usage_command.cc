@@ -5,11 +5,7 @@ namespace {
 
 Json CountersJson(const std::string& id, const UsageCounters& c) {
   Json j{{"id", id}};
-  for (int i = 0; i < kNumUsageEvents; ++i) {
-    j[std::string(UsageEventName(static_cast<UsageEvent>(i)))] = c.counts[i];
-  }
-  j["last_used_version"] = c.last_used_version;
-  j["utility"] = c.utility();
+  j.update(AsJson(c));
   return j;
 }
 

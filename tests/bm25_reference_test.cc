@@ -23,7 +23,7 @@ using testing::TempLibrary;
 
 Options WhitespaceOptions() {
   Options o = TempLibrary::DefaultOptions();
-  o.analyzer = "whitespace";
+  o.analyzer = Analyzer::kWhitespace;
   o.merge_factor = 4;  // exercise merges
   return o;
 }
@@ -33,7 +33,7 @@ void CheckSame(Library& lib, const ReferenceIndex& ref, Version version,
   CAPTURE(query);
   CAPTURE(version);
   auto got = lib.Query(
-      QueryOptions{.k = k, .as_of = version, .with_titles = false}, query);
+      QueryOptions{.k = k, .as_of = version, .fields = HitFields::None()}, query);
   REQUIRE_MESSAGE(got.ok(), got.status().ToString());
   auto want = ref.TopK(query, k);
   REQUIRE(got->hits.size() == want.size());

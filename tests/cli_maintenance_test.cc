@@ -146,12 +146,12 @@ TEST_CASE("tags survive gc, which reports what it freed") {
   }
   REQUIRE(cli({"tag", "ckpt", "2"}).code == 0);
   Json tags = Json::parse(cli({"tags", "--json"}).out);
-  CHECK(tags[0]["tag"] == "ckpt");
+  CHECK(tags[0]["name"] == "ckpt");
   Run gc = cli({"gc", "--keep-last", "2", "--json"});
   REQUIRE_MESSAGE(gc.code == 0, gc.err);
   Json r = Json::parse(gc.out);
   CHECK(r["new_oldest"] == 6);
-  CHECK(r["tagged_kept"][0] == 2);
+  CHECK(r["tagged"][0] == 2);
   CHECK(r["revisions_dropped"].get<int>() > 0);
   CHECK(cli({"show", "churn", "--as-of", "2"}).code == 0);
   CHECK(cli({"show", "churn", "--as-of", "4"}).code == 1);

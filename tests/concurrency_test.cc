@@ -21,10 +21,10 @@ using testing::TempLibrary;
 bool ConsistentAt(Library& lib, Version v, std::string* why) {
   for (const char* q : {"warp shuffle", "memory tiling", "tensor core async"}) {
     auto fast =
-        lib.Query(QueryOptions{.k = 15, .as_of = v, .with_titles = false}, q);
+        lib.Query(QueryOptions{.k = 15, .as_of = v, .fields = HitFields::None()}, q);
     auto full = lib.Query(
         QueryOptions{
-            .k = 15, .as_of = v, .with_titles = false, .exhaustive = true},
+            .k = 15, .as_of = v, .fields = HitFields::None(), .exhaustive = true},
         q);
     if (!fast.ok() || !full.ok()) {
       *why = "query failed";

@@ -24,7 +24,7 @@ using testing::ReferenceIndex;
 Options CrashOptions(size_t stage_bytes) {
   Options o;
   o.create_if_missing = true;
-  o.analyzer = "whitespace";
+  o.analyzer = Analyzer::kWhitespace;
   o.sync_commits = true;  // acknowledged means durable
   o.merge_factor = 3;     // merges happen often
   o.stage_bytes = stage_bytes;
@@ -95,7 +95,7 @@ void CheckVersion(Library& lib, Version v, int import_size) {
   for (const auto& [id, title] : model) ref.Put(id, title);
   for (const char* q : {"warp shuffle", "tiling", "bank conflict async"}) {
     auto hits =
-        lib.Query(QueryOptions{.k = 20, .as_of = v, .with_titles = false}, q);
+        lib.Query(QueryOptions{.k = 20, .as_of = v, .fields = HitFields::None()}, q);
     REQUIRE(hits.ok());
     auto want = ref.TopK(q, 20);
     REQUIRE(hits->hits.size() == want.size());

@@ -83,7 +83,7 @@ Result<std::unique_ptr<Library>> BuildLibrary(const EvalConfig& config,
   options.create_if_missing = true;
   options.error_if_exists = true;
   options.sync_commits = false;  // a throwaway library
-  options.analyzer = config.analyzer;
+  SKILLDB_ASSIGN_OR_RETURN(options.analyzer, ParseAnalyzer(config.analyzer));
   options.field_weights = config.weights;
   SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Library> library,
                            Library::Open(options, path));
@@ -174,7 +174,7 @@ Result<EvalResult> Evaluate(const EvalConfig& config,
   result.config = config;
   for (const RelevanceQuery& q : queries) {
     auto hits =
-        (*library)->Query(QueryOptions{.k = k, .with_titles = false}, q.text);
+        (*library)->Query(QueryOptions{.k = k, .fields = HitFields::None()}, q.text);
     if (!hits.ok()) return hits.status().WithContext(ConfigName(config));
     QueryScore score;
     score.query_id = q.id;

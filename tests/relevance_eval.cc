@@ -257,7 +257,7 @@ std::string Report(const std::vector<EvalResult>& results,
   const Options defaults;
   const EvalResult* best = &results.front();
   const EvalResult* engine_default =
-      Find(results, EvalConfig{defaults.analyzer, defaults.field_weights});
+      Find(results, EvalConfig{std::string(AnalyzerName(defaults.analyzer)), defaults.field_weights});
   std::vector<const EvalResult*> shown = {best};
   if (engine_default != nullptr && engine_default != best) {
     shown.push_back(engine_default);

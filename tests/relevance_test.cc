@@ -100,7 +100,7 @@ TEST_CASE(
     "the engine's default configuration keeps nDCG@10 and recall@10 "
     "above their floors") {
   const Options defaults;
-  CheckFloors(EvalConfig{defaults.analyzer, defaults.field_weights},
+  CheckFloors(EvalConfig{std::string(AnalyzerName(defaults.analyzer)), defaults.field_weights},
               kDefaultNdcgFloor, kDefaultRecallFloor);
 }
 

@@ -14,22 +14,6 @@
 
 namespace skilldb {
 
-Status ValidateTagName(std::string_view name) {
-  auto ok_first = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9');
-  };
-  bool valid = !name.empty() && name.size() <= 64 && ok_first(name[0]);
-  for (char c : name)
-    valid = valid && (ok_first(c) || c == '.' || c == '_' || c == '-');
-  if (!valid) {
-    return Status::InvalidArgument(
-        "invalid tag name '" + std::string(name.substr(0, 80)) +
-        "' (tags match [A-Za-z0-9][A-Za-z0-9._-]{0,63})");
-  }
-  return Status::Ok();
-}
-
 namespace internal {
 
 Status LibraryImpl::Tag(std::string_view name, Version version) {

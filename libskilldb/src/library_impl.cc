@@ -10,18 +10,6 @@
 
 namespace skilldb {
 
-std::string_view ChangeKindName(ChangeKind kind) {
-  switch (kind) {
-    case ChangeKind::kAdded:
-      return "added";
-    case ChangeKind::kUpdated:
-      return "updated";
-    case ChangeKind::kDeleted:
-      return "deleted";
-  }
-  return "added";
-}
-
 Result<std::unique_ptr<Library>> Library::Open(const Options& options,
                                                std::string_view path) {
   return internal::LibraryImpl::Open(options, path);
@@ -62,9 +50,10 @@ Result<uint64_t> ReadCounter(const Storage& storage, std::string_view key,
 
 Result<std::unique_ptr<Library>> LibraryImpl::Open(const Options& options,
                                                    std::string_view path) {
-  SKILLDB_ASSIGN_OR_RETURN(retrieval::AnalyzerKind kind,
-                           retrieval::ParseAnalyzerKind(options.analyzer));
-  (void)kind;
+  // The enum is the API's; its name is what the engine stores and what
+  // retrieval parses (a value outside the enum has no name and fails here).
+  SKILLDB_RETURN_IF_ERROR(
+      retrieval::ParseAnalyzerKind(AnalyzerName(options.analyzer)).status());
   SKILLDB_RETURN_IF_ERROR(
       retrieval::ValidateBm25Params({options.k1, options.b}));
   SKILLDB_RETURN_IF_ERROR(ValidateFieldWeights(options.field_weights));
@@ -125,7 +114,7 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
                 rocksdb::Slice(v.data(), v.size()));
     };
     put(kFormatKey, kFormatValue);
-    put(kAnalyzerKey, options.analyzer);
+    put(kAnalyzerKey, std::string(AnalyzerName(options.analyzer)));
     put(kK1Key, FormatDouble(options.k1));
     put(kBKey, FormatDouble(options.b));
     put(kFieldWeightsKey, FormatFieldWeights(options.field_weights));
@@ -154,7 +143,7 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
   SKILLDB_ASSIGN_OR_RETURN(retrieval::AnalyzerKind kind,
                            retrieval::ParseAnalyzerKind(*analyzer));
   analyzer_ = retrieval::MakeAnalyzer(kind);
-  analyzer_name_ = *analyzer;
+  SKILLDB_ASSIGN_OR_RETURN(analyzer_kind_, ParseAnalyzer(*analyzer));
   SKILLDB_ASSIGN_OR_RETURN(auto k1, storage_->Get(kMeta, kK1Key));
   SKILLDB_ASSIGN_OR_RETURN(auto b, storage_->Get(kMeta, kBKey));
   SKILLDB_ASSIGN_OR_RETURN(bm25_params_.k1, ParseDouble(k1, "bm25.k1"));
@@ -317,7 +306,7 @@ LibraryInfo LibraryImpl::Info() const {
   auto s = state();
   LibraryInfo info;
   info.path = storage_->path();
-  info.analyzer = analyzer_name_;
+  info.analyzer = analyzer_kind_;
   info.k1 = bm25_params_.k1;
   info.b = bm25_params_.b;
   info.field_weights = field_weights_;

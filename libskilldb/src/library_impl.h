@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,7 @@ class LibraryImpl final : public Library {
 
   Status RecordUsage(std::string_view id, UsageEvent event,
                      uint64_t count) override;
+  Status RecordUsage(const std::vector<UsageRecord>& records) override;
   Result<UsageCounters> GetUsage(std::string_view id) override;
   Status ScanUsage(
       const std::function<bool(const std::string& id,
@@ -140,6 +142,11 @@ class LibraryImpl final : public Library {
   Result<QueryResult> QueryState(const ReadState& state,
                                  const QueryOptions& options,
                                  std::string_view text) const;
+  // Fills the hits' members that `fields` asks for, as of `version`.
+  Status FillHits(const ReadState& state, Version version, HitFields fields,
+                  QueryResult* result) const;
+  // One `retrieved` event per hit of `results`, in one batched write.
+  Status RecordRetrieved(std::span<const QueryResult> results);
   // The live document frequency of `term` at `version` (memoized in the
   // state: head_dfs, past_dfs); on a miss it reads storage through *it,
   // made on first use. ReadDocFreq always reads storage. With `ascending`,
@@ -171,6 +178,9 @@ class LibraryImpl final : public Library {
 
   // usage.cc
   std::string SpoolDir() const;
+  // The counters of each id (stored plus spooled), in order.
+  Result<std::vector<UsageCounters>> UsageOf(
+      const std::vector<std::string>& ids) const;
   Result<std::map<std::string, UsageCounters>> PendingSpool() const;
   Status FoldSpools();
 
@@ -187,7 +197,7 @@ class LibraryImpl final : public Library {
   std::unique_ptr<BlobCache> posting_cache_;
   retrieval::Bm25Params bm25_params_;
   FieldWeights field_weights_;
-  std::string analyzer_name_;
+  Analyzer analyzer_kind_ = Analyzer::kCode;
 
   mutable std::mutex state_mu_;
   std::shared_ptr<const ReadState> state_;  // guarded by state_mu_

@@ -19,7 +19,7 @@ double ReferenceBm25(double n, double df, double tf, double dl, double avgdl) {
 
 Options Whitespace() {
   Options o = TempLibrary::DefaultOptions();
-  o.analyzer = "whitespace";
+  o.analyzer = Analyzer::kWhitespace;
   return o;
 }
 
@@ -297,7 +297,7 @@ TEST_CASE("a read-only open sees the data and refuses writes") {
 TEST_CASE("opening creation settings are validated and stored") {
   testing::TempDir dir;
   Options bad = TempLibrary::DefaultOptions();
-  bad.analyzer = "klingon";
+  bad.analyzer = static_cast<Analyzer>(99);
   CHECK(Library::Open(bad, dir.Sub("x")).status().code() ==
         StatusCode::kInvalidArgument);
   bad = TempLibrary::DefaultOptions();
@@ -315,7 +315,7 @@ TEST_CASE("opening creation settings are validated and stored") {
   }
   auto again = Library::Open(TempLibrary::DefaultOptions(), dir.Sub("w"));
   REQUIRE(again.ok());
-  CHECK((*again)->Info().analyzer == "whitespace");
+  CHECK((*again)->Info().analyzer == Analyzer::kWhitespace);
   CHECK((*again)->Info().k1 == 0.9);
 }
 
@@ -327,12 +327,12 @@ namespace {
 
 TEST_CASE("a field of weight w scores as its text repeated w times") {
   Options weighted = testing::TempLibrary::DefaultOptions();
-  weighted.analyzer = "whitespace";
+  weighted.analyzer = Analyzer::kWhitespace;
   weighted.field_weights.title = 3;
   weighted.field_weights.code = 0;
   testing::TempLibrary a(weighted);
   Options plain = testing::TempLibrary::DefaultOptions();
-  plain.analyzer = "whitespace";
+  plain.analyzer = Analyzer::kWhitespace;
   testing::TempLibrary b(plain);
   Skill s1 = Skill::Make("s1", "warp shuffle");
   s1.body = "reduce values in a warp";

@@ -147,7 +147,7 @@ TEST_CASE(
 
 TEST_CASE("gc keeps tagged versions and everything the policy keeps") {
   Options o = TempLibrary::DefaultOptions();
-  o.analyzer = "whitespace";
+  o.analyzer = Analyzer::kWhitespace;
   o.merge_factor = 3;
   TempLibrary lib(o);
   for (int v = 1; v <= 30; ++v) {

@@ -12,50 +12,6 @@
 
 namespace skilldb {
 
-std::string_view DedupPolicyName(DedupPolicy policy) {
-  switch (policy) {
-    case DedupPolicy::kReject:
-      return "reject";
-    case DedupPolicy::kSupersede:
-      return "supersede";
-    case DedupPolicy::kMerge:
-      return "merge";
-  }
-  return "reject";
-}
-
-Result<DedupPolicy> ParseDedupPolicy(std::string_view name) {
-  for (DedupPolicy p :
-       {DedupPolicy::kReject, DedupPolicy::kSupersede, DedupPolicy::kMerge}) {
-    if (name == DedupPolicyName(p)) return p;
-  }
-  return Status::InvalidArgument("unknown dedup policy '" + std::string(name) +
-                                 "' (expected reject, supersede or merge)");
-}
-
-std::string_view TrustName(Trust trust) {
-  switch (trust) {
-    case Trust::kUnverified:
-      return "unverified";
-    case Trust::kProvisional:
-      return "provisional";
-    case Trust::kTrusted:
-      return "trusted";
-  }
-  return "unverified";
-}
-
-Trust SkillTrust(const Skill& skill, int trusted_tasks) {
-  std::set<std::string> tasks;
-  for (const std::string& e : skill.evidence_json) {
-    auto report = ReportFromJson(e);
-    if (report.ok() && report->passed) tasks.insert(report->task);
-  }
-  if (tasks.empty()) return Trust::kUnverified;
-  return static_cast<int>(tasks.size()) >= trusted_tasks ? Trust::kTrusted
-                                                         : Trust::kProvisional;
-}
-
 namespace internal {
 namespace {
 
@@ -217,7 +173,7 @@ Result<std::vector<DuplicateMatch>> LibraryImpl::FindDuplicates(
   q.k = options.near_duplicate_candidates;
   q.as_of = state.head;
   q.all_statuses = true;
-  q.with_titles = false;
+  q.fields = HitFields::None();
   SKILLDB_ASSIGN_OR_RETURN(QueryResult neighbours,
                            QueryState(state, q, IndexedText(candidate)));
   SKILLDB_ASSIGN_OR_RETURN(const double self_score,

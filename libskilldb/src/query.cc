@@ -13,9 +13,10 @@
 
 namespace skilldb::internal {
 
-Result<uint64_t> LibraryImpl::DocFreq(
-    const ReadState& state, std::unique_ptr<rocksdb::Iterator>* it,
-    std::string_view term, Version version) const {
+Result<uint64_t> LibraryImpl::DocFreq(const ReadState& state,
+                                      std::unique_ptr<rocksdb::Iterator>* it,
+                                      std::string_view term,
+                                      Version version) const {
   // The head's cache is keyed by term, the past versions' by term and
   // version (their df-history key).
   const bool at_head = version == state.head;
@@ -122,6 +123,11 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
                                             std::string_view text) const {
   SKILLDB_ASSIGN_OR_RETURN(Version version,
                            ResolveVersion(state, options.as_of));
+  if (options.k > kMaxQueryK) {
+    return Status::InvalidArgument("k must be at most " +
+                                   std::to_string(kMaxQueryK) + ", got " +
+                                   std::to_string(options.k));
+  }
   QueryResult result;
   result.version = version;
   if (options.k == 0 || version == 0) return result;
@@ -172,23 +178,64 @@ Result<QueryResult> LibraryImpl::QueryState(const ReadState& state,
     hit.score = doc.score;
     result.hits.push_back(std::move(hit));
   }
-  if (options.with_titles) {
-    for (Hit& hit : result.hits) {
+  SKILLDB_RETURN_IF_ERROR(FillHits(state, version, options.fields, &result));
+  return result;
+}
+
+Status LibraryImpl::FillHits(const ReadState& state, Version version,
+                             HitFields fields, QueryResult* result) const {
+  for (Hit& hit : result->hits) hit.fields = fields;
+  if (fields.needs_record()) {
+    for (Hit& hit : result->hits) {
       SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(state, hit.id, version));
       if (!rev || rev->kind != RevisionKind::kPut) {
         return Status::Corruption("hit '" + hit.id + "' has no live revision");
       }
       SKILLDB_ASSIGN_OR_RETURN(Skill skill, ParseSkillJson(rev->skill_json));
-      hit.title = std::move(skill.title);
+      hit.revision = rev->version;
+      if (fields.has(HitField::kTitle)) hit.title = std::move(skill.title);
+      if (fields.has(HitField::kSummary))
+        hit.summary = std::move(skill.summary);
+      if (fields.has(HitField::kBody)) hit.body = std::move(skill.body);
+      if (fields.has(HitField::kCode)) hit.code = std::move(skill.code);
+      if (fields.has(HitField::kTags)) hit.tags = std::move(skill.tags);
+      if (fields.has(HitField::kOps)) hit.ops = std::move(skill.ops);
+      if (fields.has(HitField::kArch)) hit.arch = std::move(skill.arch);
+      if (fields.has(HitField::kLanguage)) hit.language = skill.language;
+      if (fields.has(HitField::kStatus)) hit.status = skill.status;
     }
   }
-  return result;
+  if (fields.has(HitField::kUsage) && !result->hits.empty()) {
+    std::vector<std::string> ids;
+    ids.reserve(result->hits.size());
+    for (const Hit& hit : result->hits) ids.push_back(hit.id);
+    SKILLDB_ASSIGN_OR_RETURN(std::vector<UsageCounters> usage, UsageOf(ids));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      result->hits[i].usage = usage[i];
+    }
+  }
+  return Status::Ok();
 }
 
 Result<QueryResult> LibraryImpl::Query(const QueryOptions& options,
                                        std::string_view text) {
   auto s = state();
-  return QueryState(*s, options, text);
+  SKILLDB_ASSIGN_OR_RETURN(QueryResult result, QueryState(*s, options, text));
+  if (options.record_retrieved) {
+    SKILLDB_RETURN_IF_ERROR(RecordRetrieved({&result, 1}));
+  }
+  return result;
+}
+
+Status LibraryImpl::RecordRetrieved(std::span<const QueryResult> results) {
+  std::vector<UsageRecord> records;
+  for (const QueryResult& r : results) {
+    for (const Hit& hit : r.hits) {
+      records.push_back({hit.id, UsageEvent::kRetrieved, 1});
+    }
+  }
+  if (records.empty()) return Status::Ok();
+  return RecordUsage(records).WithContext("recording retrieved hits");
 }
 
 Result<std::vector<QueryResult>> LibraryImpl::QueryBatch(
@@ -223,6 +270,7 @@ Result<std::vector<QueryResult>> LibraryImpl::QueryBatch(
     }
     out.push_back(std::move(*results[i]).value());
   }
+  if (options.record_retrieved) SKILLDB_RETURN_IF_ERROR(RecordRetrieved(out));
   return out;
 }
 

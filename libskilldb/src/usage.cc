@@ -130,28 +130,47 @@ std::string LibraryImpl::SpoolDir() const {
 
 Status LibraryImpl::RecordUsage(std::string_view id, UsageEvent event,
                                 uint64_t count) {
-  SKILLDB_RETURN_IF_ERROR(ValidateSkillId(id));
-  const int e = static_cast<int>(event);
-  if (e < 0 || e >= kNumUsageEvents) {
-    return Status::InvalidArgument("unknown usage event");
-  }
+  return RecordUsage({UsageRecord{std::string(id), event, count}});
+}
+
+Status LibraryImpl::RecordUsage(const std::vector<UsageRecord>& records) {
   auto s = state();
-  SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*s, id, s->head));
-  if (!rev || rev->kind != RevisionKind::kPut) {
-    return Status::NotFound("skill '" + std::string(id) +
-                            "' does not exist at version " +
-                            std::to_string(s->head));
+  for (const UsageRecord& r : records) {
+    SKILLDB_RETURN_IF_ERROR(ValidateSkillId(r.id));
+    const int e = static_cast<int>(r.event);
+    if (e < 0 || e >= kNumUsageEvents) {
+      return Status::InvalidArgument("unknown usage event for '" + r.id + "'");
+    }
+    if (r.count > kMaxUsageCount) {
+      return Status::InvalidArgument(
+          "usage count " + std::to_string(r.count) + " for '" + r.id +
+          "' is over the limit of " + std::to_string(kMaxUsageCount) +
+          " per record");
+    }
+    SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*s, r.id, s->head));
+    if (!rev || rev->kind != RevisionKind::kPut) {
+      return Status::NotFound("skill '" + r.id +
+                              "' does not exist at version " +
+                              std::to_string(s->head));
+    }
   }
+  if (records.empty()) return Status::Ok();
   if (!storage_->read_only()) {
-    UsageCounters delta;
-    delta.counts[e] = count;
-    delta.last_used_version = s->head;
-    rocksdb::WriteOptions wo;  // no sync: counters are feedback, not commits
-    const std::string value = EncodeUsage(delta);
-    return FromRocks(
-        storage_->db()->Merge(wo, storage_->cf(kUsage),
-                              rocksdb::Slice(id.data(), id.size()), value),
-        "recording usage");
+    rocksdb::WriteBatch batch;
+    for (const UsageRecord& r : records) {
+      UsageCounters delta;
+      delta.counts[static_cast<int>(r.event)] = r.count;
+      delta.last_used_version = s->head;
+      batch.Merge(storage_->cf(kUsage), r.id, EncodeUsage(delta));
+    }
+    // No sync: counters are feedback, not commits.
+    return storage_->Write(&batch, /*sync=*/false)
+        .WithContext("recording usage");
+  }
+  std::string lines;
+  for (const UsageRecord& r : records) {
+    lines += r.id + "\t" + std::to_string(static_cast<int>(r.event)) + "\t" +
+             std::to_string(r.count) + "\t" + std::to_string(s->head) + "\n";
   }
   std::lock_guard<std::mutex> lock(spool_mu_);
   if (!spool_) {
@@ -159,9 +178,23 @@ Status LibraryImpl::RecordUsage(std::string_view id, UsageEvent event,
     SKILLDB_RETURN_IF_ERROR(spool->Open(SpoolDir()));
     spool_ = std::move(spool);
   }
-  return spool_->Append(std::string(id) + "\t" + std::to_string(e) + "\t" +
-                        std::to_string(count) + "\t" + std::to_string(s->head) +
-                        "\n");
+  return spool_->Append(lines);
+}
+
+Result<std::vector<UsageCounters>> LibraryImpl::UsageOf(
+    const std::vector<std::string>& ids) const {
+  std::vector<UsageCounters> out(ids.size());
+  SKILLDB_ASSIGN_OR_RETURN(auto pending, PendingSpool());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    SKILLDB_ASSIGN_OR_RETURN(auto value, storage_->Get(kUsage, ids[i]));
+    if (value && !DecodeUsage(*value, &out[i])) {
+      return Status::Corruption("malformed usage counters of '" + ids[i] + "'");
+    }
+    if (auto p = pending.find(ids[i]); p != pending.end()) {
+      AddUsage(&out[i], p->second);
+    }
+  }
+  return out;
 }
 
 // Spooled lines not yet folded, summed by id.
@@ -230,17 +263,8 @@ Status LibraryImpl::FoldSpools() {
 
 Result<UsageCounters> LibraryImpl::GetUsage(std::string_view id) {
   SKILLDB_RETURN_IF_ERROR(ValidateSkillId(id));
-  UsageCounters counters;
-  SKILLDB_ASSIGN_OR_RETURN(auto value, storage_->Get(kUsage, id));
-  if (value && !DecodeUsage(*value, &counters)) {
-    return Status::Corruption("malformed usage counters of '" +
-                              std::string(id) + "'");
-  }
-  SKILLDB_ASSIGN_OR_RETURN(auto pending, PendingSpool());
-  if (auto p = pending.find(std::string(id)); p != pending.end()) {
-    AddUsage(&counters, p->second);
-  }
-  return counters;
+  SKILLDB_ASSIGN_OR_RETURN(auto counters, UsageOf({std::string(id)}));
+  return counters.front();
 }
 
 Status LibraryImpl::ScanUsage(

@@ -5,38 +5,6 @@
 
 namespace skilldb {
 
-std::string_view UsageEventName(UsageEvent event) {
-  switch (event) {
-    case UsageEvent::kRetrieved:
-      return "retrieved";
-    case UsageEvent::kSelected:
-      return "selected";
-    case UsageEvent::kApplied:
-      return "applied";
-    case UsageEvent::kSucceeded:
-      return "succeeded";
-    case UsageEvent::kFailed:
-      return "failed";
-  }
-  return "retrieved";
-}
-
-Result<UsageEvent> ParseUsageEvent(std::string_view name) {
-  for (int i = 0; i < kNumUsageEvents; ++i) {
-    const auto e = static_cast<UsageEvent>(i);
-    if (name == UsageEventName(e)) return e;
-  }
-  return Status::InvalidArgument(
-      "unknown usage event '" + std::string(name) +
-      "' (expected retrieved, selected, applied, succeeded or failed)");
-}
-
-double UsageCounters::utility() const {
-  const double s = static_cast<double>(count(UsageEvent::kSucceeded));
-  const double f = static_cast<double>(count(UsageEvent::kFailed));
-  return (s + 1.0) / (s + f + 2.0);
-}
-
 namespace internal {
 namespace {
 

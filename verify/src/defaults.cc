@@ -1,4 +1,6 @@
 // Defaults of this build, the factory, and small helpers for callers.
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -14,6 +16,15 @@
 #endif
 #ifndef SKILLDB_VERIFY_CUDA_WORKER
 #define SKILLDB_VERIFY_CUDA_WORKER ""
+#endif
+// Where `cmake --install` puts the workers and the tasks, relative to the
+// installed library's directory (lib/) and to an installed executable's
+// (bin/): the build passes its install layout's relative paths.
+#ifndef SKILLDB_VERIFY_LIBEXEC_FROM_LIB
+#define SKILLDB_VERIFY_LIBEXEC_FROM_LIB "../libexec/skilldb"
+#define SKILLDB_VERIFY_LIBEXEC_FROM_BIN "../libexec/skilldb"
+#define SKILLDB_VERIFY_DATA_FROM_LIB "../share/skilldb/verify"
+#define SKILLDB_VERIFY_DATA_FROM_BIN "../share/skilldb/verify"
 #endif
 
 namespace skilldb::verify {
@@ -35,6 +46,38 @@ std::string DefaultCacheDir() {
   return "/tmp/skilldb-verify-cache";
 }
 
+// The directory of the binary this code was loaded from: the shared
+// library itself, or the executable a static copy was linked into.
+std::string LoadedFromDir() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&LoadedFromDir), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// The installed layout's `relative` path (then `leaf`) beside the loaded
+// binary if it exists, else `built`, the build tree's path: an installed
+// copy finds its own workers and tasks wherever the prefix was moved, and
+// a build-tree binary (which has no such neighbours) uses the tree's. The
+// loaded binary is the shared library (in lib/) or, for the static library,
+// the executable it was linked into (often in bin/, a sibling of lib/).
+std::string InstalledOrBuilt(const std::string& built, const char* from_lib,
+                             const char* from_bin, const char* leaf) {
+  const std::string dir = LoadedFromDir();
+  if (!dir.empty()) {
+    for (const char* relative : {from_lib, from_bin}) {
+      std::string installed = internal::JoinPath(dir, relative);
+      if (leaf[0] != '\0') installed = internal::JoinPath(installed, leaf);
+      if (internal::FileExists(installed)) return installed;
+    }
+  }
+  return built;
+}
+
 std::string Num(double v, const char* fmt = "%.3g") {
   char buf[64];
   std::snprintf(buf, sizeof(buf), fmt, v);
@@ -49,14 +92,25 @@ VerifierOptions DefaultOptions(Backend backend) {
   // A relocated build (binaries carried to another machine) points at the
   // tasks and protocol through SKILLDB_VERIFY_SOURCE_DIR.
   std::string src = Env("SKILLDB_VERIFY_SOURCE_DIR");
-  if (src.empty()) src = SKILLDB_VERIFY_SOURCE_DIR;
+  if (src.empty()) {
+    src = InstalledOrBuilt(SKILLDB_VERIFY_SOURCE_DIR,
+                           SKILLDB_VERIFY_DATA_FROM_LIB,
+                           SKILLDB_VERIFY_DATA_FROM_BIN, "");
+  }
   o.task_dir = internal::JoinPath(src, "tasks");
   o.protocol_dir = internal::JoinPath(src, "protocol");
-  o.worker_path = backend == Backend::kCuda ? SKILLDB_VERIFY_CUDA_WORKER
-                                            : SKILLDB_VERIFY_HOST_WORKER;
+  o.worker_path =
+      backend == Backend::kCuda
+          ? InstalledOrBuilt(
+                SKILLDB_VERIFY_CUDA_WORKER, SKILLDB_VERIFY_LIBEXEC_FROM_LIB,
+                SKILLDB_VERIFY_LIBEXEC_FROM_BIN, "skilldb_verify_worker_cuda")
+          : InstalledOrBuilt(
+                SKILLDB_VERIFY_HOST_WORKER, SKILLDB_VERIFY_LIBEXEC_FROM_LIB,
+                SKILLDB_VERIFY_LIBEXEC_FROM_BIN, "skilldb_verify_worker_host");
   // Relocated builds name their workers explicitly.
-  if (std::string v = Env(backend == Backend::kCuda ? "SKILLDB_VERIFY_CUDA_WORKER"
-                                                   : "SKILLDB_VERIFY_HOST_WORKER");
+  if (std::string v =
+          Env(backend == Backend::kCuda ? "SKILLDB_VERIFY_CUDA_WORKER"
+                                        : "SKILLDB_VERIFY_HOST_WORKER");
       !v.empty()) {
     o.worker_path = v;
   }
@@ -113,8 +167,8 @@ std::string FormatReportText(const VerificationReport& r) {
   if (!r.rounds.empty()) {
     out += "speedup " + Num(r.speedup.ratio, "%.3f") + "x, " +
            Num(r.speedup.confidence * 100, "%.0f") + "% CI [" +
-           Num(r.speedup.ci_low, "%.3f") + ", " + Num(r.speedup.ci_high, "%.3f") +
-           "]";
+           Num(r.speedup.ci_low, "%.3f") + ", " +
+           Num(r.speedup.ci_high, "%.3f") + "]";
     if (r.max_plausible_speedup) {
       out += ", roofline bound " + Num(*r.max_plausible_speedup, "%.3g") + "x";
     }

@@ -36,6 +36,7 @@ std::string_view ChangeKindName(ChangeKind kind);
 struct Change {
   std::string id;
   ChangeKind kind = ChangeKind::kAdded;
+  bool operator==(const Change&) const = default;
 };
 
 // The record of one commit.
@@ -50,6 +51,7 @@ struct CommitInfo {
   uint64_t deleted = 0;
   uint64_t num_skills = 0;    // skills live after the commit
   uint64_t total_length = 0;  // sum of their indexed lengths (terms)
+  bool operator==(const CommitInfo&) const = default;
 };
 
 // One revision of a skill: the state a commit left it in.
@@ -57,6 +59,7 @@ struct Revision {
   Version version = 0;
   bool deleted = false;
   Skill skill;  // empty when deleted
+  bool operator==(const Revision&) const = default;
 };
 
 // One difference between two versions.
@@ -65,30 +68,50 @@ struct DiffEntry {
   ChangeKind kind = ChangeKind::kAdded;  // from `from` to `to`
   std::optional<Skill> before;           // at `from`; unset if added
   std::optional<Skill> after;            // at `to`; unset if deleted
+  bool operator==(const DiffEntry&) const = default;
 };
 
-// A BM25 hit.
+// A BM25 hit: the skill's id and score, plus the fields QueryOptions::fields
+// asked for, all as of the version queried (usage counters are not
+// versioned: they are the library's current counts).
 struct Hit {
   std::string id;
   double score = 0.0;
-  std::string title;  // "" unless QueryOptions::with_titles
+  HitFields fields;  // which of the members below are filled
+  // The version of the skill's revision live at the queried version (the
+  // skill's content is exactly that revision's). Set when fields ask for
+  // any record field; 0 otherwise.
+  Version revision = 0;
+  std::string title;
+  std::string summary;
+  std::string body;
+  std::string code;
+  std::vector<std::string> tags;
+  std::vector<std::string> ops;
+  std::vector<std::string> arch;
+  Language language = Language::kAny;
+  SkillStatus status = SkillStatus::kActive;
+  std::optional<UsageCounters> usage;  // with HitField::kUsage
+  bool operator==(const Hit&) const = default;
 };
 
 struct QueryResult {
   Version version = 0;  // the version the query was answered as of
   std::vector<Hit> hits;
+  bool operator==(const QueryResult&) const = default;
 };
 
 // Settings fixed at creation, and where the library stands.
 struct LibraryInfo {
   std::string path;
-  std::string analyzer;
+  Analyzer analyzer = Analyzer::kCode;
   double k1 = 1.2;
   double b = 0.75;
   FieldWeights field_weights;
   bool read_only = false;
   Version head = 0;             // newest version
   Version oldest_retained = 0;  // oldest version reads may ask for
+  bool operator==(const LibraryInfo&) const = default;
 };
 
 struct LibraryStats {
@@ -110,6 +133,7 @@ struct LibraryStats {
   uint64_t index_table_bytes = 0;
   uint64_t record_table_bytes = 0;
   uint64_t other_table_bytes = 0;
+  bool operator==(const LibraryStats&) const = default;
 };
 
 struct LogOptions {
@@ -215,6 +239,12 @@ class Library {
   // the next process that opens the library for writing.
   virtual Status RecordUsage(std::string_view id, UsageEvent event,
                              uint64_t count = 1) = 0;
+  // Adds every record's events in one batched write: one RocksDB write
+  // batch for the writer, one spool append for a read-only Library, so a
+  // worker reporting a rollout's events pays one call. NotFound (naming
+  // the id) if any id is not live at the head, InvalidArgument for a bad
+  // id or event; nothing is recorded on error.
+  virtual Status RecordUsage(const std::vector<UsageRecord>& records) = 0;
   // The counters of `id` (zero if never used).
   virtual Result<UsageCounters> GetUsage(std::string_view id) = 0;
   // Every skill's counters, by id.

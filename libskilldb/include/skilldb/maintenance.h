@@ -36,6 +36,19 @@ struct UsageCounters {
   // Posterior mean success rate of applications under a Beta(1, 1) prior:
   // (succeeded + 1) / (succeeded + failed + 2). 0.5 with no evidence.
   double utility() const;
+  bool operator==(const UsageCounters&) const = default;
+};
+
+// The largest count one usage record may carry (larger is InvalidArgument:
+// a wrapped negative number, not feedback).
+inline constexpr uint64_t kMaxUsageCount = uint64_t{1} << 32;
+
+// One batched usage event (Library::RecordUsage).
+struct UsageRecord {
+  std::string id;
+  UsageEvent event = UsageEvent::kRetrieved;
+  uint64_t count = 1;
+  bool operator==(const UsageRecord&) const = default;
 };
 
 // ---- Audit log ----
@@ -51,6 +64,7 @@ struct AuditEntry {
   Version version = 0;       // the commit, for accepted
   std::vector<std::string> reasons;
   std::string json;  // the whole entry as one JSON object
+  bool operator==(const AuditEntry&) const = default;
 };
 
 struct AuditOptions {
@@ -78,6 +92,7 @@ struct PrunePolicy {
 struct PruneAction {
   std::string id;
   std::vector<std::string> reasons;
+  bool operator==(const PruneAction&) const = default;
 };
 
 // ---- Garbage collection ----
@@ -97,11 +112,13 @@ struct GcReport {
   uint64_t documents_dropped = 0;
   uint64_t disk_bytes_before = 0;
   uint64_t disk_bytes_after = 0;
+  bool operator==(const GcReport&) const = default;
 };
 
 struct TagInfo {
   std::string name;
   Version version = 0;
+  bool operator==(const TagInfo&) const = default;
 };
 
 // Tag names: [A-Za-z0-9][A-Za-z0-9._-]{0,63}. InvalidArgument otherwise.

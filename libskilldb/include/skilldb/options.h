@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,18 @@ Result<FieldWeights> ParseFieldWeights(std::string_view text);
 // "title=3,summary=2,body=1,tags=2,ops=1,code=1"
 std::string FormatFieldWeights(const FieldWeights& weights);
 
+// How the index turns text into terms; fixed when a library is created.
+// Stored on disk by name (AnalyzerName), so the values are free to change.
+enum class Analyzer {
+  kWhitespace,  // split on whitespace, nothing else
+  kStandard,    // Unicode words, case folding, Snowball English stemming
+  kCode,        // standard + identifier splitting (camelCase, snake_case,
+                // __shfl_down_sync), keeping tokens such as sm_90 whole
+};
+std::string_view AnalyzerName(Analyzer analyzer);  // "whitespace", ...
+// InvalidArgument naming the accepted names when `name` is unknown.
+Result<Analyzer> ParseAnalyzer(std::string_view name);
+
 // How to open a library.
 struct Options {
   // Create the library (and missing parent directories) if absent.
@@ -62,9 +75,9 @@ struct Options {
 
   // Settings fixed when the library is created (ignored when opening an
   // existing one; Library::Info reports the stored values).
-  std::string analyzer = "code";  // whitespace | standard | code
-  double k1 = 1.2;                // BM25 k1, finite and >= 0
-  double b = 0.75;                // BM25 b, in [0, 1]
+  Analyzer analyzer = Analyzer::kCode;  // Default: code.
+  double k1 = 1.2;                      // BM25 k1, finite and >= 0
+  double b = 0.75;                      // BM25 b, in [0, 1]
   // Per-field weights, each in [0, 16]. Default: all 1 (plain joined text).
   FieldWeights field_weights;
 
@@ -113,9 +126,72 @@ struct ReadOptions {
   std::optional<Version> as_of;  // unset = the newest version
 };
 
+// The parts of a skill a query hit carries (QueryOptions::fields), so that
+// an agent can build its prompt from the hits without a read per hit.
+enum class HitField : uint32_t {
+  kTitle = 1u << 0,
+  kSummary = 1u << 1,
+  kBody = 1u << 2,
+  kCode = 1u << 3,
+  kTags = 1u << 4,
+  kOps = 1u << 5,
+  kArch = 1u << 6,
+  kLanguage = 1u << 7,
+  kStatus = 1u << 8,
+  kUsage = 1u << 9,  // the usage counters and the utility estimate
+};
+
+// A set of HitFields (a bit set; cheap to copy).
+class HitFields {
+ public:
+  constexpr HitFields() = default;
+  constexpr HitFields(std::initializer_list<HitField> fields) {
+    for (HitField f : fields) bits_ |= static_cast<uint32_t>(f);
+  }
+  static constexpr HitFields None() { return HitFields(); }
+  // Every field, usage included.
+  static constexpr HitFields All() { return FromBits((1u << 10) - 1); }
+  static constexpr HitFields FromBits(uint32_t bits) {
+    HitFields f;
+    f.bits_ = bits & ((1u << 10) - 1);
+    return f;
+  }
+
+  constexpr bool has(HitField f) const {
+    return (bits_ & static_cast<uint32_t>(f)) != 0;
+  }
+  constexpr bool empty() const { return bits_ == 0; }
+  constexpr uint32_t bits() const { return bits_; }
+  // True when any field stored in the skill's record is wanted (everything
+  // but kUsage), i.e. the hit needs one record read.
+  constexpr bool needs_record() const {
+    return (bits_ & ~static_cast<uint32_t>(HitField::kUsage)) != 0;
+  }
+  constexpr HitFields& operator|=(HitField f) {
+    bits_ |= static_cast<uint32_t>(f);
+    return *this;
+  }
+  constexpr bool operator==(const HitFields&) const = default;
+
+ private:
+  uint32_t bits_ = 0;
+};
+
+// "title", "summary", ... (the names ParseHitFields accepts).
+std::string_view HitFieldName(HitField field);
+// Reads a comma-separated list of field names ("title,body,usage"), or
+// "all" or "none"; InvalidArgument naming the unknown item.
+Result<HitFields> ParseHitFields(std::string_view text);
+// The names of the fields in `fields`, comma-separated ("" for none).
+std::string FormatHitFields(HitFields fields);
+
+// The most hits one query may ask for; a larger k is InvalidArgument.
+inline constexpr size_t kMaxQueryK = 100000;
+
 // A BM25 query.
 struct QueryOptions {
-  size_t k = 10;                 // hits wanted. Default: 10.
+  // Hits wanted, at most kMaxQueryK (0 asks for none). Default: 10.
+  size_t k = 10;
   std::optional<Version> as_of;  // unset = the newest version
   // Filters: a hit must carry every tag, every op and every arch listed
   // (case-insensitive), and the language if set.
@@ -128,8 +204,13 @@ struct QueryOptions {
   std::optional<SkillStatus> status;
   // Search skills of every status (overrides `status`). Default: false.
   bool all_statuses = false;
-  // Fill Hit::title (one record read per hit). Default: true.
-  bool with_titles = true;
+  // What each hit carries besides id and score: fields of the skill's
+  // record (one record read per hit, as of the queried version) and its
+  // usage counters. Default: the title.
+  HitFields fields = {HitField::kTitle};
+  // Record one `retrieved` usage event for every hit returned (one batched
+  // write; see Library::RecordUsage). Default: false.
+  bool record_retrieved = false;
   // Score every match instead of block-max pruning; same results, slower.
   // For tests and benchmarks.
   bool exhaustive = false;

@@ -17,6 +17,9 @@
 //
 // A Proposal is used by one thread at a time; many proposals may run in
 // parallel threads (and processes, which take turns at the write lock).
+//
+// Lifetime: a Proposal refers to the Library that made it.
+// REQUIRES: the Library outlives every Proposal it returned.
 #ifndef SKILLDB_PROPOSAL_H_
 #define SKILLDB_PROPOSAL_H_
 
@@ -61,6 +64,7 @@ struct DuplicateMatch {
   // candidate's score against itself (about 1 for the same text).
   double bm25_similarity = 0.0;
   double jaccard = 0.0;  // word 3-shingle Jaccard similarity
+  bool operator==(const DuplicateMatch&) const = default;
 };
 
 struct ProposalOutcome {
@@ -71,6 +75,7 @@ struct ProposalOutcome {
   std::vector<std::string> reasons;     // why rejected (or notes)
   std::vector<DuplicateMatch> duplicates;
   uint64_t audit_seq = 0;  // its entry in the audit log
+  bool operator==(const ProposalOutcome&) const = default;
 };
 
 class Proposal {

@@ -4,12 +4,12 @@
 // value or a non-OK Status. Neither throws. Both are cheap to move and are
 // safe to use from any thread (they are plain values).
 //
-// This header is the one piece of libskilldb that the retrieval module below
-// it also uses; it depends on nothing but the standard library.
+// It belongs to the API layer (skilldb::api), the lowest layer of the
+// project: every module, retrieval included, may include it. It depends on
+// nothing but the standard library.
 #ifndef SKILLDB_STATUS_H_
 #define SKILLDB_STATUS_H_
 
-#include <cassert>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -100,30 +100,57 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+namespace internal {
+// Prints "skilldb: `what` on an error Result: <status>" to stderr and aborts.
+// Out of line so that the check in value() stays small.
+[[noreturn]] void DieOnErrorResult(const Status& status, const char* what);
+}  // namespace internal
+
 // Result<T> holds either a T or a non-OK Status.
-// REQUIRES: a Result is never constructed from an OK Status.
+//
+// Accessing the value of an error Result (value(), *, ->) stops the program
+// with the status in the message, in every build type (as absl::StatusOr
+// does): a caller that skipped ok() never reads garbage.
+// REQUIRES: a Result is never constructed from an OK Status (one that is
+// holds Internal instead).
 template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
-    assert(!status_.ok());
     if (status_.ok()) status_ = Status::Internal("Result built from OK");
   }
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
-  // REQUIRES: ok().
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
+  // The value. Aborts (see the class comment) when !ok().
+  T& value() & { return Checked(), *value_; }
+  const T& value() const& { return Checked(), *value_; }
+  T&& value() && { return Checked(), std::move(*value_); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+
+  // The value, or `fallback` when !ok().
+  template <typename U>
+  T value_or(U&& fallback) const& {
+    return ok() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+  }
+  template <typename U>
+  T value_or(U&& fallback) && {
+    return ok() ? std::move(*value_)
+                : static_cast<T>(std::forward<U>(fallback));
+  }
 
  private:
+  void Checked() const {
+    if (!value_.has_value()) [[unlikely]]
+      internal::DieOnErrorResult(status_, "value accessed");
+  }
+
   std::optional<T> value_;
   Status status_;  // OK when value_ is set
 };

@@ -3,10 +3,17 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "json_util.h"
+
 namespace skilldb {
 namespace {
 
 using nlohmann::json;
+
+// A skill record is at most 4 MiB of JSON nested at most 32 levels deep
+// (the `extra` object and evidence reports are the only nested parts).
+constexpr internal::JsonLimits kSkillJsonLimits{.max_bytes = size_t{4} << 20,
+                                                .max_depth = 32};
 
 // Strict UTF-8 check (no overlongs, no surrogates, max U+10FFFF).
 bool IsValidUtf8(std::string_view s) {
@@ -293,18 +300,11 @@ Status ValidateSkill(const Skill& s) {
 }
 
 Result<Skill> ParseSkillJson(std::string_view text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.byte is the 1-based offset of the error; nlohmann's message names
-    // the problem (including ill-formed UTF-8).
-    std::string what = e.what();
-    const auto pos = what.find("parse error");
-    return Status::InvalidArgument(
-        "malformed JSON: " +
-        (pos == std::string::npos ? what : what.substr(pos)));
-  }
+  // Skills come from files, agents and the network: bounded in size and
+  // nesting (a deeply nested `extra` would otherwise overflow the stack of
+  // every later dump) and free of repeated keys.
+  SKILLDB_ASSIGN_OR_RETURN(
+      json j, internal::ParseUntrustedJson(text, "skill", kSkillJsonLimits));
   if (!j.is_object()) {
     return Status::InvalidArgument("a skill must be a JSON object");
   }

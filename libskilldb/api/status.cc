@@ -1,5 +1,8 @@
 #include "skilldb/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace skilldb {
 
 std::string_view StatusCodeName(StatusCode code) {
@@ -48,4 +51,14 @@ Status Status::WithContext(std::string_view context) const {
   return Status(code_, std::move(message));
 }
 
+namespace internal {
+
+void DieOnErrorResult(const Status& status, const char* what) {
+  std::fprintf(stderr, "skilldb: %s on an error Result: %s\n", what,
+               status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace internal
 }  // namespace skilldb

@@ -2,14 +2,17 @@
 // produced by the GPU verifier on another machine): useful to insert skills
 // whose evidence was gathered elsewhere, and to re-run decisions on old
 // evidence.
-#ifndef SKILLDB_CLI_REPLAY_VERIFIER_H_
-#define SKILLDB_CLI_REPLAY_VERIFIER_H_
+//
+// A ReplayVerifier is immutable after construction and safe to use from
+// several threads.
+#ifndef SKILLDB_REPLAY_VERIFIER_H_
+#define SKILLDB_REPLAY_VERIFIER_H_
 
 #include <string>
 
 #include "skilldb/verifier.h"
 
-namespace skilldb::cli {
+namespace skilldb {
 
 class ReplayVerifier : public Verifier {
  public:
@@ -33,6 +36,6 @@ class ReplayVerifier : public Verifier {
   VerificationReport report_;
 };
 
-}  // namespace skilldb::cli
+}  // namespace skilldb
 
-#endif  // SKILLDB_CLI_REPLAY_VERIFIER_H_
+#endif  // SKILLDB_REPLAY_VERIFIER_H_
