@@ -74,7 +74,7 @@ def budget_error(budget, ptxas_regs):
     split = budget["warpgroup_registers"]
     if 128 * len(split) != threads:
         return "register_budget: %d warpgroups but %d threads" % (len(split), threads)
-    if ptxas_regs != [regs]:
+    if not ptxas_regs or any(r != regs for r in ptxas_regs):
         return ("register_budget: ptxas reports %s registers per thread, the budget "
                 "assumes %d" % (ptxas_regs, regs))
     need = 128 * sum(split)
