@@ -53,13 +53,13 @@ def expand(paths):
 
 
 def read_records(paths):
-    """Yields (tag, kind, code, nvcc_arch) per record; kind "error" for a
+    """Yields (tag, kind, code, nvcc_arch, register_budget, nvcc_rejects) per record; kind "error" for a
     line that is not a JSON object (tag is then the message)."""
     for path in expand(paths):
         try:
             fh = open(path, encoding="utf-8")
         except OSError as e:
-            yield ("%s: cannot open: %s" % (path, e), "error", None, None)
+            yield ("%s: cannot open: %s" % (path, e), "error", None, None, None, None)
             continue
         with fh:
             for lineno, line in enumerate(fh, 1):
@@ -69,25 +69,26 @@ def read_records(paths):
                     rec = json.loads(line)
                 except ValueError as e:
                     yield ("%s:%d: invalid JSON: %s" % (path, lineno, e),
-                           "error", None, None)
+                           "error", None, None, None, None)
                     continue
                 if not isinstance(rec, dict):
                     yield ("%s:%d: not a JSON object" % (path, lineno),
-                           "error", None, None)
+                           "error", None, None, None, None)
                     continue
                 extra = rec.get("extra") or {}
                 kind = extra.get("code_kind")
                 if kind is None and rec.get("language") == "triton":
                     kind = "triton"
                 tag = "%s:%d:%s" % (path, lineno, rec.get("id", "?"))
-                yield (tag, kind, rec.get("code") or "", extra.get("nvcc_arch"))
+                yield (tag, kind, rec.get("code") or "", extra.get("nvcc_arch"),
+                       extra.get("register_budget"), extra.get("nvcc_rejects"))
 
 
-def compile_one(nvcc, tag, code, arch):
+def compile_one(nvcc, tag, code, arch, budget, rejects):
     # Each task gets its own directory: check_cuda writes check.cu there.
     with tempfile.TemporaryDirectory(prefix="seedcheck") as tmpdir:
         try:
-            return check_seed_code.check_cuda(nvcc, code, arch, tmpdir, tag)
+            return check_seed_code.check_cuda(nvcc, code, arch, tmpdir, tag, budget, rejects)
         except ValueError as e:
             return "%s: %s" % (tag, e)
 
@@ -110,9 +111,10 @@ def nvcc_version(nvcc):
         return ""
 
 
-def cache_key(version, code, arch):
+def cache_key(version, code, arch, budget, rejects):
     h = hashlib.sha256()
-    for part in (version, arch or "sm_90", code):
+    for part in (version, arch or "sm_90", code, json.dumps(budget, sort_keys=True),
+                 json.dumps(rejects, sort_keys=True)):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
     return h.hexdigest()
@@ -166,17 +168,17 @@ def main(argv):
     cached = set()
     jobs = max(1, args.jobs)
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
-        for tag, kind, code, arch in read_records(args.files):
+        for tag, kind, code, arch, budget, rejects in read_records(args.files):
             if kind == "error":
                 failures.append(tag)
             elif kind == "cuda-tu" and want_cuda:
                 counts["cuda-tu"] += 1
-                key = cache_key(version, code, arch)
+                key = cache_key(version, code, arch, budget, rejects)
                 if key in passed:
                     cached.add(key)
                     continue
                 pending.append((key, pool.submit(compile_one, nvcc, tag, code,
-                                                 arch)))
+                                                 arch, budget, rejects)))
             elif kind == "triton" and want_triton:
                 counts["triton"] += 1
                 err = parse_one(tag, code)

@@ -8,6 +8,17 @@
 #
 #   scripts/seed_evidence_gpu.sh [--prebuilt DIR | --fallback-prebuilt DIR]
 #                                [--only id1,id2] [--deadline S]
+#                                [--vendor] [--hopper]
+#
+# --vendor also times, with the verifier's protocol, each entry's task
+# reference, candidate and PyTorch/vendor call (cuBLAS, cuDNN, PyTorch eager:
+# data/evidence/baselines.json) on the task's shapes: $OUT/vendor.json
+# (scripts/seed_vendor_bench.py). --hopper checks the Hopper skills' kernels
+# against torch and times them against cuBLAS, plus the device-side facts of
+# the review (online softmax NaN semantics, >2^31 cross-entropy, Triton
+# pointer loads): $OUT/hopper.json (scripts/seed_hopper_bench.py). With
+# either, verification stops starting entries at 240 s (so the whole call
+# stays near 6 minutes); the summary tables print last.
 #
 # --prebuilt DIR uses verifier binaries built elsewhere (skilldb_verify_bench,
 # skilldb_verify_worker_cuda, skilldb_verify_worker_host) and skips the
@@ -49,16 +60,21 @@ PER_CALL=150
 PREBUILT=""
 FALLBACK=""
 ONLY=""
+VENDOR=0
+HOPPER=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --prebuilt) PREBUILT="$(cd "$2" && pwd)"; shift ;;
     --fallback-prebuilt) FALLBACK="$(cd "$2" && pwd)"; shift ;;
     --only) ONLY="$2"; shift ;;
     --deadline) DEADLINE="$2"; shift ;;
+    --vendor) VENDOR=1 ;;
+    --hopper) HOPPER=1 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
+[ "$VENDOR$HOPPER" != 00 ] && [ "$DEADLINE" = 480 ] && DEADLINE=240
 export PATH="/usr/local/cuda/bin:$PATH"
 PY="$(command -v python3)"
 mkdir -p "$OUT" "$RUN"
@@ -242,4 +258,19 @@ done < "$RUN/entries.tsv"
 
 stamp "summary"
 finish
+if [ "$VENDOR" = 1 ]; then
+  stamp "vendor baselines (same protocol)"
+  "$PY" "$ROOT/scripts/seed_vendor_bench.py" --out "$OUT/vendor.json" --only "$ONLY" \
+      --deadline 110 > "$RUN/vendor.txt" 2> "$RUN/logs/vendor.err" || echo "vendor bench exit $?"
+  tail -c 20000 "$RUN/logs/vendor.err" > "$OUT/vendor.err" 2>/dev/null
+fi
+if [ "$HOPPER" = 1 ]; then
+  stamp "hopper kernels against cuBLAS, review facts"
+  "$PY" "$ROOT/scripts/seed_hopper_bench.py" --out "$OUT/hopper.json" \
+      --deadline 100 > "$RUN/hopper.txt" 2> "$RUN/logs/hopper.err" || echo "hopper bench exit $?"
+  tail -c 20000 "$RUN/logs/hopper.err" > "$OUT/hopper.err" 2>/dev/null
+fi
+stamp "done"
 cat "$RUN/summary.txt"
+[ -f "$RUN/vendor.txt" ] && { echo; echo "== same protocol: task reference, candidate, PyTorch/vendor"; cat "$RUN/vendor.txt"; }
+[ -f "$RUN/hopper.txt" ] && { echo; echo "== Hopper skills against cuBLAS"; cat "$RUN/hopper.txt"; }

@@ -5,10 +5,24 @@ Run HERE (not on the GPU machine) after the device run:
 
     scripts/seed_evidence_store.py EVIDENCE [--seed-dir data/seed]
         [--map data/evidence/map.json] [--build-dir build-evidence]
-        [--skilldb PATH] [--keep-db]
+        [--skilldb PATH] [--keep-db] [--vendor vendor.json]
+        [--bench hopper.json]
+    scripts/seed_evidence_store.py --annotate [--vendor vendor.json]
+        [--bench hopper.json]
 
 EVIDENCE is the evidence.tgz of the device run, or a folder holding
-<skill id>.json reports (directly or under evidence/).
+<skill id>.json reports (directly or under evidence/). --vendor is the
+vendor.json of the same run (scripts/seed_vendor_bench.py: the task
+reference, the candidate and the PyTorch/vendor call timed with one
+protocol); --bench its hopper.json (scripts/seed_hopper_bench.py: the Hopper
+skills' kernels against cuBLAS). --annotate stores no new report: it only
+rewrites the `context` of the evidence already in the seed (and the Hopper
+benchmarks), e.g. after a --vendor run or a change of data/evidence/.
+
+Every evidence element of a mapped skill gets a `context` object naming its
+baseline, the vendor baseline and the candidate (scripts/
+seed_evidence_context.py); every Hopper benchmark becomes the skill's
+extra.benchmarks (replacing extra.speedup_evidence = "not measured ...").
 
 Steps:
  1. builds the CLI (cmake + ninja, target skilldb_cli, in --build-dir) unless
@@ -40,6 +54,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import seed_evidence_context  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -105,22 +122,104 @@ def with_evidence(obj, evidence):
     return out
 
 
+def annotate(obj, evidence, entries, baselines, vendor):
+    """evidence with a fresh `context` on every element of a mapped entry
+    (matched by candidate hash). Elements no entry describes are kept as
+    they are (the seed test reports them)."""
+    out = []
+    for ev in evidence:
+        ev = dict(ev)
+        for e in entries:
+            if e["skill"] != obj["id"] or e["task"] != ev.get("task"):
+                continue
+            try:
+                ev["context"] = seed_evidence_context.build(e, ev, baselines, vendor.get(obj["id"]))
+            except ValueError as why:
+                print("note: %s: %s" % (obj["id"], why), file=sys.stderr)
+                continue
+            break
+        out.append(ev)
+    return out
+
+
+def with_benchmarks(obj, bench_rows):
+    """obj with extra.benchmarks from the Hopper run (correct rows only)."""
+    rows = [r for r in bench_rows if r.get("skill") == obj["id"] and r.get("correct")]
+    if not rows:
+        return obj
+    extra = dict(obj.get("extra") or {})
+    extra["benchmarks"] = rows
+    extra.pop("speedup_evidence", None)
+    out = dict(obj)
+    out["extra"] = extra
+    return out
+
+
+def load_json(path, default):
+    return json.load(open(path)) if path else default
+
+
+def rewrite_seed(seed, exported, entries, baselines, vendor, bench_rows):
+    """Writes back every seed line whose evidence or benchmarks changed;
+    returns the number of files rewritten."""
+    changed_files = 0
+    for f, lines in seed:
+        new_lines, changed = [], False
+        for text, obj in lines:
+            ex = exported.get(obj["id"]) if exported is not None else obj
+            ev = ex.get("evidence", []) if ex else []
+            if ex is not None and exported is not None:
+                diff = [k for k in obj if k not in ("evidence", "status") and ex.get(k) != obj[k]]
+                if diff and ev != obj.get("evidence", []):
+                    print("note: %s: exported %s differ from the seed line; only evidence is written"
+                          % (obj["id"], ", ".join(diff)), file=sys.stderr)
+            ev = annotate(obj, ev, entries, baselines, vendor)
+            new = with_benchmarks(obj, bench_rows)
+            if ev or "evidence" in obj:
+                new = with_evidence(new, ev) if ev else new
+            if new != obj:
+                new_lines.append(json.dumps(new, ensure_ascii=False))
+                changed = True
+            else:
+                new_lines.append(text)
+        if changed:
+            with open(f, "w", encoding="utf-8") as fh:
+                fh.write("\n".join(new_lines) + "\n")
+            changed_files += 1
+    return changed_files
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("evidence", help="evidence.tgz from the device run, or a folder of <skill>.json reports")
+    ap.add_argument("evidence", nargs="?",
+                    help="evidence.tgz from the device run, or a folder of <skill>.json reports")
+    ap.add_argument("--annotate", action="store_true",
+                    help="store no report; rewrite the contexts (and benchmarks) only")
+    ap.add_argument("--vendor", help="vendor.json of the device run (same-protocol PyTorch/vendor timings)")
+    ap.add_argument("--bench", help="hopper.json of the device run (Hopper kernels against cuBLAS)")
+    ap.add_argument("--baselines", default=os.path.join(ROOT, "data", "evidence", "baselines.json"))
     ap.add_argument("--seed-dir", default=os.path.join(ROOT, "data", "seed"))
     ap.add_argument("--map", default=os.path.join(ROOT, "data", "evidence", "map.json"))
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build-evidence"))
     ap.add_argument("--skilldb", help="use this skilldb binary instead of building one")
     ap.add_argument("--keep-db", action="store_true", help="keep the temporary library")
     args = ap.parse_args()
+    entries = json.load(open(args.map))
+    baselines = json.load(open(args.baselines))
+    vendor = {r["skill"]: r for r in load_json(args.vendor, {"rows": []})["rows"]}
+    bench_rows = load_json(args.bench, {"rows": []})["rows"]
+    if args.annotate:
+        n = rewrite_seed(read_seed(args.seed_dir), None, entries, baselines, vendor, bench_rows)
+        print("%d seed file(s) rewritten" % n)
+        return
+    if not args.evidence:
+        sys.exit("EVIDENCE is required unless --annotate is given")
 
     skilldb = args.skilldb or build_cli(args.build_dir)
     tmp = tempfile.mkdtemp(prefix="skilldb-evidence-")
     db = os.path.join(tmp, "library")
     try:
         reports = load_reports(args.evidence, tmp)
-        entries = json.load(open(args.map))
         seed = read_seed(args.seed_dir)
         by_id = {}
         for f, lines in seed:
@@ -191,26 +290,8 @@ def main():
                 o = json.loads(line)
                 exported[o["id"]] = o
 
-        # Write back: only skills whose evidence changed get a new line.
-        changed_files = 0
-        for f, lines in seed:
-            new_lines, changed = [], False
-            for text, obj in lines:
-                ex = exported.get(obj["id"])
-                ev = ex.get("evidence", []) if ex else []
-                if ex is not None and ev != obj.get("evidence", []):
-                    diff = [k for k in obj if k not in ("evidence", "status") and ex.get(k) != obj[k]]
-                    if diff:
-                        print("note: %s: exported %s differ from the seed line; only evidence is written"
-                              % (obj["id"], ", ".join(diff)), file=sys.stderr)
-                    new_lines.append(json.dumps(with_evidence(obj, ev), ensure_ascii=False))
-                    changed = True
-                else:
-                    new_lines.append(text)
-            if changed:
-                with open(f, "w", encoding="utf-8") as fh:
-                    fh.write("\n".join(new_lines) + "\n")
-                changed_files += 1
+        # Write back: only skills whose evidence (or benchmarks) changed.
+        changed_files = rewrite_seed(seed, exported, entries, baselines, vendor, bench_rows)
 
         for sid, ratio, lo, hi in stored:
             print("stored   %-44s speedup %.3f  95%% CI [%.3f, %.3f]" % (sid, ratio, lo, hi))

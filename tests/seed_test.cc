@@ -55,7 +55,8 @@ constexpr int kMinSkillsPerOpFamily = 2;
 //
 // Whole record (prose + code): code patterns legitimately share helpers (TMA
 // descriptor setup, the Triton matmul skeleton), which puts the top honest
-// pair at 0.28 (two TMA skills sharing the descriptor helper). 0.50 is the
+// pair at 0.39 (two Hopper GEMM rings sharing the TMA/mbarrier/wgmma
+// helpers). 0.50 is the
 // classic resemblance threshold for near-duplicate documents (Broder 1997)
 // and flags a record whose code and prose are both mostly shared.
 constexpr double kMaxProseJaccard = 0.20;
