@@ -205,7 +205,7 @@ TEST_CASE("scripted error statuses carry their headers and bodies") {
 }
 
 TEST_CASE(
-    "truncated delivery cuts the body; dropped delivery kills the connection") {
+    "truncated delivery cuts the body and dropped delivery kills the connection") {
   Fixture f;
   ScriptedReply truncated = TextReply({"long enough answer"});
   truncated.delivery = Delivery::kTruncated;
