@@ -143,9 +143,12 @@ TEST_CASE("a backbone that gives up ends the trajectory as failed and keeps its 
 }
 
 TEST_CASE("usage events of a turn reach the library in one batch") {
-  Rig rig({Fenced(CandidateSource("sum_dim1_fp32", "fast.cc"))});
+  // A wrong kernel: applied and failed for every selected skill (and no
+  // timing rounds, which keeps the test short).
+  Rig rig({Fenced(CandidateSource("sum_dim1_fp32", "wrong.cc"))});
   auto t = rig.Agent()->Solve(testing::HostTask("sum_dim1_fp32"), Small(1, 1));
   REQUIRE(t.ok());
+  REQUIRE(t->turns.at(0).samples.at(0).verdict == SampleVerdict::kWrong);
   const SelectionRecord& sel = t->turns.at(0).selection;
   REQUIRE(!sel.selected.empty());
   auto used = rig.lib->GetUsage(sel.selected[0].id);
@@ -153,7 +156,8 @@ TEST_CASE("usage events of a turn reach the library in one batch") {
   CHECK(used->count(UsageEvent::kRetrieved) == 1);
   CHECK(used->count(UsageEvent::kSelected) == 1);
   CHECK(used->count(UsageEvent::kApplied) == 1);
-  CHECK(used->count(UsageEvent::kSucceeded) == 1);
+  CHECK(used->count(UsageEvent::kFailed) == 1);
+  CHECK(used->count(UsageEvent::kSucceeded) == 0);
   auto unselected = rig.lib->GetUsage(sel.retrieved.back().id);
   REQUIRE(unselected.ok());
   CHECK(unselected->count(UsageEvent::kRetrieved) == 1);

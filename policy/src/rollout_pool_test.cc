@@ -12,7 +12,7 @@
 namespace skilldb::policy {
 namespace {
 
-// Answers each prompt with the team's fast candidate of the task it names.
+// Answers each prompt with the answer for the task it names.
 class TaskBackbone : public llm::Backbone {
  public:
   explicit TaskBackbone(std::map<std::string, std::string> answers)
@@ -63,7 +63,9 @@ TEST_CASE("the pool runs every job concurrently and counts what they did") {
   std::map<std::string, std::string> answers;
   std::vector<PolicyTask> tasks;
   for (const char* name : {"sum_dim1_fp32", "matmul_fp32", "softmax_rows_fp32"}) {
-    answers[name] = testing::Fenced(testing::CandidateSource(name, "fast.cc"));
+    // The team's wrong candidates: each is verified (compiled, run, checked)
+    // without the timing rounds a correct one costs on a loaded machine.
+    answers[name] = testing::Fenced(testing::CandidateSource(name, "wrong.cc"));
     tasks.push_back(testing::HostTask(name));
   }
   TaskBackbone backbone(answers);
@@ -108,12 +110,12 @@ TEST_CASE("the pool runs every job concurrently and counts what they did") {
   CHECK(c.turns == 6);
   CHECK(c.samples == 6);
   CHECK(c.verified == 6);
-  CHECK(c.solved == 6);
+  CHECK(c.solved == 0);
   CHECK(c.completion_tokens == 60);
   CHECK(c.turns_per_minute > 0);
   CHECK(c.turns_per_minute_per_worker == doctest::Approx(c.turns_per_minute / 2));
   CHECK(c.time.generation_ms >= 0);
-  CHECK(c.time.compile_ms + c.time.correctness_ms + c.time.timing_ms > 0);
+  CHECK(c.time.compile_ms + c.time.correctness_ms > 0);
   std::set<std::string> ids;
   for (size_t i = 0; i < jobs.size(); ++i) {
     REQUIRE(result->results[i].ok());

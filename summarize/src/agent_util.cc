@@ -1,0 +1,82 @@
+#include "agent_util.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "skilldb/policy/prompt.h"
+
+namespace skilldb::summarize::internal {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string NewDistillationId() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "d-%llx-%08llx",
+                static_cast<unsigned long long>(NowMs()),
+                static_cast<unsigned long long>(rng() & 0xffffffffull));
+  return buf;
+}
+
+Result<std::string> Ask(llm::Backbone& backbone,
+                        const std::vector<ChatMessage>& chat,
+                        const llm::SamplingOptions& sampling,
+                        GenerationRecord* record) {
+  llm::Chat prompt;
+  for (const ChatMessage& m : chat) prompt.push_back({m.role, m.content});
+  llm::SamplingOptions one = sampling;
+  one.n = 1;
+  SKILLDB_ASSIGN_OR_RETURN(std::vector<llm::Generation> gens,
+                           backbone.Generate({prompt}, one));
+  if (gens.size() != 1 || gens[0].samples.empty()) {
+    return Status::Internal("the backbone returned no sample");
+  }
+  llm::Sample& s = gens[0].samples[0];
+  record->model = backbone.Model();
+  record->prompt = chat;
+  record->prompt_text = gens[0].prompt_text;
+  record->prompt_token_ids = gens[0].prompt_token_ids;
+  record->completion = s.text;
+  record->completion_token_ids = std::move(s.token_ids);
+  record->completion_logprobs = std::move(s.token_logprobs);
+  return s.text;
+}
+
+void AppendRetry(std::vector<ChatMessage>* chat, const std::string& answer,
+                 const std::string& error) {
+  chat->push_back({"assistant", policy::Truncate(answer, 16000)});
+  chat->push_back({"user", "Your answer was not accepted: " + error +
+                               "\nAnswer again with only the corrected JSON "
+                               "object."});
+}
+
+std::vector<policy::SkillRef> UsedSkills(const policy::Trajectory& t) {
+  if (const policy::TurnRecord* best = policy::BestTurn(t)) {
+    return best->selection.selected;
+  }
+  return t.turns.empty() ? std::vector<policy::SkillRef>{}
+                         : t.turns.back().selection.selected;
+}
+
+std::string Attempts(const policy::Trajectory& t, size_t feedback_bytes,
+                     size_t code_bytes) {
+  std::string out;
+  for (const policy::TurnRecord& turn : t.turns) {
+    if (turn.best_sample < 0) continue;
+    const policy::SampleRecord& s = turn.samples[turn.best_sample];
+    out += "## Turn " + std::to_string(turn.turn + 1) + ": " +
+           std::string(policy::SampleVerdictName(s.verdict)) + "\n";
+    if (code_bytes > 0 && !s.source.empty()) {
+      out += "```\n" + policy::Truncate(s.source, code_bytes) + "\n```\n";
+    }
+    out += policy::Truncate(s.feedback, feedback_bytes) + "\n";
+  }
+  return out;
+}
+
+}  // namespace skilldb::summarize::internal

@@ -1,0 +1,43 @@
+// What the Skill Summary Agent's two runs share: one model call kept as a
+// GenerationRecord, ids and clocks, and the record's bookkeeping. Internal.
+#ifndef SKILLDB_SUMMARIZE_AGENT_UTIL_H_
+#define SKILLDB_SUMMARIZE_AGENT_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "skilldb/generation.h"
+#include "skilldb/llm/backbone.h"
+#include "skilldb/policy/rollout_store.h"
+#include "skilldb/policy/trajectory.h"
+#include "skilldb/status.h"
+
+namespace skilldb::summarize::internal {
+
+int64_t NowMs();
+// "d-<ms hex>-<random hex>".
+std::string NewDistillationId();
+
+// Asks `backbone` for one completion of `chat`; the call is kept (with its
+// tokens) in *record. Errors: the backbone's, or Internal for no sample.
+Result<std::string> Ask(llm::Backbone& backbone,
+                        const std::vector<ChatMessage>& chat,
+                        const llm::SamplingOptions& sampling,
+                        GenerationRecord* record);
+
+// The follow-up of a rejected answer: the answer as the assistant's turn,
+// then the error and the request to answer again.
+void AppendRetry(std::vector<ChatMessage>* chat, const std::string& answer,
+                 const std::string& error);
+
+// The skills the trajectory's best turn (or, without one, its last turn)
+// selected.
+std::vector<policy::SkillRef> UsedSkills(const policy::Trajectory& t);
+
+// A short account of each turn's best sample: verdict and feedback.
+std::string Attempts(const policy::Trajectory& t, size_t feedback_bytes,
+                     size_t code_bytes);
+
+}  // namespace skilldb::summarize::internal
+
+#endif  // SKILLDB_SUMMARIZE_AGENT_UTIL_H_
