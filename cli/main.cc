@@ -4,6 +4,9 @@
 #include <iostream>
 
 #include "commands.h"
+#ifdef SKILLDB_CLI_AGENTS
+#include "agent_commands.h"
+#endif
 
 namespace skilldb::cli {
 namespace {
@@ -24,6 +27,130 @@ void AddVersionOption(CLI::App* cmd, std::optional<Version>* v,
                       const char* what) {
   cmd->add_option("--as-of", *v, what)->check(CLI::NonNegativeNumber);
 }
+
+#ifdef SKILLDB_CLI_AGENTS
+// The agents' subcommands (agent_commands.h): solve, rollouts, distill.
+struct AgentArgs {
+  SolveArgs solve;
+  RolloutsArgs rollouts;
+  DistillArgs distill;
+};
+
+void AddLlmOptions(CLI::App* cmd, LlmArgs* llm) {
+  cmd->add_option("--llm-url", llm->url,
+                  "OpenAI-compatible API root, e.g. http://localhost:8000/v1 "
+                  "(default: $SKILLDB_LLM_URL, $OPENAI_BASE_URL)");
+  cmd->add_option("--llm-model", llm->model,
+                  "model name (default: $SKILLDB_LLM_MODEL, else the "
+                  "server's first)");
+  cmd->add_option("--llm-key", llm->key,
+                  "API key (default: $SKILLDB_LLM_KEY, $OPENAI_API_KEY)");
+  cmd->add_option("--llm-concurrency", llm->max_in_flight,
+                  "requests in flight at most (default: 8, or the rollouts)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--llm-token-ids", llm->token_ids,
+                "ask the server for token ids (vLLM >= 0.10.2) and keep them "
+                "in the rollout store");
+}
+
+void AddRolloutsOption(CLI::App* cmd, std::string* path) {
+  cmd->add_option("--rollouts", *path,
+                  "rollout store (SQLite; default: $SKILLDB_ROLLOUTS, else "
+                  "<library>.rollouts.sqlite beside the library)");
+}
+
+void AddAgentCommands(CLI::App& app, const GlobalArgs& g, const Io& io,
+                      std::function<int()>* run, AgentArgs* a) {
+  SolveArgs& s = a->solve;
+  auto* solve = app.add_subcommand(
+      "solve",
+      "the Policy Agent: write a kernel for a verifier task over several "
+      "turns, conditioned on library skills, with verifier feedback; "
+      "prints the best kernel, its report and the trajectory id (exit 1 "
+      "when no speedup was verified); with --tasks, a rollout pool and its "
+      "throughput");
+  solve->add_option("--task", s.task, "verifier task (skilldb verify --list-tasks)");
+  solve->add_option("--tasks", s.tasks, "several tasks, comma-separated (the pool)")
+      ->delimiter(',');
+  solve->add_option("--turns", s.turns, "turns at most (default 3)")
+      ->check(CLI::PositiveNumber);
+  solve->add_option("--samples", s.samples, "completions per turn (default 1)")
+      ->check(CLI::PositiveNumber);
+  solve->add_option("--rollouts-per-task", s.rollouts,
+                    "independent trajectories per task (default 1)")
+      ->check(CLI::PositiveNumber);
+  solve->add_option("--concurrency", s.concurrency,
+                    "rollouts in flight (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  solve->add_option("--backend", s.backend, "cuda (GPU, default) or host (CPU)")
+      ->check(CLI::IsMember({"cuda", "host"}));
+  solve->add_option("--workers", s.workers,
+                    "host verifier workers (default: one per two cores)")
+      ->check(CLI::NonNegativeNumber);
+  solve->add_option("--rerank", s.rerank,
+                    "second selection stage: none (BM25, default) or listwise "
+                    "(the same model ranks the candidates)")
+      ->check(CLI::IsMember({"none", "listwise"}));
+  solve->add_option("--skills", s.skills, "skills in the prompt (default 3)")
+      ->check(CLI::PositiveNumber);
+  solve->add_option("--candidates", s.candidates,
+                    "BM25 candidates (default 20)")
+      ->check(CLI::PositiveNumber);
+  solve->add_option("--temperature", s.temperature, "sampling temperature (default 0.8)")
+      ->check(CLI::NonNegativeNumber);
+  solve->add_option("--max-tokens", s.max_tokens, "completion tokens (default 4096)")
+      ->check(CLI::PositiveNumber);
+  solve->add_flag("--no-early-stop", s.no_early_stop,
+                  "run every turn even after a verified speedup");
+  solve->add_option("--group", s.group, "group label stored with the trajectories");
+  AddRolloutsOption(solve, &s.rollouts_path);
+  AddLlmOptions(solve, &s.llm);
+  solve->callback([run, &g, &io, a] { *run = [&g, &io, a] { return RunSolve(g, a->solve, io); }; });
+
+  RolloutsArgs& r = a->rollouts;
+  auto* rollouts = app.add_subcommand(
+      "rollouts", "the rollout store: list, show ID, export (JSONL)");
+  rollouts->add_option("action", r.action, "list, show or export")
+      ->required()
+      ->check(CLI::IsMember({"list", "show", "export"}));
+  rollouts->add_option("id", r.id, "trajectory id (show)");
+  rollouts->add_option("--task", r.task, "only this task");
+  rollouts->add_option("--group", r.group, "only this group");
+  rollouts->add_option("--solved", r.solved, "only solved (yes) or unsolved (no)")
+      ->check(CLI::IsMember({"yes", "no"}));
+  rollouts->add_option("-n,--limit", r.limit, "at most N (newest for list)");
+  rollouts->add_option("-o,--output", r.output, "export to this file");
+  rollouts->add_option("--format", r.format,
+                       "export: trajectories (one per line, default) or "
+                       "generations (one model call per line, for training)")
+      ->check(CLI::IsMember({"trajectories", "generations"}));
+  AddRolloutsOption(rollouts, &r.rollouts_path);
+  rollouts->callback([run, &g, &io, a] { *run = [&g, &io, a] { return RunRollouts(g, a->rollouts, io); }; });
+
+  DistillArgs& d = a->distill;
+  auto* distill = app.add_subcommand(
+      "distill",
+      "the Skill Summary Agent: a solved trajectory becomes a candidate skill "
+      "submitted through verified insertion; a failed one leaves unverified "
+      "pitfall notes on the skills it used (exit 1 unless accepted or "
+      "attached)");
+  distill->add_option("trajectory", d.id, "trajectory id (skilldb rollouts list)")
+      ->required();
+  distill->add_option("--backend", d.backend,
+                      "verifier for the evidence (default: the trajectory's)")
+      ->check(CLI::IsMember({"cuda", "host"}));
+  distill->add_option("--dedup", d.dedup, "duplicates: reject, supersede or merge")
+      ->check(CLI::IsMember({"reject", "supersede", "merge"}));
+  distill->add_option("--attempts", d.attempts,
+                      "model answers tried until one validates (default 3)")
+      ->check(CLI::PositiveNumber);
+  distill->add_option("--workers", d.workers, "host verifier workers")
+      ->check(CLI::NonNegativeNumber);
+  AddRolloutsOption(distill, &d.rollouts_path);
+  AddLlmOptions(distill, &d.llm);
+  distill->callback([run, &g, &io, a] { *run = [&g, &io, a] { return RunDistill(g, a->distill, io); }; });
+}
+#endif  // SKILLDB_CLI_AGENTS
 
 }  // namespace
 
@@ -321,6 +448,11 @@ int Main(int argc, char** argv) {
   c_verify->add_flag("--list-tasks", verify_args.list_tasks, "list the tasks");
   c_verify->callback(
       [&] { run = [&] { return RunVerify(g, verify_args, io); }; });
+
+#ifdef SKILLDB_CLI_AGENTS
+  AgentArgs agent_args;
+  AddAgentCommands(app, g, io, &run, &agent_args);
+#endif
 
   for (CLI::App* sub : app.get_subcommands({})) sub->fallthrough();
 

@@ -1,0 +1,33 @@
+// What the agents' subcommands build from their flags: the backbone (the
+// OpenAI-compatible client), the verifier, the rollout store.
+#ifndef SKILLDB_CLI_AGENT_SETUP_H_
+#define SKILLDB_CLI_AGENT_SETUP_H_
+
+#include <memory>
+#include <string>
+
+#include "agent_commands.h"
+#include "skilldb/llm/openai_client.h"
+#include "skilldb/policy/rollout_store.h"
+#include "skilldb/verify/verify.h"
+
+namespace skilldb::cli {
+
+// --rollouts PATH, else $SKILLDB_ROLLOUTS, else beside the library.
+std::string ResolveRolloutsPath(const GlobalArgs& g, const std::string& flag);
+
+// Opens (or, writable, creates) the store at `path`.
+Result<std::unique_ptr<policy::RolloutStore>> OpenRollouts(
+    const std::string& path, bool read_only);
+
+// The client for --llm-url/--llm-model/--llm-key and the environment.
+Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const LlmArgs& a);
+
+// The verifier for `backend` ("cuda" | "host") with `workers` host workers
+// (0 = one per two cores).
+Result<std::unique_ptr<verify::TaskVerifier>> MakeAgentVerifier(
+    const std::string& backend, int workers);
+
+}  // namespace skilldb::cli
+
+#endif  // SKILLDB_CLI_AGENT_SETUP_H_
