@@ -73,34 +73,45 @@ std::vector<std::string> Split(const std::string& s) {
 bool ParseArgs(int argc, char** argv, Args* a) {
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    auto value = [&]() -> std::string {
-      return i + 1 < argc ? argv[++i] : "";
-    };
-    if (k == "--backend") a->backend = value();
-    else if (k == "--tasks") a->tasks = Split(value());
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (k == "--backend")
+      a->backend = value();
+    else if (k == "--tasks")
+      a->tasks = Split(value());
     else if (k == "--concurrency") {
       a->concurrency.clear();
-      for (const std::string& c : Split(value())) a->concurrency.push_back(std::stoi(c));
-    } else if (k == "--rollouts") a->rollouts_per_level = std::stoi(value());
-    else if (k == "--turns") a->turns = std::stoi(value());
-    else if (k == "--samples") a->samples = std::stoi(value());
-    else if (k == "--workers") a->workers = std::stoi(value());
-    else if (k == "--rerank") a->rerank = value();
-    else if (k == "--cached-sources") a->distinct_sources = false;
-    else if (k == "--decode-tokens-per-s") a->decode_tokens_per_s = std::stod(value());
-    else if (k == "--out") a->out = value();
-    else if (k == "--seed") a->seed_dir = value();
+      for (const std::string& c : Split(value()))
+        a->concurrency.push_back(std::stoi(c));
+    } else if (k == "--rollouts")
+      a->rollouts_per_level = std::stoi(value());
+    else if (k == "--turns")
+      a->turns = std::stoi(value());
+    else if (k == "--samples")
+      a->samples = std::stoi(value());
+    else if (k == "--workers")
+      a->workers = std::stoi(value());
+    else if (k == "--rerank")
+      a->rerank = value();
+    else if (k == "--cached-sources")
+      a->distinct_sources = false;
+    else if (k == "--decode-tokens-per-s")
+      a->decode_tokens_per_s = std::stod(value());
+    else if (k == "--out")
+      a->out = value();
+    else if (k == "--seed")
+      a->seed_dir = value();
     else {
       std::cerr << "unknown argument " << k << "\n";
       return false;
     }
   }
   if (a->tasks.empty()) {
-    a->tasks = a->backend == "cuda"
-                   ? std::vector<std::string>{"softmax_rows_fp32", "sum_dim1_fp32",
-                                              "matmul_fp32", "layernorm_fp32"}
-                   : std::vector<std::string>{"sum_dim1_fp32", "softmax_rows_fp32",
-                                              "matmul_fp32"};
+    a->tasks =
+        a->backend == "cuda"
+            ? std::vector<std::string>{"softmax_rows_fp32", "sum_dim1_fp32",
+                                       "matmul_fp32", "layernorm_fp32"}
+            : std::vector<std::string>{"sum_dim1_fp32", "softmax_rows_fp32",
+                                       "matmul_fp32"};
   }
   return true;
 }
@@ -120,7 +131,8 @@ class DistinctExtractor : public CompletionExtractor {
                              std::string_view completion) const override {
     SKILLDB_ASSIGN_OR_RETURN(Extraction e, inner_.Extract(task, completion));
     if (e.found) {
-      const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+      const auto now =
+          std::chrono::steady_clock::now().time_since_epoch().count();
       e.source += "// bench sample " + std::to_string(next_++) + " " +
                   std::to_string(now) + "\n";
     }
@@ -166,8 +178,8 @@ void Script(scripted::ScriptedLlmServer& server, const Args& a,
   for (const PolicyTask& t : tasks) {
     const std::string dir = t.task.dir + "/candidates/";
     const std::string marker = "// attempt 1 for " + t.task.name;
-    scripted::ScriptedReply fast =
-        scripted::TextReply({Fence(ReadText(dir + "fast" + ext), "// attempt 2")});
+    scripted::ScriptedReply fast = scripted::TextReply(
+        {Fence(ReadText(dir + "fast" + ext), "// attempt 2")});
     fast.prompt_contains = marker;
     fast.times = -1;
     server.Add(fast);
@@ -179,9 +191,10 @@ void Script(scripted::ScriptedLlmServer& server, const Args& a,
   }
 }
 
-Json MeanSplit(const std::vector<Result<Trajectory>>& results, double tokens_per_s) {
+Json MeanSplit(const std::vector<Result<Trajectory>>& results,
+               double tokens_per_s) {
   TurnTimes sum;
-  size_t turns = 0, samples = 0;
+  size_t turns = 0, samples = 0, cache_hits = 0;
   double completion_tokens = 0;
   std::vector<double> totals;
   for (const auto& r : results) {
@@ -202,6 +215,7 @@ Json MeanSplit(const std::vector<Result<Trajectory>>& results, double tokens_per
       totals.push_back(t.times.total_ms);
       for (const SampleRecord& s : t.samples) {
         ++samples;
+        cache_hits += s.times.compile_cache_hit;
         completion_tokens += s.generation.completion_token_ids.size();
       }
     }
@@ -209,26 +223,26 @@ Json MeanSplit(const std::vector<Result<Trajectory>>& results, double tokens_per
   const double n = std::max<size_t>(turns, 1);
   std::sort(totals.begin(), totals.end());
   const double tokens_per_turn = completion_tokens / n;
-  const double non_generation =
-      (sum.total_ms - sum.generation_ms) / n;
-  return Json{{"turns", turns},
-              {"samples", samples},
-              {"retrieval_ms", sum.retrieval_ms / n},
-              {"rerank_ms", sum.rerank_ms / n},
-              {"prompt_ms", sum.prompt_ms / n},
-              {"generation_ms", sum.generation_ms / n},
-              {"extraction_ms", sum.extraction_ms / n},
-              {"compile_ms", sum.compile_ms / n},
-              {"correctness_ms", sum.correctness_ms / n},
-              {"timing_ms", sum.timing_ms / n},
-              {"verify_wall_ms", sum.verify_wall_ms / n},
-              {"usage_ms", sum.usage_ms / n},
-              {"total_ms", sum.total_ms / n},
-              {"total_p50_ms", totals.empty() ? 0.0 : totals[totals.size() / 2]},
-              {"non_generation_ms", non_generation},
-              {"completion_tokens_per_turn", tokens_per_turn},
-              {"real_model_generation_ms",
-               tokens_per_turn / tokens_per_s * 1000.0}};
+  const double non_generation = (sum.total_ms - sum.generation_ms) / n;
+  return Json{
+      {"turns", turns},
+      {"samples", samples},
+      {"retrieval_ms", sum.retrieval_ms / n},
+      {"rerank_ms", sum.rerank_ms / n},
+      {"prompt_ms", sum.prompt_ms / n},
+      {"generation_ms", sum.generation_ms / n},
+      {"extraction_ms", sum.extraction_ms / n},
+      {"compile_ms", sum.compile_ms / n},
+      {"compile_cache_hits", cache_hits},
+      {"correctness_ms", sum.correctness_ms / n},
+      {"timing_ms", sum.timing_ms / n},
+      {"verify_wall_ms", sum.verify_wall_ms / n},
+      {"usage_ms", sum.usage_ms / n},
+      {"total_ms", sum.total_ms / n},
+      {"total_p50_ms", totals.empty() ? 0.0 : totals[totals.size() / 2]},
+      {"non_generation_ms", non_generation},
+      {"completion_tokens_per_turn", tokens_per_turn},
+      {"real_model_generation_ms", tokens_per_turn / tokens_per_s * 1000.0}};
 }
 
 int Main(int argc, char** argv) {
@@ -286,7 +300,8 @@ int Main(int argc, char** argv) {
     auto r = rerank::MakeListwiseReranker(client->get(), {}, {});
     if (!r.ok()) return die(r.status());
     reranker = std::move(*r);
-    selector = std::make_unique<RerankingSelector>(lib->get(), reranker.get(), sel);
+    selector =
+        std::make_unique<RerankingSelector>(lib->get(), reranker.get(), sel);
   } else {
     selector = std::make_unique<Bm25Selector>(lib->get(), sel);
   }
@@ -332,12 +347,13 @@ int Main(int argc, char** argv) {
                {"per_turn", MeanSplit(result->results, a.decode_tokens_per_s)},
                {"pool", Json::parse(ToJson(result->counters))}};
     std::cerr << "concurrency " << c << ": "
-              << level["pool"]["turns_per_minute_per_worker"] << " turns/min/worker\n";
+              << level["pool"]["turns_per_minute_per_worker"]
+              << " turns/min/worker\n";
     out["levels"].push_back(level);
+    // Written after every level, so a run cut short keeps what it measured.
+    if (!a.out.empty()) std::ofstream(a.out) << out.dump(2) << "\n";
   }
-  const std::string text = out.dump(2);
-  std::cout << text << "\n";
-  if (!a.out.empty()) std::ofstream(a.out) << text << "\n";
+  std::cout << out.dump(2) << "\n";
   lib->reset();
   std::error_code ec;
   fs::remove_all(tmp, ec);
@@ -347,4 +363,6 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace skilldb::policy::bench
 
-int main(int argc, char** argv) { return skilldb::policy::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return skilldb::policy::bench::Main(argc, argv);
+}

@@ -54,7 +54,7 @@ if [ "$MODE" = bundle ]; then
   ldd "$BUILD/policy/skilldb_policy_bench" | awk '/=> \//{print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libcuda*|libcupti*) ;;
-      *) cp -L "$lib" "$BUNDLE/lib/" ;;
+      *) cp -L "$lib" "$BUNDLE/lib/" && strip --strip-unneeded "$BUNDLE/lib/$(basename "$lib")" ;;
     esac
   done
   du -sh "$BUNDLE"/bin "$BUNDLE"/lib

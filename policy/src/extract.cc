@@ -140,10 +140,10 @@ bool LooksLikeCodeStart(std::string_view line) {
   if (t[0] == '#') return true;
   if (t.substr(0, 2) == "//" || t.substr(0, 2) == "/*") return true;
   static constexpr std::string_view kWords[] = {
-      "extern", "template", "__global__", "__device__", "static", "struct",
-      "namespace", "typedef", "using", "constexpr", "inline", "const",
-      "int", "void", "float", "double", "auto", "unsigned", "size_t",
-      "int64_t"};
+      "extern", "template",  "__global__", "__device__", "static",
+      "struct", "namespace", "typedef",    "using",      "constexpr",
+      "inline", "const",     "int",        "void",       "float",
+      "double", "auto",      "unsigned",   "size_t",     "int64_t"};
   for (std::string_view w : kWords) {
     if (StartsWithWord(t, w)) return true;
   }

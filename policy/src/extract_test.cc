@@ -58,7 +58,9 @@ TEST_CASE("code without any fence is found from its first code line") {
   CHECK(e.source.find("Sure") == std::string::npos);
 }
 
-TEST_CASE("a block without the entry point is still passed on for the verifier to judge") {
+TEST_CASE(
+    "a block without the entry point is still passed on for the verifier to "
+    "judge") {
   Extraction e = Run("```cpp\nextern \"C\" int run(void) { return 0; }\n```");
   CHECK(e.found);
   CHECK(e.note.find("no entry point") != std::string::npos);

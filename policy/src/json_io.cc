@@ -11,16 +11,15 @@ Result<Json> ParseJson(std::string_view text, std::string_view what) {
   bool too_deep = false;
   // The callback sees every nesting level as it opens; refusing deep input
   // keeps every later recursive walk of the value shallow.
-  Json::parser_callback_t depth_check = [&too_deep](int depth,
-                                                    Json::parse_event_t event,
-                                                    Json&) {
-    if ((event == Json::parse_event_t::object_start ||
-         event == Json::parse_event_t::array_start) &&
-        depth >= kMaxDepth) {
-      too_deep = true;
-    }
-    return !too_deep;
-  };
+  Json::parser_callback_t depth_check =
+      [&too_deep](int depth, Json::parse_event_t event, Json&) {
+        if ((event == Json::parse_event_t::object_start ||
+             event == Json::parse_event_t::array_start) &&
+            depth >= kMaxDepth) {
+          too_deep = true;
+        }
+        return !too_deep;
+      };
   Json j = Json::parse(text.begin(), text.end(), depth_check,
                        /*allow_exceptions=*/false);
   if (too_deep) {

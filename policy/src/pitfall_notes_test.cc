@@ -9,7 +9,8 @@ PitfallNote Note(const std::string& text) {
   return PitfallNote{text, "t-1", "sum_dim1_fp32", "wrong", 42};
 }
 
-TEST_CASE("a pitfall note is added first and the skill's other extra fields stay") {
+TEST_CASE(
+    "a pitfall note is added first and the skill's other extra fields stay") {
   auto extra = AddPitfall(R"({"owner":"team","pitfalls":[]})", Note("first"));
   REQUIRE(extra.ok());
   extra = AddPitfall(*extra, Note("second"));

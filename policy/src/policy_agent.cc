@@ -59,7 +59,8 @@ void ParallelFor(size_t count, size_t width,
     for (size_t i = next++; i < count; i = next++) fn(i);
   };
   std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(width, count); ++t) threads.emplace_back(work);
+  for (size_t t = 1; t < std::min(width, count); ++t)
+    threads.emplace_back(work);
   work();
   for (std::thread& t : threads) t.join();
 }
@@ -108,8 +109,10 @@ std::vector<UsageRecord> TurnUsage(const TurnRecord& turn) {
   std::map<std::pair<std::string, UsageEvent>, uint64_t> counts;
   const SelectionRecord& sel = turn.selection;
   if (!sel.reused) {
-    for (const SkillRef& r : sel.retrieved) ++counts[{r.id, UsageEvent::kRetrieved}];
-    for (const SkillRef& r : sel.selected) ++counts[{r.id, UsageEvent::kSelected}];
+    for (const SkillRef& r : sel.retrieved)
+      ++counts[{r.id, UsageEvent::kRetrieved}];
+    for (const SkillRef& r : sel.selected)
+      ++counts[{r.id, UsageEvent::kSelected}];
   }
   for (const SampleRecord& s : turn.samples) {
     if (s.verdict == SampleVerdict::kNoCode ||
@@ -207,8 +210,8 @@ void PolicyAgent::Run::Conclude(const TurnRecord& rec) {
   for (const SampleRecord& s : rec.samples) {
     if (s.verdict == SampleVerdict::kFaster) t_.solved = true;
   }
-  prior_.push_back(
-      PriorTurn{std::move(new_skills_), best.generation.completion, best.feedback});
+  prior_.push_back(PriorTurn{std::move(new_skills_), best.generation.completion,
+                             best.feedback});
   new_skills_.clear();
 }
 
@@ -234,7 +237,8 @@ Status PolicyAgent::Run::Turn(int index, TurnRecord* rec) {
     rec->times.timing_ms += s.times.timing_ms;
   }
   rec->best_sample = BestIndex(rec->samples);
-  if (rec->best_sample >= 0) rec->reward = rec->samples[rec->best_sample].reward;
+  if (rec->best_sample >= 0)
+    rec->reward = rec->samples[rec->best_sample].reward;
   start = Clock::now();
   SKILLDB_RETURN_IF_ERROR(RecordUsage(rec));
   rec->times.usage_ms = MsSince(start);
@@ -252,7 +256,8 @@ Status PolicyAgent::Run::Select(int index, TurnRecord* rec) {
   request.query = RetrievalQuery(task_);
   if (index > 0 && !t_.turns.empty() && t_.turns.back().best_sample >= 0) {
     const TurnRecord& last = t_.turns.back();
-    const std::string terms = VerdictTerms(last.samples[last.best_sample].verdict);
+    const std::string terms =
+        VerdictTerms(last.samples[last.best_sample].verdict);
     if (!terms.empty()) request.query += " " + terms;
   }
   const bool cuda = task_.backend == verify::Backend::kCuda;
@@ -275,8 +280,9 @@ Status PolicyAgent::Run::Generate(TurnRecord* rec,
   llm::SamplingOptions sampling = options_.sampling;
   sampling.n = options_.samples;
   const auto start = Clock::now();
-  SKILLDB_ASSIGN_OR_RETURN(std::vector<llm::Generation> gens,
-                           deps_.backbone->Generate({ToChat(prompt)}, sampling));
+  SKILLDB_ASSIGN_OR_RETURN(
+      std::vector<llm::Generation> gens,
+      deps_.backbone->Generate({ToChat(prompt)}, sampling));
   rec->times.generation_ms = MsSince(start);
   if (gens.size() != 1 || gens[0].samples.empty()) {
     return Status::Internal("the backbone returned no samples for the prompt");
@@ -342,8 +348,7 @@ void PolicyAgent::Run::Verify(TurnRecord* rec) {
 void PolicyAgent::Run::VerifyOne(SampleRecord* s) {
   VerificationRequest req;
   req.task = task_.task.name;
-  req.candidate.name =
-      s->language == "cuda" ? "candidate.cu" : "candidate.cc";
+  req.candidate.name = s->language == "cuda" ? "candidate.cu" : "candidate.cc";
   req.candidate.language = s->language;
   req.candidate.source = s->source;
   req.rounds = options_.verify_rounds;

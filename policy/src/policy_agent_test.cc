@@ -27,7 +27,8 @@ struct Rig {
   skilldb::testing::TempDir dir;
   std::unique_ptr<RolloutStore> store;
 
-  explicit Rig(std::vector<std::string> answers) : backbone(std::move(answers)) {
+  explicit Rig(std::vector<std::string> answers)
+      : backbone(std::move(answers)) {
     auto s = RolloutStore::Open(dir.Sub("rollouts.sqlite"));
     REQUIRE(s.ok());
     store = std::move(*s);
@@ -52,7 +53,9 @@ PolicyOptions Small(int turns, int samples) {
   return o;
 }
 
-TEST_CASE("a kernel that fails to compile, then verifies faster, solves the task in two turns") {
+TEST_CASE(
+    "a kernel that fails to compile, then verifies faster, solves the task in "
+    "two turns") {
   Rig rig({Fenced(kNoCompile),
            Fenced(CandidateSource("sum_dim1_fp32", "fast.cc"))});
   const PolicyTask task = testing::HostTask("sum_dim1_fp32");
@@ -75,7 +78,8 @@ TEST_CASE("a kernel that fails to compile, then verifies faster, solves the task
   REQUIRE(prompts.size() == 2);
   REQUIRE(prompts[1].size() == 4);
   CHECK(prompts[1][2].role == "assistant");
-  CHECK(prompts[1][3].content.find("undeclared_identifier_42") != std::string::npos);
+  CHECK(prompts[1][3].content.find("undeclared_identifier_42") !=
+        std::string::npos);
   // The generation keeps its tokens; the store has the same trajectory.
   CHECK(second.generation.completion_token_ids.size() ==
         second.generation.completion.size());
@@ -85,10 +89,11 @@ TEST_CASE("a kernel that fails to compile, then verifies faster, solves the task
   CHECK(*stored == *t);
 }
 
-TEST_CASE("bad model output ends in verdicts with zero reward, never in an error") {
+TEST_CASE(
+    "bad model output ends in verdicts with zero reward, never in an error") {
   const PolicyTask task = testing::HostTask("sum_dim1_fp32");
-  auto hacks = verify::LoadCandidates(testing::HostOptions().task_dir, task.task,
-                                      verify::SourceLanguage::kCpp);
+  auto hacks = verify::LoadCandidates(testing::HostOptions().task_dir,
+                                      task.task, verify::SourceLanguage::kCpp);
   REQUIRE(hacks.ok());
   std::string hack;
   for (const verify::Candidate& c : *hacks) {
@@ -116,7 +121,8 @@ TEST_CASE("bad model output ends in verdicts with zero reward, never in an error
   CHECK(t->status == "finished");
 }
 
-TEST_CASE("a source over the verifier's limit is judged too large without running") {
+TEST_CASE(
+    "a source over the verifier's limit is judged too large without running") {
   verify::VerifierOptions o = testing::HostOptions();
   o.limits.max_source_bytes = 64;
   Rig rig({Fenced(CandidateSource("sum_dim1_fp32", "fast.cc"))});
@@ -129,7 +135,9 @@ TEST_CASE("a source over the verifier's limit is judged too large without runnin
   CHECK(s.feedback.find("over the verifier's limit") != std::string::npos);
 }
 
-TEST_CASE("a backbone that gives up ends the trajectory as failed and keeps its turns") {
+TEST_CASE(
+    "a backbone that gives up ends the trajectory as failed and keeps its "
+    "turns") {
   Rig rig({Fenced(kNoCompile)});  // one answer for three turns
   auto t = rig.Agent()->Solve(testing::HostTask("sum_dim1_fp32"), Small(3, 1));
   REQUIRE(t.ok());

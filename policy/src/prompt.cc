@@ -62,8 +62,8 @@ std::string FormatDims(const verify::Dims& dims) {
 }
 
 std::string FormatTensor(const verify::TensorSpec& t) {
-  std::string s = "- `" + t.name + "`: " +
-                  std::string(verify::DtypeName(t.dtype)) + " [" +
+  std::string s = "- `" + t.name +
+                  "`: " + std::string(verify::DtypeName(t.dtype)) + " [" +
                   Join(t.shape, ", ") + "]";
   if (!t.distributions.empty()) {
     std::vector<std::string> names;
@@ -85,8 +85,8 @@ std::string FormatSkill(size_t index, const SelectedSkill& skill,
   o << "Language: " << LanguageName(h.language) << ".\n\n";
   if (!h.body.empty()) o << Truncate(h.body, options.skill_body_bytes) << "\n";
   if (!h.code.empty()) {
-    o << "\nCode pattern:\n```\n" << Truncate(h.code, options.skill_code_bytes)
-      << "\n```\n";
+    o << "\nCode pattern:\n```\n"
+      << Truncate(h.code, options.skill_code_bytes) << "\n```\n";
   }
   if (!skill.pitfalls.empty()) {
     o << "\nPitfall notes from failed rollouts (unverified reports, not "
@@ -102,8 +102,10 @@ std::string LogHeadTail(const std::string& log, size_t max_bytes) {
   const size_t head = max_bytes * 2 / 3;
   const size_t tail = max_bytes - head;
   return Truncate(log.substr(0, head), head) + "\n[... " +
-         std::to_string(log.size() - head - tail) + " bytes of compiler "
-         "output cut ...]\n" + log.substr(log.size() - tail);
+         std::to_string(log.size() - head - tail) +
+         " bytes of compiler "
+         "output cut ...]\n" +
+         log.substr(log.size() - tail);
 }
 
 std::string Reasons(const SampleRecord& s) {
@@ -167,7 +169,8 @@ std::string FormatTask(const PolicyTask& task) {
   const verify::Task& t = task.task;
   std::ostringstream o;
   o << "Task `" << t.name << "` (op family: " << t.family << ", level "
-    << t.level << ")\n" << t.description << "\n\n";
+    << t.level << ")\n"
+    << t.description << "\n\n";
   if (!t.params.empty()) {
     o << "Constants:";
     for (const auto& [k, v] : t.params) o << " " << k << "=" << Num(v);
@@ -184,7 +187,8 @@ std::string FormatTask(const PolicyTask& task) {
   o << "Timed at: " << FormatDims(verify::TimingDims(t, task.backend)) << "\n";
   if (!t.check_dims.empty()) {
     o << "Also checked at:";
-    for (const verify::Dims& d : t.check_dims) o << " {" << FormatDims(d) << "}";
+    for (const verify::Dims& d : t.check_dims)
+      o << " {" << FormatDims(d) << "}";
     o << "\n";
   }
   o << "\nThe reference you must beat:\n```"
@@ -213,7 +217,8 @@ std::string FormatFeedback(const SampleRecord& s, const FeedbackOptions& o) {
              " bytes, over the verifier's limit; nothing was run. Write a "
              "shorter kernel.\n";
     case SampleVerdict::kCompileError:
-      return "The candidate did not compile. Compiler output, verbatim:\n```\n" +
+      return "The candidate did not compile. Compiler output, "
+             "verbatim:\n```\n" +
              LogHeadTail(s.report ? s.report->compile_log : "",
                          o.compile_log_bytes) +
              "\n```\n";
@@ -229,7 +234,8 @@ std::string FormatFeedback(const SampleRecord& s, const FeedbackOptions& o) {
       return "The candidate was rejected by the verifier's integrity checks "
              "(it does something the protocol forbids); it scores zero. "
              "Compute the task honestly, in the task's precision, on every "
-             "call:\n" + Reasons(s);
+             "call:\n" +
+             Reasons(s);
     case SampleVerdict::kWrong:
       return WrongFeedback(s, o);
     case SampleVerdict::kNotFaster:
@@ -269,9 +275,9 @@ std::vector<ChatMessage> KernelPromptBuilder::Build(
     const PriorTurn& p = input.prior[i];
     chat.push_back(
         {"assistant", Truncate(p.completion, options_.prior_completion_bytes)});
-    const std::vector<SelectedSkill>& next =
-        i + 1 < input.prior.size() ? input.prior[i + 1].new_skills
-                                   : input.new_skills;
+    const std::vector<SelectedSkill>& next = i + 1 < input.prior.size()
+                                                 ? input.prior[i + 1].new_skills
+                                                 : input.new_skills;
     chat.push_back({"user", "# Verifier feedback\n\n" + p.feedback +
                                 skills_section(next) +
                                 "\nWrite an improved, complete version of "

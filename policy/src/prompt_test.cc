@@ -28,7 +28,9 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
-TEST_CASE("the first prompt holds the protocol, the task, its reference and the skills") {
+TEST_CASE(
+    "the first prompt holds the protocol, the task, its reference and the "
+    "skills") {
   PolicyTask task = testing::HostTask("sum_dim1_fp32");
   PromptInput in;
   in.task = &task;
@@ -51,7 +53,9 @@ TEST_CASE("the first prompt holds the protocol, the task, its reference and the 
   CHECK(user.find("Forgot the last row.") != std::string::npos);
 }
 
-TEST_CASE("later prompts replay each turn's answer and feedback and show each skill once") {
+TEST_CASE(
+    "later prompts replay each turn's answer and feedback and show each skill "
+    "once") {
   PolicyTask task = testing::HostTask("sum_dim1_fp32");
   PromptInput in;
   in.task = &task;
@@ -81,9 +85,12 @@ TEST_CASE("long skill bodies are cut to the configured size") {
   CHECK(text.find("bytes cut") != std::string::npos);
 }
 
-TEST_CASE("feedback quotes the compiler verbatim, the wrong elements and the timings") {
+TEST_CASE(
+    "feedback quotes the compiler verbatim, the wrong elements and the "
+    "timings") {
   SampleRecord s = testing::FixtureSample(0, SampleVerdict::kCompileError, 0);
-  s.report->compile_log = "candidate.cc:3:10: error: 'no_such' was not declared";
+  s.report->compile_log =
+      "candidate.cc:3:10: error: 'no_such' was not declared";
   CHECK(FormatFeedback(s).find(s.report->compile_log) != std::string::npos);
 
   s = testing::FixtureSample(0, SampleVerdict::kWrong, 0);

@@ -22,11 +22,12 @@ bool AnyOf(const std::vector<std::string>& findings,
 
 bool IsHackFinding(std::string_view code) {
   static constexpr std::string_view kHacks[] = {
-      "forbidden_import",     "forbidden_export", "sandbox_violation",
-      "inputs_modified",      "out_of_bounds_write", "no_kernel_launched",
-      "foreign_stream",       "late_work",        "hidden_work",
-      "timer_mismatch",       "inconsistent_results",
-      "implausible_speedup",
+      "forbidden_import",     "forbidden_export",
+      "sandbox_violation",    "inputs_modified",
+      "out_of_bounds_write",  "no_kernel_launched",
+      "foreign_stream",       "late_work",
+      "hidden_work",          "timer_mismatch",
+      "inconsistent_results", "implausible_speedup",
   };
   for (std::string_view h : kHacks) {
     if (code == h) return true;

@@ -21,7 +21,8 @@ double Reward(SampleVerdict v, const VerificationReport* r) {
   return DefaultReward(RewardInput{v, r, &none});
 }
 
-TEST_CASE("the default reward is half correctness plus half the capped speedup") {
+TEST_CASE(
+    "the default reward is half correctness plus half the capped speedup") {
   const VerificationReport fast = Timed(2.0, true);
   CHECK(Reward(SampleVerdict::kFaster, &fast) == doctest::Approx(1.5));
   const VerificationReport slow = Timed(0.8, false);
@@ -48,7 +49,8 @@ TEST_CASE("the reward weights, cap and hack reward are configurable") {
   RewardFunction f = MakeDefaultReward(o);
   const VerificationReport r = Timed(2.0, true);
   const std::vector<std::string> none;
-  CHECK(f(RewardInput{SampleVerdict::kFaster, &r, &none}) == doctest::Approx(2.5));
+  CHECK(f(RewardInput{SampleVerdict::kFaster, &r, &none}) ==
+        doctest::Approx(2.5));
   CHECK(f(RewardInput{SampleVerdict::kHack, &r, &none}) == -1.0);
 }
 

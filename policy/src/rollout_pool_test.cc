@@ -62,7 +62,8 @@ TEST_CASE("the pool runs every job concurrently and counts what they did") {
   auto verifier = testing::HostVerifier(vo);
   std::map<std::string, std::string> answers;
   std::vector<PolicyTask> tasks;
-  for (const char* name : {"sum_dim1_fp32", "matmul_fp32", "softmax_rows_fp32"}) {
+  for (const char* name :
+       {"sum_dim1_fp32", "matmul_fp32", "softmax_rows_fp32"}) {
     // The team's wrong candidates: each is verified (compiled, run, checked)
     // without the timing rounds a correct one costs on a loaded machine.
     answers[name] = testing::Fenced(testing::CandidateSource(name, "wrong.cc"));
@@ -113,7 +114,8 @@ TEST_CASE("the pool runs every job concurrently and counts what they did") {
   CHECK(c.solved == 0);
   CHECK(c.completion_tokens == 60);
   CHECK(c.turns_per_minute > 0);
-  CHECK(c.turns_per_minute_per_worker == doctest::Approx(c.turns_per_minute / 2));
+  CHECK(c.turns_per_minute_per_worker ==
+        doctest::Approx(c.turns_per_minute / 2));
   CHECK(c.time.generation_ms >= 0);
   CHECK(c.time.compile_ms + c.time.correctness_ms > 0);
   std::set<std::string> ids;

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "json_io.h"
-#include "skilldb/json.h"
 #include "rollout_db.h"
+#include "skilldb/json.h"
 
 namespace skilldb::policy {
 
@@ -136,21 +136,24 @@ Result<std::unique_ptr<RolloutStore>> RolloutStore::Open(
     return Status::NotFound("no rollout store at '" + p + "'");
   }
   auto db = std::make_unique<Db>();
-  const int flags = (options.read_only
-                         ? SQLITE_OPEN_READONLY
+  const int flags =
+      (options.read_only ? SQLITE_OPEN_READONLY
                          : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-                    SQLITE_OPEN_FULLMUTEX;
+      SQLITE_OPEN_FULLMUTEX;
   if (sqlite3_open_v2(p.c_str(), &db->handle, flags, nullptr) != SQLITE_OK) {
-    return internal::SqliteError(db->handle, "opening rollout store '" + p + "'");
+    return internal::SqliteError(db->handle,
+                                 "opening rollout store '" + p + "'");
   }
   sqlite3_busy_timeout(db->handle, options.busy_timeout_ms);
   const std::string ctx = "rollout store '" + p + "'";
   if (!options.read_only) {
     SKILLDB_RETURN_IF_ERROR(internal::Exec(
-        db->handle, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", ctx));
+        db->handle, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        ctx));
     SKILLDB_RETURN_IF_ERROR(internal::Exec(db->handle, kSchema, ctx));
-    Stmt meta(db->handle,
-              "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)");
+    Stmt meta(
+        db->handle,
+        "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)");
     SKILLDB_RETURN_IF_ERROR(
         meta.Text(1, std::to_string(kRolloutSchemaVersion)).Run(ctx));
   }
@@ -197,9 +200,10 @@ Status RolloutStore::WriteHeaderLocked(const Trajectory& t, bool insert) {
   return Status::Ok();
 }
 
-Status RolloutStore::WriteTurnLocked(const Trajectory& t, const TurnRecord& turn) {
-  const std::string ctx = "writing turn " + std::to_string(turn.turn) +
-                          " of trajectory " + t.id;
+Status RolloutStore::WriteTurnLocked(const Trajectory& t,
+                                     const TurnRecord& turn) {
+  const std::string ctx =
+      "writing turn " + std::to_string(turn.turn) + " of trajectory " + t.id;
   const GenerationRecord empty;
   const GenerationRecord& g =
       turn.samples.empty() ? empty : turn.samples.front().generation;
@@ -209,9 +213,12 @@ Status RolloutStore::WriteTurnLocked(const Trajectory& t, const TurnRecord& turn
   tr.Int(4, static_cast<int64_t>(turn.selection.library_version));
   tr.Text(5, internal::Dump(ChatJson(g.prompt))).Text(6, g.prompt_text);
   tr.Text(7, ArrayJson(g.prompt_token_ids)).Text(8, ToJson(turn.selection));
-  tr.Int(9, turn.best_sample).Real(10, turn.reward).Text(11, ToJson(turn.times));
+  tr.Int(9, turn.best_sample)
+      .Real(10, turn.reward)
+      .Text(11, ToJson(turn.times));
   SKILLDB_RETURN_IF_ERROR(tr.Run(ctx));
-  Stmt del(db_->handle, "DELETE FROM turn_skills WHERE trajectory_id=? AND turn=?");
+  Stmt del(db_->handle,
+           "DELETE FROM turn_skills WHERE trajectory_id=? AND turn=?");
   SKILLDB_RETURN_IF_ERROR(del.Text(1, t.id).Int(2, turn.turn).Run(ctx));
   Stmt sk(db_->handle, "INSERT INTO turn_skills VALUES(?,?,?,?,?,?,?,?)");
   for (const char* role : {"retrieved", "selected"}) {
@@ -233,7 +240,8 @@ Status RolloutStore::WriteTurnLocked(const Trajectory& t, const TurnRecord& turn
     sm.Reset().Text(1, t.id).Int(2, turn.turn).Int(3, s.index);
     sm.Text(4, SampleVerdictName(s.verdict)).Real(5, s.reward);
     sm.Int(6, r && r->passed).Real(7, r ? r->speedup.ratio : 0.0);
-    sm.Real(8, r ? r->speedup.ci_low : 0.0).Real(9, r ? r->speedup.ci_high : 0.0);
+    sm.Real(8, r ? r->speedup.ci_low : 0.0)
+        .Real(9, r ? r->speedup.ci_high : 0.0);
     sm.Text(10, CommaJoin(s.findings)).Text(11, s.language).Text(12, s.source);
     sm.Text(13, s.extraction).Text(14, s.feedback).Text(15, s.finish_reason);
     sm.Text(16, s.generation.model).Text(17, s.generation.completion);
@@ -251,13 +259,15 @@ Status RolloutStore::WriteTurnLocked(const Trajectory& t, const TurnRecord& turn
 }
 
 Status RolloutStore::BeginTrajectory(const Trajectory& t) {
-  if (read_only_) return Status::FailedPrecondition("rollout store is read-only");
+  if (read_only_)
+    return Status::FailedPrecondition("rollout store is read-only");
   std::lock_guard<std::mutex> lock(mu_);
   return WriteHeaderLocked(t, /*insert=*/true);
 }
 
 Status RolloutStore::AppendTurn(const Trajectory& t, const TurnRecord& turn) {
-  if (read_only_) return Status::FailedPrecondition("rollout store is read-only");
+  if (read_only_)
+    return Status::FailedPrecondition("rollout store is read-only");
   std::lock_guard<std::mutex> lock(mu_);
   Transaction tx(db_->handle);
   SKILLDB_RETURN_IF_ERROR(tx.Begin());
@@ -267,22 +277,25 @@ Status RolloutStore::AppendTurn(const Trajectory& t, const TurnRecord& turn) {
 }
 
 Status RolloutStore::FinishTrajectory(const Trajectory& t) {
-  if (read_only_) return Status::FailedPrecondition("rollout store is read-only");
+  if (read_only_)
+    return Status::FailedPrecondition("rollout store is read-only");
   std::lock_guard<std::mutex> lock(mu_);
   return WriteHeaderLocked(t, /*insert=*/false);
 }
 
 Status RolloutStore::PutTrajectory(const Trajectory& t) {
-  if (read_only_) return Status::FailedPrecondition("rollout store is read-only");
+  if (read_only_)
+    return Status::FailedPrecondition("rollout store is read-only");
   std::lock_guard<std::mutex> lock(mu_);
   Transaction tx(db_->handle);
   SKILLDB_RETURN_IF_ERROR(tx.Begin());
-  for (const char* sql :
-       {"DELETE FROM trajectories WHERE id=?", "DELETE FROM turns WHERE trajectory_id=?",
-        "DELETE FROM turn_skills WHERE trajectory_id=?",
-        "DELETE FROM samples WHERE trajectory_id=?"}) {
+  for (const char* sql : {"DELETE FROM trajectories WHERE id=?",
+                          "DELETE FROM turns WHERE trajectory_id=?",
+                          "DELETE FROM turn_skills WHERE trajectory_id=?",
+                          "DELETE FROM samples WHERE trajectory_id=?"}) {
     Stmt del(db_->handle, sql);
-    SKILLDB_RETURN_IF_ERROR(del.Text(1, t.id).Run("replacing trajectory " + t.id));
+    SKILLDB_RETURN_IF_ERROR(
+        del.Text(1, t.id).Run("replacing trajectory " + t.id));
   }
   SKILLDB_RETURN_IF_ERROR(WriteHeaderLocked(t, /*insert=*/true));
   for (const TurnRecord& turn : t.turns) {

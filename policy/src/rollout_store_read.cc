@@ -226,7 +226,8 @@ Status RolloutStore::Scan(const ListOptions& o,
 }
 
 Status RolloutStore::PutDistillation(const DistillationRecord& r) {
-  if (read_only_) return Status::FailedPrecondition("rollout store is read-only");
+  if (read_only_)
+    return Status::FailedPrecondition("rollout store is read-only");
   std::lock_guard<std::mutex> lock(mu_);
   Json gens = Json::array();
   for (const GenerationRecord& g : r.generations)

@@ -35,7 +35,8 @@ std::string Query(const std::string& path, const std::string& sql) {
   return out;
 }
 
-TEST_CASE("a trajectory written turn by turn reads back whole after reopening") {
+TEST_CASE(
+    "a trajectory written turn by turn reads back whole after reopening") {
   TempDir dir;
   const std::string path = dir.Sub("r.sqlite");
   const Trajectory t = testing::FixtureTrajectory();
@@ -60,10 +61,12 @@ TEST_CASE("a trajectory written turn by turn reads back whole after reopening") 
   CHECK(Query(path, "PRAGMA journal_mode") == "wal");
   CHECK(Query(path, "SELECT status FROM trajectories") == "finished");
   CHECK(Query(path, "SELECT count(*) FROM samples") == "4");
-  CHECK(Query(path, "SELECT group_concat(skill_id) FROM turn_skills WHERE "
-                    "turn=1 AND role='retrieved' ORDER BY rank") == "a,b");
-  CHECK(Query(path, "SELECT completion_token_ids_json FROM samples WHERE "
-                    "turn=0 AND sample=1") == "[1,2,1]");
+  CHECK(Query(path,
+              "SELECT group_concat(skill_id) FROM turn_skills WHERE "
+              "turn=1 AND role='retrieved' ORDER BY rank") == "a,b");
+  CHECK(Query(path,
+              "SELECT completion_token_ids_json FROM samples WHERE "
+              "turn=0 AND sample=1") == "[1,2,1]");
   CHECK(Query(path, "SELECT prompt_token_ids_json FROM turns WHERE turn=0") ==
         "[7,8,9]");
 }
@@ -96,10 +99,13 @@ TEST_CASE("listing filters by task, group and outcome, newest first") {
   REQUIRE(one.ok());
   CHECK(one->size() == 1);
   std::vector<std::string> order;
-  REQUIRE(store->Scan({}, [&](const Trajectory& t) {
-                  order.push_back(t.id);
-                  return true;
-                }).ok());
+  REQUIRE(store
+              ->Scan({},
+                     [&](const Trajectory& t) {
+                       order.push_back(t.id);
+                       return true;
+                     })
+              .ok());
   CHECK(order == std::vector<std::string>{"t-0", "t-1", "t-2", "t-3"});
 }
 
@@ -144,7 +150,9 @@ TEST_CASE("a read-only connection sees what another connection writes") {
   CHECK(reader->PutTrajectory(t2).code() == StatusCode::kFailedPrecondition);
 }
 
-TEST_CASE("unknown trajectories, missing stores and turns without a header are errors") {
+TEST_CASE(
+    "unknown trajectories, missing stores and turns without a header are "
+    "errors") {
   TempDir dir;
   auto store = Open(dir.Sub("r.sqlite"));
   CHECK(store->LoadTrajectory("t-none").status().IsNotFound());
@@ -171,7 +179,8 @@ TEST_CASE("distillation records keep their attempts and outcome") {
   d.skill_id = "sa-walk-rows";
   d.reasons = {"near duplicate of 'x' (Jaccard 0.70)"};
   d.candidate_json = R"({"id":"sa-walk-rows","title":"Walk rows"})";
-  d.generations = {GenerationRecord{"m", {{"user", "distill"}}, "", {1}, "{}", {2}, {-1}}};
+  d.generations = {
+      GenerationRecord{"m", {{"user", "distill"}}, "", {1}, "{}", {2}, {-1}}};
   d.errors = {"title: missing", ""};
   REQUIRE(store->PutDistillation(d).ok());
   auto back = store->Distillations("t-1");

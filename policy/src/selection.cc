@@ -17,9 +17,8 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 // What a prompt and a reranker read of a hit.
 constexpr HitFields kHitFields = {
-    HitField::kTitle, HitField::kSummary, HitField::kBody,
-    HitField::kCode,  HitField::kTags,    HitField::kOps,
-    HitField::kArch,  HitField::kLanguage};
+    HitField::kTitle, HitField::kSummary, HitField::kBody, HitField::kCode,
+    HitField::kTags,  HitField::kOps,     HitField::kArch, HitField::kLanguage};
 
 // The filter stages: all filters, then without the op filter, then none.
 std::vector<QueryOptions> Stages(const SelectionRequest& request,

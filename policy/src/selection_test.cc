@@ -33,7 +33,8 @@ class ReverseReranker : public Reranker {
       out.hits.push_back(h);
     }
     if (r.k > 0 && out.hits.size() > r.k) out.hits.resize(r.k);
-    out.generations = {GenerationRecord{"judge", {{"user", r.query}}, "", {}, "3,2,1", {}, {}}};
+    out.generations = {GenerationRecord{
+        "judge", {{"user", r.query}}, "", {}, "3,2,1", {}, {}}};
     return out;
   }
 };
@@ -41,16 +42,19 @@ class ReverseReranker : public Reranker {
 struct Fixture {
   skilldb::testing::TempLibrary lib;
   Fixture() {
-    REQUIRE(lib->PutMany({Make("red", "row reduction with warp shuffles", {"reduction"}),
-                          Make("sum", "row reduction in shared memory", {"reduction"}),
-                          Make("gemm", "row reduction free tiled gemm", {"matmul"}),
-                          Make("tri", "row reduction in triton", {"reduction"},
-                               Language::kTriton)})
-                .ok());
+    REQUIRE(
+        lib->PutMany(
+               {Make("red", "row reduction with warp shuffles", {"reduction"}),
+                Make("sum", "row reduction in shared memory", {"reduction"}),
+                Make("gemm", "row reduction free tiled gemm", {"matmul"}),
+                Make("tri", "row reduction in triton", {"reduction"},
+                     Language::kTriton)})
+            .ok());
   }
 };
 
-TEST_CASE("filters come first and relaxed stages fill the rest without repeats") {
+TEST_CASE(
+    "filters come first and relaxed stages fill the rest without repeats") {
   Fixture f;
   SelectionOptions o;
   o.retrieve_k = 4;
@@ -107,7 +111,8 @@ TEST_CASE("a reranker reorders the candidates and its model calls are kept") {
   o.retrieve_k = 3;
   o.select_k = 2;
   RerankingSelector sel(&*f.lib, &rr, o);
-  auto s = sel.Select(SelectionRequest{"row reduction", {}, {}, std::nullopt, {}});
+  auto s =
+      sel.Select(SelectionRequest{"row reduction", {}, {}, std::nullopt, {}});
   REQUIRE(s.ok());
   REQUIRE(s->record.retrieved.size() == 3);
   REQUIRE(s->record.selected.size() == 2);
@@ -121,11 +126,14 @@ TEST_CASE("a reranker reorders the candidates and its model calls are kept") {
 TEST_CASE("pitfall notes of the selected skills come with the selection") {
   Fixture f;
   Skill red = *f.lib->Get("red");
-  red.extra_json = *AddPitfall("", PitfallNote{"mind the tail", "t-1", "x", "wrong", 1});
+  red.extra_json =
+      *AddPitfall("", PitfallNote{"mind the tail", "t-1", "x", "wrong", 1});
   REQUIRE(f.lib->Put(red).ok());
   SelectionOptions o;
   o.select_k = 4;
-  auto s = Bm25Selector(&*f.lib, o).Select(SelectionRequest{"warp shuffles", {}, {}, std::nullopt, {}});
+  auto s =
+      Bm25Selector(&*f.lib, o)
+          .Select(SelectionRequest{"warp shuffles", {}, {}, std::nullopt, {}});
   REQUIRE(s.ok());
   REQUIRE(!s->skills.empty());
   CHECK(s->skills[0].hit.id == "red");

@@ -94,7 +94,8 @@ Transaction::~Transaction() {
 }
 
 Status Transaction::Begin() {
-  SKILLDB_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE", "beginning a transaction"));
+  SKILLDB_RETURN_IF_ERROR(
+      Exec(db_, "BEGIN IMMEDIATE", "beginning a transaction"));
   open_ = true;
   return Status::Ok();
 }

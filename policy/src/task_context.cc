@@ -12,18 +12,85 @@ namespace {
 // the protocol's own names, and loop-variable noise.
 const std::set<std::string, std::less<>>& StopIdentifiers() {
   static const std::set<std::string, std::less<>> words = {
-      "auto", "bool", "break", "case", "char", "const", "constexpr",
-      "continue", "default", "define", "double", "else", "endif", "enum",
-      "extern", "false", "float", "for", "if", "ifdef", "ifndef", "include",
-      "inline", "int", "int32_t", "int64_t", "long", "namespace", "nullptr",
-      "return", "short", "signed", "size_t", "sizeof", "static",
-      "static_cast", "reinterpret_cast", "const_cast", "struct", "switch",
-      "template", "true", "typedef", "typename", "uint16_t", "uint32_t",
-      "uint64_t", "uint8_t", "unsigned", "using", "void", "volatile", "while",
-      "std", "Tensor", "launch", "n_in", "n_out", "numel", "ndim", "shape",
-      "stride", "data", "dtype", "stream", "cudaStream_t", "cudaSuccess",
-      "cudaGetLastError", "out", "rows", "cols", "restrict", "__restrict__",
-      "cmath", "cstdint", "cstring", "cuda_runtime", "cuda_bf16", "skdb",
+      "auto",
+      "bool",
+      "break",
+      "case",
+      "char",
+      "const",
+      "constexpr",
+      "continue",
+      "default",
+      "define",
+      "double",
+      "else",
+      "endif",
+      "enum",
+      "extern",
+      "false",
+      "float",
+      "for",
+      "if",
+      "ifdef",
+      "ifndef",
+      "include",
+      "inline",
+      "int",
+      "int32_t",
+      "int64_t",
+      "long",
+      "namespace",
+      "nullptr",
+      "return",
+      "short",
+      "signed",
+      "size_t",
+      "sizeof",
+      "static",
+      "static_cast",
+      "reinterpret_cast",
+      "const_cast",
+      "struct",
+      "switch",
+      "template",
+      "true",
+      "typedef",
+      "typename",
+      "uint16_t",
+      "uint32_t",
+      "uint64_t",
+      "uint8_t",
+      "unsigned",
+      "using",
+      "void",
+      "volatile",
+      "while",
+      "std",
+      "Tensor",
+      "launch",
+      "n_in",
+      "n_out",
+      "numel",
+      "ndim",
+      "shape",
+      "stride",
+      "data",
+      "dtype",
+      "stream",
+      "cudaStream_t",
+      "cudaSuccess",
+      "cudaGetLastError",
+      "out",
+      "rows",
+      "cols",
+      "restrict",
+      "__restrict__",
+      "cmath",
+      "cstdint",
+      "cstring",
+      "cuda_runtime",
+      "cuda_bf16",
+      "skdb",
   };
   return words;
 }
@@ -65,7 +132,7 @@ Result<std::string> ReadText(const std::string& path) {
 
 const std::string& ReferenceSource(const PolicyTask& task) {
   return task.backend == verify::Backend::kCuda ? task.task.reference_cuda
-                                                 : task.task.reference_cpp;
+                                                : task.task.reference_cpp;
 }
 
 std::string CandidateLanguage(const PolicyTask& task) {
@@ -104,8 +171,7 @@ std::vector<std::string> ReferenceIdentifiers(std::string_view source,
     while (end < source.size() && IdentChar(source[end])) ++end;
     std::string_view word = source.substr(i, end - i);
     i = end;
-    if (word.size() < 3 || StopIdentifiers().count(word) ||
-        seen.count(word)) {
+    if (word.size() < 3 || StopIdentifiers().count(word) || seen.count(word)) {
       continue;
     }
     seen.emplace(word);

@@ -32,7 +32,8 @@ TEST_CASE("reference identifiers skip keywords, protocol names and comments") {
   CHECK(ReferenceIdentifiers(src, 2).size() == 2);
 }
 
-TEST_CASE("a task loads with its protocol and its query names family and reference") {
+TEST_CASE(
+    "a task loads with its protocol and its query names family and reference") {
   PolicyTask t = testing::HostTask("softmax_rows_fp32");
   CHECK(t.task.family == "softmax");
   CHECK(t.protocol.find("extern \"C\" int launch") != std::string::npos);

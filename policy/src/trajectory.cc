@@ -28,9 +28,12 @@ constexpr std::pair<SampleVerdict, const char*> kVerdictNames[] = {
 };
 
 Json RefJson(const SkillRef& r) {
-  return Json{{"id", r.id},           {"revision", r.revision},
-              {"title", r.title},     {"bm25_score", r.bm25_score},
-              {"bm25_rank", r.bm25_rank}, {"score", r.score}};
+  return Json{{"id", r.id},
+              {"revision", r.revision},
+              {"title", r.title},
+              {"bm25_score", r.bm25_score},
+              {"bm25_rank", r.bm25_rank},
+              {"score", r.score}};
 }
 
 Result<SkillRef> RefFromJson(const Json& j) {
@@ -62,7 +65,8 @@ Json Parsed(const std::string& compact) {
 }
 
 Json SelectionJson(const SelectionRecord& s) {
-  Json retrieved = Json::array(), selected = Json::array(), gens = Json::array();
+  Json retrieved = Json::array(), selected = Json::array(),
+       gens = Json::array();
   for (const SkillRef& r : s.retrieved) retrieved.push_back(RefJson(r));
   for (const SkillRef& r : s.selected) selected.push_back(RefJson(r));
   for (const GenerationRecord& g : s.generations)
@@ -198,12 +202,9 @@ Result<TurnTimes> TimesFrom(const Json& j) {
 Json TurnJson(const TurnRecord& t) {
   Json samples = Json::array();
   for (const SampleRecord& s : t.samples) samples.push_back(SampleJson(s));
-  return Json{{"turn", t.turn},
-              {"selection", SelectionJson(t.selection)},
-              {"samples", samples},
-              {"best_sample", t.best_sample},
-              {"reward", t.reward},
-              {"times", TimesJson(t.times)}};
+  return Json{{"turn", t.turn},     {"selection", SelectionJson(t.selection)},
+              {"samples", samples}, {"best_sample", t.best_sample},
+              {"reward", t.reward}, {"times", TimesJson(t.times)}};
 }
 
 Result<TurnRecord> TurnFrom(const Json& j) {
@@ -265,7 +266,8 @@ const SampleRecord* BestSample(const Trajectory& t) {
   if (t.best_turn < 0 || t.best_turn >= static_cast<int>(t.turns.size()))
     return nullptr;
   const TurnRecord& turn = t.turns[t.best_turn];
-  if (t.best_sample < 0 || t.best_sample >= static_cast<int>(turn.samples.size()))
+  if (t.best_sample < 0 ||
+      t.best_sample >= static_cast<int>(turn.samples.size()))
     return nullptr;
   return &turn.samples[t.best_sample];
 }

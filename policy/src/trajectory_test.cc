@@ -29,10 +29,11 @@ TEST_CASE("the best sample is the one the trajectory names") {
 
 TEST_CASE("every verdict name reads back and unknown names are refused") {
   for (SampleVerdict v :
-       {SampleVerdict::kFaster, SampleVerdict::kNotFaster, SampleVerdict::kWrong,
-        SampleVerdict::kCompileError, SampleVerdict::kLoadError,
-        SampleVerdict::kRuntimeError, SampleVerdict::kHack, SampleVerdict::kNoCode,
-        SampleVerdict::kTooLarge, SampleVerdict::kVerifierError}) {
+       {SampleVerdict::kFaster, SampleVerdict::kNotFaster,
+        SampleVerdict::kWrong, SampleVerdict::kCompileError,
+        SampleVerdict::kLoadError, SampleVerdict::kRuntimeError,
+        SampleVerdict::kHack, SampleVerdict::kNoCode, SampleVerdict::kTooLarge,
+        SampleVerdict::kVerifierError}) {
     auto back = ParseSampleVerdict(SampleVerdictName(v));
     REQUIRE(back.ok());
     CHECK(*back == v);

@@ -84,10 +84,10 @@ Status ValidatePolicyOptions(const PolicyOptions& options);
 // What a PolicyAgent works with. Pointers are borrowed: REQUIRES each
 // outlives the agent. Optional ones may be null.
 struct PolicyAgentDeps {
-  llm::Backbone* backbone = nullptr;          // required
-  SkillSelector* selector = nullptr;          // required
-  verify::TaskVerifier* verifier = nullptr;   // required
-  Library* library = nullptr;   // usage events; null: none are recorded
+  llm::Backbone* backbone = nullptr;         // required
+  SkillSelector* selector = nullptr;         // required
+  verify::TaskVerifier* verifier = nullptr;  // required
+  Library* library = nullptr;     // usage events; null: none are recorded
   RolloutStore* store = nullptr;  // null: trajectories are not stored
   // null: a CodeExtractor / KernelPromptBuilder owned by the agent.
   const CompletionExtractor* extractor = nullptr;

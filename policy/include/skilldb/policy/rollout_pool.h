@@ -47,8 +47,8 @@ struct PoolCounters {
   uint64_t solved = 0;
   uint64_t turns = 0;
   uint64_t samples = 0;
-  uint64_t verified = 0;  // samples the verifier judged
-  uint64_t prompt_tokens = 0;      // backbone usage during the run
+  uint64_t verified = 0;       // samples the verifier judged
+  uint64_t prompt_tokens = 0;  // backbone usage during the run
   uint64_t completion_tokens = 0;
   double wall_ms = 0;
   // Sums over all turns (TurnTimes), milliseconds.

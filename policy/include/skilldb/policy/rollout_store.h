@@ -109,8 +109,8 @@ struct TrajectorySummary {
 };
 
 struct ListOptions {
-  std::string task;   // "" = any task
-  std::string group;  // "" = any group
+  std::string task;            // "" = any task
+  std::string group;           // "" = any group
   std::optional<bool> solved;  // unset = both
   size_t limit = 0;            // 0 = all; newest first
 };

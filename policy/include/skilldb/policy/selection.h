@@ -58,8 +58,8 @@ struct SelectedSkill {
 
 // The outcome of one selection.
 struct Selection {
-  SelectionRecord record;              // what the rollout store keeps
-  std::vector<SelectedSkill> skills;   // record.selected, with content
+  SelectionRecord record;             // what the rollout store keeps
+  std::vector<SelectedSkill> skills;  // record.selected, with content
   double retrieval_ms = 0;
   double rerank_ms = 0;
 };

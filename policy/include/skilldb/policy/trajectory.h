@@ -57,12 +57,12 @@ struct SkillRef {
 // One selection: what was asked, what came back, what was kept.
 struct SelectionRecord {
   std::string query;
-  Version library_version = 0;  // the version every hit comes from
+  Version library_version = 0;      // the version every hit comes from
   std::vector<SkillRef> retrieved;  // BM25 order (see selection.h)
   std::vector<SkillRef> selected;   // prompt order
-  bool reranked = false;        // a reranker's judgment shaped `selected`
-  std::string rerank_mode;      // "" without a reranker
-  std::string rerank_reason;    // why not applied, or a note
+  bool reranked = false;            // a reranker's judgment shaped `selected`
+  std::string rerank_mode;          // "" without a reranker
+  std::string rerank_reason;        // why not applied, or a note
   // The Selection Agent's model calls (empty for plain BM25).
   std::vector<GenerationRecord> generations;
   // True when the turn reused the previous turn's selection (the selector
@@ -91,7 +91,7 @@ struct SampleRecord {
   std::string source;    // the candidate source ("" for kNoCode)
   std::string language;  // "cuda" | "cpp" | "" (as the verifier's Artifact)
   SampleVerdict verdict = SampleVerdict::kNoCode;
-  std::vector<std::string> findings;  // the verifier's finding codes
+  std::vector<std::string> findings;         // the verifier's finding codes
   std::optional<VerificationReport> report;  // when the verifier ran
   SampleTimes times;
   double reward = 0;
@@ -133,16 +133,16 @@ struct Trajectory {
   std::string id;     // "t-<ms hex>-<random hex>"
   std::string group;  // RL group key set by the caller ("" = none)
   std::string task;
-  std::string backend;  // "cuda" | "host"
-  std::string model;    // the backbone's model name
+  std::string backend;          // "cuda" | "host"
+  std::string model;            // the backbone's model name
   Version library_version = 0;  // head when the trajectory started
   int max_turns = 0;
   int samples_per_turn = 0;
   int64_t started_ms = 0;  // Unix time, milliseconds
   int64_t finished_ms = 0;
   std::vector<TurnRecord> turns;
-  bool solved = false;  // some sample was verified faster
-  int best_turn = -1;   // the best sample overall (highest reward, the
+  bool solved = false;   // some sample was verified faster
+  int best_turn = -1;    // the best sample overall (highest reward, the
   int best_sample = -1;  // earliest on ties); -1 when no sample exists
   // "finished", or "failed" when a turn could not complete (the backbone
   // or the verifier failed): `error` says why; the turns before it stand.
