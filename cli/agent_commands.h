@@ -33,18 +33,18 @@ struct SolveArgs {
   std::string task;                // --task NAME
   std::vector<std::string> tasks;  // --tasks a,b,c (the pool)
   int turns = 3;
-  int samples = 1;   // completions per turn
-  int rollouts = 1;  // trajectories per task (RL groups), with --tasks
+  int samples = 1;      // completions per turn
+  int rollouts = 1;     // trajectories per task (RL groups), with --tasks
   int concurrency = 0;  // rollouts in flight; 0 = all of them
   std::string backend = "cuda";
-  int workers = 0;  // host verifier workers; 0 = one per two cores
+  int workers = 0;              // host verifier workers; 0 = one per two cores
   std::string rerank = "none";  // none | listwise
-  int skills = 3;        // selected skills per turn
-  int candidates = 20;   // BM25 candidates
+  int skills = 3;               // selected skills per turn
+  int candidates = 20;          // BM25 candidates
   double temperature = 0.8;
   int max_tokens = 4096;
   bool no_early_stop = false;
-  std::string group;     // Trajectory::group
+  std::string group;          // Trajectory::group
   std::string rollouts_path;  // --rollouts
   LlmArgs llm;
 };

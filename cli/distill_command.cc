@@ -8,7 +8,8 @@ namespace skilldb::cli {
 
 int RunDistill(const GlobalArgs& g, const DistillArgs& a, const Io& io) {
   if (a.attempts < 1) {
-    return Fail(g, io, Status::InvalidArgument("--attempts must be at least 1"));
+    return Fail(g, io,
+                Status::InvalidArgument("--attempts must be at least 1"));
   }
   auto dedup = ParseDedupPolicy(a.dedup);
   if (!dedup.ok()) return Fail(g, io, dedup.status());
@@ -29,7 +30,8 @@ int RunDistill(const GlobalArgs& g, const DistillArgs& a, const Io& io) {
   options.max_attempts = a.attempts;
   options.proposal.dedup = *dedup;
   auto agent = summarize::SummaryAgent::Make(
-      {backbone->get(), library->get(), verifier->get(), store->get()}, options);
+      {backbone->get(), library->get(), verifier->get(), store->get()},
+      options);
   if (!agent.ok()) return Fail(g, io, agent.status());
   // A solved trajectory is distilled into a skill; a failed one leaves
   // pitfall notes on the skills it used.

@@ -69,43 +69,57 @@ void AddAgentCommands(CLI::App& app, const GlobalArgs& g, const Io& io,
       "prints the best kernel, its report and the trajectory id (exit 1 "
       "when no speedup was verified); with --tasks, a rollout pool and its "
       "throughput");
-  solve->add_option("--task", s.task, "verifier task (skilldb verify --list-tasks)");
-  solve->add_option("--tasks", s.tasks, "several tasks, comma-separated (the pool)")
+  solve->add_option("--task", s.task,
+                    "verifier task (skilldb verify --list-tasks)");
+  solve
+      ->add_option("--tasks", s.tasks,
+                   "several tasks, comma-separated (the pool)")
       ->delimiter(',');
   solve->add_option("--turns", s.turns, "turns at most (default 3)")
       ->check(CLI::PositiveNumber);
   solve->add_option("--samples", s.samples, "completions per turn (default 1)")
       ->check(CLI::PositiveNumber);
-  solve->add_option("--rollouts-per-task", s.rollouts,
-                    "independent trajectories per task (default 1)")
+  solve
+      ->add_option("--rollouts-per-task", s.rollouts,
+                   "independent trajectories per task (default 1)")
       ->check(CLI::PositiveNumber);
-  solve->add_option("--concurrency", s.concurrency,
-                    "rollouts in flight (default: all)")
+  solve
+      ->add_option("--concurrency", s.concurrency,
+                   "rollouts in flight (default: all)")
       ->check(CLI::NonNegativeNumber);
   solve->add_option("--backend", s.backend, "cuda (GPU, default) or host (CPU)")
       ->check(CLI::IsMember({"cuda", "host"}));
-  solve->add_option("--workers", s.workers,
-                    "host verifier workers (default: one per two cores)")
+  solve
+      ->add_option("--workers", s.workers,
+                   "host verifier workers (default: one per two cores)")
       ->check(CLI::NonNegativeNumber);
-  solve->add_option("--rerank", s.rerank,
-                    "second selection stage: none (BM25, default) or listwise "
-                    "(the same model ranks the candidates)")
+  solve
+      ->add_option("--rerank", s.rerank,
+                   "second selection stage: none (BM25, default) or listwise "
+                   "(the same model ranks the candidates)")
       ->check(CLI::IsMember({"none", "listwise"}));
   solve->add_option("--skills", s.skills, "skills in the prompt (default 3)")
       ->check(CLI::PositiveNumber);
-  solve->add_option("--candidates", s.candidates,
-                    "BM25 candidates (default 20)")
+  solve
+      ->add_option("--candidates", s.candidates, "BM25 candidates (default 20)")
       ->check(CLI::PositiveNumber);
-  solve->add_option("--temperature", s.temperature, "sampling temperature (default 0.8)")
+  solve
+      ->add_option("--temperature", s.temperature,
+                   "sampling temperature (default 0.8)")
       ->check(CLI::NonNegativeNumber);
-  solve->add_option("--max-tokens", s.max_tokens, "completion tokens (default 4096)")
+  solve
+      ->add_option("--max-tokens", s.max_tokens,
+                   "completion tokens (default 4096)")
       ->check(CLI::PositiveNumber);
   solve->add_flag("--no-early-stop", s.no_early_stop,
                   "run every turn even after a verified speedup");
-  solve->add_option("--group", s.group, "group label stored with the trajectories");
+  solve->add_option("--group", s.group,
+                    "group label stored with the trajectories");
   AddRolloutsOption(solve, &s.rollouts_path);
   AddLlmOptions(solve, &s.llm);
-  solve->callback([run, &g, &io, a] { *run = [&g, &io, a] { return RunSolve(g, a->solve, io); }; });
+  solve->callback([run, &g, &io, a] {
+    *run = [&g, &io, a] { return RunSolve(g, a->solve, io); };
+  });
 
   RolloutsArgs& r = a->rollouts;
   auto* rollouts = app.add_subcommand(
@@ -116,16 +130,20 @@ void AddAgentCommands(CLI::App& app, const GlobalArgs& g, const Io& io,
   rollouts->add_option("id", r.id, "trajectory id (show)");
   rollouts->add_option("--task", r.task, "only this task");
   rollouts->add_option("--group", r.group, "only this group");
-  rollouts->add_option("--solved", r.solved, "only solved (yes) or unsolved (no)")
+  rollouts
+      ->add_option("--solved", r.solved, "only solved (yes) or unsolved (no)")
       ->check(CLI::IsMember({"yes", "no"}));
   rollouts->add_option("-n,--limit", r.limit, "at most N (newest for list)");
   rollouts->add_option("-o,--output", r.output, "export to this file");
-  rollouts->add_option("--format", r.format,
-                       "export: trajectories (one per line, default) or "
-                       "generations (one model call per line, for training)")
+  rollouts
+      ->add_option("--format", r.format,
+                   "export: trajectories (one per line, default) or "
+                   "generations (one model call per line, for training)")
       ->check(CLI::IsMember({"trajectories", "generations"}));
   AddRolloutsOption(rollouts, &r.rollouts_path);
-  rollouts->callback([run, &g, &io, a] { *run = [&g, &io, a] { return RunRollouts(g, a->rollouts, io); }; });
+  rollouts->callback([run, &g, &io, a] {
+    *run = [&g, &io, a] { return RunRollouts(g, a->rollouts, io); };
+  });
 
   DistillArgs& d = a->distill;
   auto* distill = app.add_subcommand(
@@ -134,21 +152,27 @@ void AddAgentCommands(CLI::App& app, const GlobalArgs& g, const Io& io,
       "submitted through verified insertion; a failed one leaves unverified "
       "pitfall notes on the skills it used (exit 1 unless accepted or "
       "attached)");
-  distill->add_option("trajectory", d.id, "trajectory id (skilldb rollouts list)")
+  distill
+      ->add_option("trajectory", d.id, "trajectory id (skilldb rollouts list)")
       ->required();
-  distill->add_option("--backend", d.backend,
-                      "verifier for the evidence (default: the trajectory's)")
+  distill
+      ->add_option("--backend", d.backend,
+                   "verifier for the evidence (default: the trajectory's)")
       ->check(CLI::IsMember({"cuda", "host"}));
-  distill->add_option("--dedup", d.dedup, "duplicates: reject, supersede or merge")
+  distill
+      ->add_option("--dedup", d.dedup, "duplicates: reject, supersede or merge")
       ->check(CLI::IsMember({"reject", "supersede", "merge"}));
-  distill->add_option("--attempts", d.attempts,
-                      "model answers tried until one validates (default 3)")
+  distill
+      ->add_option("--attempts", d.attempts,
+                   "model answers tried until one validates (default 3)")
       ->check(CLI::PositiveNumber);
   distill->add_option("--workers", d.workers, "host verifier workers")
       ->check(CLI::NonNegativeNumber);
   AddRolloutsOption(distill, &d.rollouts_path);
   AddLlmOptions(distill, &d.llm);
-  distill->callback([run, &g, &io, a] { *run = [&g, &io, a] { return RunDistill(g, a->distill, io); }; });
+  distill->callback([run, &g, &io, a] {
+    *run = [&g, &io, a] { return RunDistill(g, a->distill, io); };
+  });
 }
 #endif  // SKILLDB_CLI_AGENTS
 

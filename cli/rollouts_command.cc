@@ -72,7 +72,8 @@ int Show(const GlobalArgs& g, const RolloutsArgs& a, const Io& io,
   if (!d.ok()) return Fail(g, io, d.status());
   Json out = Json::parse(policy::ToJson(*t));
   out["distillations"] = Json::array();
-  for (const auto& rec : *d) out["distillations"].push_back(Json::parse(policy::ToJson(rec)));
+  for (const auto& rec : *d)
+    out["distillations"].push_back(Json::parse(policy::ToJson(rec)));
   if (g.json) {
     PrintJson(io, out);
     return kExitOk;
@@ -91,9 +92,9 @@ int Show(const GlobalArgs& g, const RolloutsArgs& a, const Io& io,
     }
   }
   for (const auto& rec : *d) {
-    *io.out << "distillation " << rec.id << " (" << rec.kind << "): "
-            << rec.outcome << (rec.skill_id.empty() ? "" : " " + rec.skill_id)
-            << "\n";
+    *io.out << "distillation " << rec.id << " (" << rec.kind
+            << "): " << rec.outcome
+            << (rec.skill_id.empty() ? "" : " " + rec.skill_id) << "\n";
   }
   return kExitOk;
 }
@@ -104,8 +105,11 @@ void GenerationLines(const policy::Trajectory& t,
                      std::ostream& out) {
   auto line = [&](const char* agent, int turn, int sample,
                   const GenerationRecord& g, Json extra) {
-    Json j{{"agent", agent}, {"trajectory_id", t.id}, {"task", t.task},
-           {"turn", turn}, {"sample", sample}};
+    Json j{{"agent", agent},
+           {"trajectory_id", t.id},
+           {"task", t.task},
+           {"turn", turn},
+           {"sample", sample}};
     j.update(Json::parse(ToJson(g)));
     j.update(extra);
     out << j.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
@@ -114,15 +118,17 @@ void GenerationLines(const policy::Trajectory& t,
     for (const GenerationRecord& g : turn.selection.generations)
       line("selection", turn.turn, -1, g, Json{{"reward", turn.reward}});
     for (const policy::SampleRecord& s : turn.samples) {
-      line("policy", turn.turn, s.index, s.generation,
-           Json{{"reward", s.reward},
-                {"verdict", std::string(policy::SampleVerdictName(s.verdict))}});
+      line(
+          "policy", turn.turn, s.index, s.generation,
+          Json{{"reward", s.reward},
+               {"verdict", std::string(policy::SampleVerdictName(s.verdict))}});
     }
   }
   for (const policy::DistillationRecord& d : ds) {
     for (size_t i = 0; i < d.generations.size(); ++i) {
       line("summary", -1, static_cast<int>(i), d.generations[i],
-           Json{{"outcome", d.outcome}, {"kind", d.kind},
+           Json{{"outcome", d.outcome},
+                {"kind", d.kind},
                 {"error", i < d.errors.size() ? d.errors[i] : ""}});
     }
   }
@@ -131,8 +137,9 @@ void GenerationLines(const policy::Trajectory& t,
 int Export(const GlobalArgs& g, const RolloutsArgs& a, const Io& io,
            policy::RolloutStore& store) {
   if (a.format != "trajectories" && a.format != "generations") {
-    return Fail(g, io, Status::InvalidArgument(
-                           "--format must be trajectories or generations"));
+    return Fail(g, io,
+                Status::InvalidArgument(
+                    "--format must be trajectories or generations"));
   }
   auto o = ListFrom(a);
   if (!o.ok()) return Fail(g, io, o.status());
@@ -180,8 +187,8 @@ int RunRollouts(const GlobalArgs& g, const RolloutsArgs& a, const Io& io) {
   if (a.action == "list") return List(g, a, io, **store);
   if (a.action == "show") return Show(g, a, io, **store);
   if (a.action == "export") return Export(g, a, io, **store);
-  return Fail(g, io, Status::InvalidArgument(
-                         "rollouts needs list, show ID or export"));
+  return Fail(
+      g, io, Status::InvalidArgument("rollouts needs list, show ID or export"));
 }
 
 }  // namespace skilldb::cli

@@ -68,12 +68,13 @@ Json TurnsJson(const policy::Trajectory& t) {
     Json selected = Json::array();
     for (const policy::SkillRef& r : turn.selection.selected)
       selected.push_back(r.id);
-    turns.push_back(Json{{"turn", turn.turn},
-                         {"verdicts", verdicts},
-                         {"reward", turn.reward},
-                         {"selected", selected},
-                         {"library_version", turn.selection.library_version},
-                         {"times_ms", Json::parse(policy::ToJson(turn.times))}});
+    turns.push_back(
+        Json{{"turn", turn.turn},
+             {"verdicts", verdicts},
+             {"reward", turn.reward},
+             {"selected", selected},
+             {"library_version", turn.selection.library_version},
+             {"times_ms", Json::parse(policy::ToJson(turn.times))}});
   }
   return turns;
 }
@@ -127,7 +128,8 @@ Status Build(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig* r) {
   // Read-only: selection only reads, and usage events from a read-only
   // library are spooled, so several solves can run beside one writer.
   SKILLDB_ASSIGN_OR_RETURN(r->library, OpenLibrary(g, /*read_only=*/true, io));
-  SKILLDB_ASSIGN_OR_RETURN(r->verifier, MakeAgentVerifier(a.backend, a.workers));
+  SKILLDB_ASSIGN_OR_RETURN(r->verifier,
+                           MakeAgentVerifier(a.backend, a.workers));
   LlmArgs llm = a.llm;
   const int jobs = static_cast<int>(a.tasks.size()) * a.rollouts;
   if (llm.max_in_flight == 0) llm.max_in_flight = std::max(8, jobs);
@@ -160,13 +162,13 @@ int SolveOne(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
   auto task = policy::LoadPolicyTask(r.verifier->options(), a.task);
   if (!task.ok()) return Fail(g, io, task.status());
   if (!g.json) {
-    r.agent->set_turn_observer([&](const policy::Trajectory&,
-                                   const policy::TurnRecord& turn) {
-      *io.err << "skilldb: turn " << turn.turn + 1 << ":";
-      for (const policy::SampleRecord& s : turn.samples)
-        *io.err << " " << policy::SampleVerdictName(s.verdict);
-      *io.err << "\n";
-    });
+    r.agent->set_turn_observer(
+        [&](const policy::Trajectory&, const policy::TurnRecord& turn) {
+          *io.err << "skilldb: turn " << turn.turn + 1 << ":";
+          for (const policy::SampleRecord& s : turn.samples)
+            *io.err << " " << policy::SampleVerdictName(s.verdict);
+          *io.err << "\n";
+        });
   }
   auto t = r.agent->Solve(*task, OptionsFrom(a));
   if (!t.ok()) return Fail(g, io, t.status());
@@ -192,7 +194,8 @@ int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
     for (int i = 0; i < a.rollouts; ++i) jobs.push_back({&t, OptionsFrom(a)});
   }
   policy::PoolOptions po;
-  po.concurrency = a.concurrency > 0 ? a.concurrency : static_cast<int>(jobs.size());
+  po.concurrency =
+      a.concurrency > 0 ? a.concurrency : static_cast<int>(jobs.size());
   auto device = r.verifier->Describe();
   po.workers = device.ok() ? device->devices : 1;
   std::mutex mu;
@@ -213,8 +216,11 @@ int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
     const std::string& name = jobs[i].task->task.name;
     Json& entry = per_task[name];
     if (entry.is_null()) {
-      entry = Json{{"task", name}, {"solved", 0}, {"trajectories", Json::array()},
-                   {"best_speedup", 0.0}, {"best_trajectory", ""}};
+      entry = Json{{"task", name},
+                   {"solved", 0},
+                   {"trajectories", Json::array()},
+                   {"best_speedup", 0.0},
+                   {"best_trajectory", ""}};
     }
     const Result<policy::Trajectory>& t = result->results[i];
     if (!t.ok() || t->status != "finished") all_finished = false;
@@ -222,8 +228,8 @@ int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
     entry["trajectories"].push_back(t->id);
     if (t->solved) entry["solved"] = entry["solved"].get<int>() + 1;
     const policy::SampleRecord* best = policy::BestSample(*t);
-    const double speedup = best && best->report && t->solved
-                               ? best->report->speedup.ratio : 0.0;
+    const double speedup =
+        best && best->report && t->solved ? best->report->speedup.ratio : 0.0;
     if (speedup > entry["best_speedup"].get<double>()) {
       entry["best_speedup"] = speedup;
       entry["best_trajectory"] = t->id;
@@ -232,7 +238,8 @@ int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
   Json out{{"tasks", Json::array()},
            {"pool", Json::parse(policy::ToJson(result->counters))},
            {"rollouts", r.store_path}};
-  for (const std::string& name : a.tasks) out["tasks"].push_back(per_task[name]);
+  for (const std::string& name : a.tasks)
+    out["tasks"].push_back(per_task[name]);
   if (g.json) {
     PrintJson(io, out);
   } else {
@@ -243,8 +250,8 @@ int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
     }
     const policy::PoolCounters& c = result->counters;
     *io.out << c.turns << " turns in " << FormatScore(c.wall_ms / 1000)
-            << " s: " << FormatScore(c.turns_per_minute)
-            << " turns/min, " << FormatScore(c.turns_per_minute_per_worker)
+            << " s: " << FormatScore(c.turns_per_minute) << " turns/min, "
+            << FormatScore(c.turns_per_minute_per_worker)
             << " per verifier worker (" << c.workers << ")\n";
   }
   return all_finished ? kExitOk : kExitUserError;

@@ -10,7 +10,8 @@
 namespace skilldb::summarize {
 namespace {
 
-constexpr char kSystem[] = R"(You are the Skill Summary Agent of a kernel-optimization system. A rollout just produced a kernel that the verifier confirmed is correct and reproducibly faster than the reference. Distill the technique that made it faster into a reusable skill for a library that future rollouts search with BM25 before writing their kernels. Generalize: describe the technique so that it applies to other kernels and tasks; do not restate this task's kernel or name the task.
+constexpr char kSystem[] =
+    R"(You are the Skill Summary Agent of a kernel-optimization system. A rollout just produced a kernel that the verifier confirmed is correct and reproducibly faster than the reference. Distill the technique that made it faster into a reusable skill for a library that future rollouts search with BM25 before writing their kernels. Generalize: describe the technique so that it applies to other kernels and tasks; do not restate this task's kernel or name the task.
 
 Answer with exactly one JSON object in a ```json block, with these fields and no others:
 - "title": one line naming the technique (8 to 120 characters)
@@ -40,7 +41,10 @@ class SummaryAgent::DistillRun {
  public:
   DistillRun(SummaryAgent& agent, const policy::Trajectory& t,
              const policy::PolicyTask& task)
-      : deps_(agent.deps_), options_(agent.options_), t_(t), task_(task),
+      : deps_(agent.deps_),
+        options_(agent.options_),
+        t_(t),
+        task_(task),
         best_(*policy::BestSample(t)) {}
 
   policy::DistillationRecord Go();
@@ -99,7 +103,8 @@ std::optional<Skill> SummaryAgent::DistillRun::AskForSkill() {
     auto answer = internal::Ask(*deps_.backbone, chat, options_.sampling, &gen);
     if (!answer.ok()) {
       rec_.outcome = "error";
-      rec_.reasons.push_back("the backbone failed: " + answer.status().ToString());
+      rec_.reasons.push_back("the backbone failed: " +
+                             answer.status().ToString());
       return std::nullopt;
     }
     rec_.generations.push_back(std::move(gen));
@@ -139,8 +144,8 @@ ProposalOptions SummaryAgent::DistillRun::Options() const {
 }
 
 void SummaryAgent::DistillRun::Submit(Skill skill) {
-  skill.language = skill.language == Language::kAny ? LanguageOf(task_)
-                                                    : skill.language;
+  skill.language =
+      skill.language == Language::kAny ? LanguageOf(task_) : skill.language;
   skill.provenance.source = "summary-agent";
   skill.provenance.author = "summary-agent/" + rec_.model;
   skill.provenance.rollout_id = t_.id;

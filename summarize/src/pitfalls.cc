@@ -15,7 +15,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr char kSystem[] = R"(You are the Skill Summary Agent of a kernel-optimization system. A rollout that was given the skills listed below did not produce a verified speedup. For each listed skill whose application went wrong in a way a future user of the skill should know about, write one short pitfall note: one paragraph of 20 to 600 characters saying what went wrong and how to avoid it. Use only the skill ids given; leave out skills the failure had nothing to do with.
+constexpr char kSystem[] =
+    R"(You are the Skill Summary Agent of a kernel-optimization system. A rollout that was given the skills listed below did not produce a verified speedup. For each listed skill whose application went wrong in a way a future user of the skill should know about, write one short pitfall note: one paragraph of 20 to 600 characters saying what went wrong and how to avoid it. Use only the skill ids given; leave out skills the failure had nothing to do with.
 
 Answer with exactly one JSON object in a ```json block: {"notes": [{"skill_id": "...", "note": "..."}]} (an empty list when no failure was about a skill).)";
 
@@ -35,7 +36,8 @@ Result<std::map<std::string, std::string>> ParseNotes(
   for (const Json& n : j["notes"]) {
     if (!n.is_object() || !n.contains("skill_id") || !n.contains("note") ||
         !n["skill_id"].is_string() || !n["note"].is_string() || n.size() != 2) {
-      problems.push_back("each note is {\"skill_id\": string, \"note\": string}");
+      problems.push_back(
+          "each note is {\"skill_id\": string, \"note\": string}");
       continue;
     }
     const std::string id = n["skill_id"];
@@ -53,7 +55,8 @@ Result<std::map<std::string, std::string>> ParseNotes(
   }
   if (!problems.empty()) {
     std::string msg = "the notes are not valid: ";
-    for (size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
+    for (size_t i = 0; i < problems.size(); ++i)
+      msg += (i ? "; " : "") + problems[i];
     return Status::InvalidArgument(msg);
   }
   return notes;
@@ -65,7 +68,10 @@ class SummaryAgent::PitfallRun {
  public:
   PitfallRun(SummaryAgent& agent, const policy::Trajectory& t,
              const policy::PolicyTask& task)
-      : deps_(agent.deps_), options_(agent.options_), t_(t), task_(task),
+      : deps_(agent.deps_),
+        options_(agent.options_),
+        t_(t),
+        task_(task),
         used_(internal::UsedSkills(t)) {}
 
   policy::DistillationRecord Go();
@@ -103,7 +109,8 @@ SummaryAgent::PitfallRun::AskForNotes() {
     auto answer = internal::Ask(*deps_.backbone, chat, options_.sampling, &gen);
     if (!answer.ok()) {
       rec_.outcome = "error";
-      rec_.reasons.push_back("the backbone failed: " + answer.status().ToString());
+      rec_.reasons.push_back("the backbone failed: " +
+                             answer.status().ToString());
       return std::nullopt;
     }
     rec_.generations.push_back(std::move(gen));
@@ -199,8 +206,8 @@ Result<policy::DistillationRecord> SummaryAgent::AttachPitfalls(
                                    "')");
   }
   if (t.solved) {
-    return Status::FailedPrecondition(
-        "trajectory " + t.id + " was solved: distill it instead");
+    return Status::FailedPrecondition("trajectory " + t.id +
+                                      " was solved: distill it instead");
   }
   if (internal::UsedSkills(t).empty()) {
     return Status::FailedPrecondition("trajectory " + t.id +

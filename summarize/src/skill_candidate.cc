@@ -19,7 +19,8 @@ bool IsWordChar(char c) {
 
 std::string Lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -80,7 +81,8 @@ double ShingleJaccard(std::string_view a, std::string_view b) {
     std::unordered_set<size_t> out;
     const std::vector<std::string> w = Words(s);
     for (size_t i = 0; i + 2 < w.size(); ++i) {
-      out.insert(std::hash<std::string>()(w[i] + ' ' + w[i + 1] + ' ' + w[i + 2]));
+      out.insert(
+          std::hash<std::string>()(w[i] + ' ' + w[i + 1] + ' ' + w[i + 2]));
     }
     return out;
   };
@@ -106,7 +108,8 @@ bool IsSlugWord(const std::string& s) {
 bool IsArch(const std::string& s) {
   if (s.size() < 5 || s.substr(0, 3) != "sm_") return false;
   size_t i = 3, digits = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+    ++i, ++digits;
   if (digits < 2 || digits > 3) return false;
   return i == s.size() || (i + 1 == s.size() && s[i] == 'a');
 }
@@ -150,8 +153,10 @@ void CheckKeys(const Json& j, std::vector<std::string>* problems) {
                           "arch, language)");
     }
   }
-  for (const char* f : {"title", "summary", "body", "code", "tags", "ops", "arch"}) {
-    if (!j.contains(f)) problems->push_back(std::string("field '") + f + "' is missing");
+  for (const char* f :
+       {"title", "summary", "body", "code", "tags", "ops", "arch"}) {
+    if (!j.contains(f))
+      problems->push_back(std::string("field '") + f + "' is missing");
   }
 }
 
@@ -194,13 +199,16 @@ void CheckLists(const Skill& s, std::vector<std::string>* p) {
     p->push_back("tags: 1 to 12 entries");
   if (s.ops.empty() || s.ops.size() > 8) p->push_back("ops: 1 to 8 entries");
   for (const std::string& t : s.tags) {
-    if (!IsSlugWord(t)) p->push_back("tags: '" + t + "' is not a lowercase word");
+    if (!IsSlugWord(t))
+      p->push_back("tags: '" + t + "' is not a lowercase word");
   }
   for (const std::string& o : s.ops) {
-    if (!IsSlugWord(o)) p->push_back("ops: '" + o + "' is not a lowercase word");
+    if (!IsSlugWord(o))
+      p->push_back("ops: '" + o + "' is not a lowercase word");
   }
   for (const std::string& a : s.arch) {
-    if (!IsArch(a)) p->push_back("arch: '" + a + "' is not like sm_90 or sm_90a");
+    if (!IsArch(a))
+      p->push_back("arch: '" + a + "' is not like sm_90 or sm_90a");
   }
 }
 

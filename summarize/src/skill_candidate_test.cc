@@ -19,15 +19,18 @@ constexpr char kBody[] =
     "length; the compiler vectorizes the inner loop (-fopt-info-vec).\n";
 
 Json Valid() {
-  return Json{{"title", "Walk the contiguous dimension in the innermost loop"},
-              {"summary", "Reorder nested loops so the innermost loop reads "
-                          "consecutive addresses and vectorizes."},
-              {"body", kBody},
-              {"code", "for (i) for (k) { a = A[i][k]; for (j) C[i][j] += a * B[k][j]; }"},
-              {"tags", {"loop-order", "vectorization", "cache"}},
-              {"ops", {"reduction", "matmul"}},
-              {"arch", Json::array()},
-              {"language", "any"}};
+  return Json{
+      {"title", "Walk the contiguous dimension in the innermost loop"},
+      {"summary",
+       "Reorder nested loops so the innermost loop reads "
+       "consecutive addresses and vectorizes."},
+      {"body", kBody},
+      {"code",
+       "for (i) for (k) { a = A[i][k]; for (j) C[i][j] += a * B[k][j]; }"},
+      {"tags", {"loop-order", "vectorization", "cache"}},
+      {"ops", {"reduction", "matmul"}},
+      {"arch", Json::array()},
+      {"language", "any"}};
 }
 
 Result<Skill> Parse(const Json& j, CandidateRules rules = {}) {
@@ -67,7 +70,8 @@ TEST_CASE("every problem of a candidate is named in one message") {
 TEST_CASE("fields the library sets and unknown fields are refused") {
   Json j = Valid();
   j["provenance"] = {{"source", "seed"}};
-  CHECK(Parse(j).status().message().find("set by the library") != std::string::npos);
+  CHECK(Parse(j).status().message().find("set by the library") !=
+        std::string::npos);
   j = Valid();
   j["id"] = "mine";
   CHECK(Parse(j).status().IsInvalidArgument());
@@ -77,7 +81,9 @@ TEST_CASE("fields the library sets and unknown fields are refused") {
         std::string::npos);
 }
 
-TEST_CASE("duplicate keys, wrong types and bad UTF-8 are refused by the schema reader") {
+TEST_CASE(
+    "duplicate keys, wrong types and bad UTF-8 are refused by the schema "
+    "reader") {
   std::string dup = Valid().dump();
   dup.insert(1, "\"title\":\"Another title for the same\",");
   CHECK(ParseCandidate(dup, "sa-x", {}).status().IsInvalidArgument());
@@ -89,7 +95,9 @@ TEST_CASE("duplicate keys, wrong types and bad UTF-8 are refused by the schema r
   CHECK(ParseCandidate(bad, "sa-x", {}).status().IsInvalidArgument());
 }
 
-TEST_CASE("a code pattern that restates the kernel and a title naming the task are refused") {
+TEST_CASE(
+    "a code pattern that restates the kernel and a title naming the task are "
+    "refused") {
   CandidateRules rules;
   rules.kernel_source =
       "for (i) for (k) { a = A[i][k]; for (j) C[i][j] += a * B[k][j]; }";
@@ -118,8 +126,11 @@ TEST_CASE("the JSON object is found in a fence, in prose, or not at all") {
             .IsInvalidArgument());
 }
 
-TEST_CASE("distilled skill ids are valid, stable per rollout and distinct across rollouts") {
-  const std::string a = DistilledSkillId("Walk the Contiguous Dimension!", "t-1");
+TEST_CASE(
+    "distilled skill ids are valid, stable per rollout and distinct across "
+    "rollouts") {
+  const std::string a =
+      DistilledSkillId("Walk the Contiguous Dimension!", "t-1");
   CHECK(a.rfind("sa-walk-the-contiguous-dimension-", 0) == 0);
   CHECK(ValidateSkillId(a).ok());
   CHECK(a == DistilledSkillId("Walk the Contiguous Dimension!", "t-1"));

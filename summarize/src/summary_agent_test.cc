@@ -29,15 +29,18 @@ constexpr char kBody[] =
     "## How to tell it worked\nThe verified speedup grows with the row "
     "length and the inner loop is vectorized (-fopt-info-vec).\n";
 
-std::string SkillAnswer(const std::string& title = "Accumulate whole "
-                                                   "contiguous rows instead "
-                                                   "of striding") {
+std::string SkillAnswer(const std::string& title =
+                            "Accumulate whole "
+                            "contiguous rows instead "
+                            "of striding") {
   Json j{{"title", title},
-         {"summary", "Turn a strided reduction into sequential row "
-                     "accumulation so loads stream and vectorize."},
+         {"summary",
+          "Turn a strided reduction into sequential row "
+          "accumulation so loads stream and vectorize."},
          {"body", kBody},
-         {"code", "for (k = 0; k < n; ++k) { const float* r = x + k * m; "
-                  "for (j = 0; j < m; ++j) acc[j] += r[j]; }"},
+         {"code",
+          "for (k = 0; k < n; ++k) { const float* r = x + k * m; "
+          "for (j = 0; j < m; ++j) acc[j] += r[j]; }"},
          {"tags", {"loop-order", "memory-order", "vectorization"}},
          {"ops", {"reduction", "matmul"}},
          {"arch", Json::array()}};
@@ -51,7 +54,8 @@ std::string SkillAnswer(const std::string& title = "Accumulate whole "
 // only double the test's verifier time).
 struct Rig {
   policy::testing::SeedLibrary lib;
-  std::unique_ptr<verify::TaskVerifier> verifier = policy::testing::HostVerifier();
+  std::unique_ptr<verify::TaskVerifier> verifier =
+      policy::testing::HostVerifier();
   skilldb::testing::TempDir dir;
   std::unique_ptr<policy::RolloutStore> store;
   policy::PolicyTask task = policy::testing::HostTask("sum_dim1_fp32");
@@ -118,14 +122,16 @@ struct Rig {
   }
   std::unique_ptr<SummaryAgent> Agent(QueueBackbone* backbone,
                                       SummaryOptions o = {}) {
-    auto a = SummaryAgent::Make({backbone, &*lib, verifier.get(), store.get()},
-                                o);
+    auto a =
+        SummaryAgent::Make({backbone, &*lib, verifier.get(), store.get()}, o);
     REQUIRE(a.ok());
     return std::move(*a);
   }
 };
 
-TEST_CASE("a verified trajectory is distilled into a committed skill after one corrected answer") {
+TEST_CASE(
+    "a verified trajectory is distilled into a committed skill after one "
+    "corrected answer") {
   Rig rig;
   policy::Trajectory t = rig.Verified();
   QueueBackbone backbone({"{\"title\": \"Rows\"}", SkillAnswer()});
@@ -158,7 +164,8 @@ TEST_CASE("a verified trajectory is distilled into a committed skill after one c
   CHECK(evidence->task == "sum_dim1_fp32");
   CHECK(evidence->device_class == "host");
   // The evidence is the verifier's fresh run, not the trajectory's report.
-  CHECK(evidence->finished_at_ms != t.turns[0].samples[0].report->finished_at_ms);
+  CHECK(evidence->finished_at_ms !=
+        t.turns[0].samples[0].report->finished_at_ms);
   CHECK(evidence->rounds.size() == 3);
   CHECK(!evidence->rounds[0].candidate_ms.empty());
   auto audit = rig.lib->Audit({});
@@ -172,7 +179,9 @@ TEST_CASE("a verified trajectory is distilled into a committed skill after one c
   CHECK(stored->front() == *rec);
 }
 
-TEST_CASE("a candidate the policy refuses is rejected with its reason in the audit log") {
+TEST_CASE(
+    "a candidate the policy refuses is rejected with its reason in the audit "
+    "log") {
   Rig rig;
   policy::Trajectory t = rig.Verified();
   QueueBackbone backbone({SkillAnswer()});
@@ -189,7 +198,9 @@ TEST_CASE("a candidate the policy refuses is rejected with its reason in the aud
   CHECK(audit->back().reasons == rec->reasons);
 }
 
-TEST_CASE("the same skill distilled from a second rollout is rejected as a duplicate") {
+TEST_CASE(
+    "the same skill distilled from a second rollout is rejected as a "
+    "duplicate") {
   Rig rig;
   policy::Trajectory a = rig.Verified();
   policy::Trajectory b = rig.Verified();
@@ -208,7 +219,8 @@ TEST_CASE("the same skill distilled from a second rollout is rejected as a dupli
   CHECK(names_first);
 }
 
-TEST_CASE("answers that never validate end as invalid and nothing is proposed") {
+TEST_CASE(
+    "answers that never validate end as invalid and nothing is proposed") {
   Rig rig;
   policy::Trajectory t = rig.Verified();
   const size_t audit_before = rig.lib->Audit({})->size();
@@ -220,7 +232,9 @@ TEST_CASE("answers that never validate end as invalid and nothing is proposed") 
   CHECK(rig.lib->Audit({})->size() == audit_before);
 }
 
-TEST_CASE("a trajectory without a verified speedup is not distilled but annotates its skills") {
+TEST_CASE(
+    "a trajectory without a verified speedup is not distilled but annotates "
+    "its skills") {
   Rig rig;
   policy::Trajectory t =
       rig.Rollout({Fenced(CandidateSource("sum_dim1_fp32", "wrong.cc"))});
@@ -241,9 +255,11 @@ TEST_CASE("a trajectory without a verified speedup is not distilled but annotate
   REQUIRE_MESSAGE(rec.ok(), rec.status().ToString());
   INFO(policy::ToJson(*rec));
   CHECK(rec->outcome == "attached");
-  CHECK(rec->errors.at(0).find("not one of the listed skills") != std::string::npos);
+  CHECK(rec->errors.at(0).find("not one of the listed skills") !=
+        std::string::npos);
   const Skill after = *rig.lib->Get(used);
-  std::vector<policy::PitfallNote> notes = policy::ReadPitfalls(after.extra_json);
+  std::vector<policy::PitfallNote> notes =
+      policy::ReadPitfalls(after.extra_json);
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].note == note);
   CHECK(notes[0].trajectory_id == t.id);

@@ -7,8 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "agents_test_util.h"
 #include "cli_util.h"
@@ -35,11 +35,13 @@ constexpr char kNoCompile[] =
 // fast.
 std::string SkillAnswer() {
   Json j{
-      {"title", "Loop order for row-major accumulation: keep the innermost "
-                "loop on contiguous memory"},
-      {"summary", "Reorder nested loops so the innermost loop streams a "
-                  "contiguous row of inputs into a row of output accumulators "
-                  "(matmul i-k-j, strided reductions)."},
+      {"title",
+       "Loop order for row-major accumulation: keep the innermost "
+       "loop on contiguous memory"},
+      {"summary",
+       "Reorder nested loops so the innermost loop streams a "
+       "contiguous row of inputs into a row of output accumulators "
+       "(matmul i-k-j, strided reductions)."},
       {"body",
        "## When to use\nA loop nest over row-major float32 inputs whose "
        "innermost loop strides through memory: a reduction over a middle "
@@ -52,8 +54,9 @@ std::string SkillAnswer() {
        "order changes, so check the tolerance on large inputs.\n\n## How to "
        "tell it worked\nThe verified speedup grows with the row length and "
        "the inner loop is vectorized (-fopt-info-vec)."},
-      {"code", "for (k = 0; k < K; ++k) {\n  const float a = A[i * K + k];\n"
-               "  for (j = 0; j < N; ++j) out[j] += a * B[k * N + j];\n}"},
+      {"code",
+       "for (k = 0; k < K; ++k) {\n  const float a = A[i * K + k];\n"
+       "  for (j = 0; j < N; ++j) out[j] += a * B[k * N + j];\n}"},
       {"tags", {"loop-order", "accumulation", "memory-order", "vectorization"}},
       {"ops", {"reduction", "matmul"}},
       {"arch", Json::array()}};
@@ -87,8 +90,8 @@ struct World {
 
   skilldb::testing::Run Cli(std::vector<std::string> args) {
     // The agents' subcommands take the store's path; the others do not.
-    const bool agents = args[0] == "solve" || args[0] == "rollouts" ||
-                        args[0] == "distill";
+    const bool agents =
+        args[0] == "solve" || args[0] == "rollouts" || args[0] == "distill";
     if (agents) args.insert(args.end(), {"--rollouts", rollouts});
     args.insert(args.begin(), {"--db", db, "--json"});
     return skilldb::testing::Cli(
@@ -129,7 +132,9 @@ bool Contains(const Json& array, const std::string& value) {
   return false;
 }
 
-TEST_CASE("a host task is solved in two turns, distilled into a verified skill, and that skill is retrieved for a similar task") {
+TEST_CASE(
+    "a host task is solved in two turns, distilled into a verified skill, and "
+    "that skill is retrieved for a similar task") {
   World w;
   const std::string fast = CandidateSource("matmul_fp32", "fast.cc");
   w.server->Add(TextReply({Fenced(kNoCompile)}));
@@ -165,8 +170,8 @@ TEST_CASE("a host task is solved in two turns, distilled into a verified skill, 
   // Distilled: validated, re-verified, committed, with lineage and
   // provenance.
   w.server->Add(TextReply({SkillAnswer()}));
-  auto distilled = w.Cli({"distill", id, w.Llm()[0], w.Llm()[1], w.Llm()[2],
-                          w.Llm()[3]});
+  auto distilled =
+      w.Cli({"distill", id, w.Llm()[0], w.Llm()[1], w.Llm()[2], w.Llm()[3]});
   Json d = Parse(distilled);
   INFO(distilled.out << distilled.err);
   REQUIRE(distilled.code == 0);
@@ -176,8 +181,7 @@ TEST_CASE("a host task is solved in two turns, distilled into a verified skill, 
   CHECK(skill["skill"]["provenance"]["source"] == "summary-agent");
   CHECK(skill["skill"]["provenance"]["rollout_id"] == id);
   CHECK(skill["skill"]["provenance"]["task_id"] == "matmul_fp32");
-  CHECK(skill["skill"]["lineage"]["derived_from"] ==
-        t["turns"][1]["selected"]);
+  CHECK(skill["skill"]["lineage"]["derived_from"] == t["turns"][1]["selected"]);
   REQUIRE(skill["skill"]["evidence"].size() == 1);
   auto audit = Parse(w.Cli({"audit"}));
   REQUIRE(audit.is_array());
@@ -211,15 +215,17 @@ std::string ModifyInputsHack(const std::string& task) {
   return "";
 }
 
-TEST_CASE("bad model output ends in the right verdicts, and the failed rollout leaves pitfall notes") {
+TEST_CASE(
+    "bad model output ends in the right verdicts, and the failed rollout "
+    "leaves pitfall notes") {
   World w;
   std::string renamed = CandidateSource("softmax_rows_fp32", "fast.cc");
   renamed.replace(renamed.find("launch("), 6, "softmax_launch");
-  w.server->Add(TextReply({"I am not able to write this kernel.",
-                           Fenced(renamed),
-                           Fenced(ModifyInputsHack("softmax_rows_fp32"))}));
-  auto solved = w.Solve({"--task", "softmax_rows_fp32", "--turns", "1",
-                         "--samples", "3"});
+  w.server->Add(
+      TextReply({"I am not able to write this kernel.", Fenced(renamed),
+                 Fenced(ModifyInputsHack("softmax_rows_fp32"))}));
+  auto solved = w.Solve(
+      {"--task", "softmax_rows_fp32", "--turns", "1", "--samples", "3"});
   Json t = Parse(solved);
   INFO(solved.out << solved.err);
   CHECK(solved.code == 1);
@@ -230,7 +236,8 @@ TEST_CASE("bad model output ends in the right verdicts, and the failed rollout l
   CHECK(t["turns"][0]["reward"] == 0.0);
   const std::string id = t["trajectory_id"];
 
-  auto listed = Parse(w.Cli({"rollouts", "list", "--task", "softmax_rows_fp32"}));
+  auto listed =
+      Parse(w.Cli({"rollouts", "list", "--task", "softmax_rows_fp32"}));
   REQUIRE(listed.size() == 1);
   CHECK(listed[0]["id"] == id);
   auto exported = w.Cli({"rollouts", "export", "--format", "generations"});
@@ -265,7 +272,9 @@ TEST_CASE("bad model output ends in the right verdicts, and the failed rollout l
   CHECK(extra.find("\"unverified\":true") != std::string::npos);
 }
 
-TEST_CASE("the pool runs several tasks at once and reports per-task results and throughput") {
+TEST_CASE(
+    "the pool runs several tasks at once and reports per-task results and "
+    "throughput") {
   World w;
   for (const char* task : {"sum_dim1_fp32", "softmax_rows_fp32"}) {
     ScriptedReply r = TextReply({Fenced(CandidateSource(task, "wrong.cc"))});
@@ -294,7 +303,8 @@ TEST_CASE("the pool runs several tasks at once and reports per-task results and 
   CHECK(listed.size() == 4);
 }
 
-TEST_CASE("solve refuses contradictory or missing task flags with a user error") {
+TEST_CASE(
+    "solve refuses contradictory or missing task flags with a user error") {
   World w;
   CHECK(w.Solve({}).code == 1);
   CHECK(w.Solve({"--task", "a", "--tasks", "b,c"}).code == 1);

@@ -87,9 +87,9 @@ class QueueBackbone : public llm::Backbone {
 inline verify::VerifierOptions HostOptions() {
   verify::VerifierOptions o = verify::DefaultOptions(verify::Backend::kHost);
   if (std::getenv("SKILLDB_VERIFY_CACHE") == nullptr) {
-    o.cache_dir = (std::filesystem::temp_directory_path() /
-                   "skilldb-verify-test-cache")
-                      .string();
+    o.cache_dir =
+        (std::filesystem::temp_directory_path() / "skilldb-verify-test-cache")
+            .string();
   }
   return o;
 }

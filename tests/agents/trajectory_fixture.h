@@ -56,16 +56,18 @@ inline Trajectory FixtureTrajectory() {
     turn.turn = k;
     turn.selection.query = "sum reduction";
     turn.selection.library_version = 4;
-    turn.selection.retrieved = {{"a", 2, "A", 3.5, 1, 3.5}, {"b", 3, "B", 2.0, 2, 2.0}};
+    turn.selection.retrieved = {{"a", 2, "A", 3.5, 1, 3.5},
+                                {"b", 3, "B", 2.0, 2, 2.0}};
     turn.selection.selected = {{"b", 3, "B", 2.0, 2, 0.9}};
     turn.selection.reranked = true;
     turn.selection.rerank_mode = "listwise";
     turn.selection.generations = {GenerationRecord{
         "m", {{"user", "rank these"}}, "", {}, "[2, 1]", {5}, {-0.1}}};
-    turn.samples = {FixtureSample(0, SampleVerdict::kWrong, 0.0),
-                    FixtureSample(1, k == 1 ? SampleVerdict::kFaster
-                                            : SampleVerdict::kNoCode,
-                                  k == 1 ? 1.125 : 0.0)};
+    turn.samples = {
+        FixtureSample(0, SampleVerdict::kWrong, 0.0),
+        FixtureSample(1,
+                      k == 1 ? SampleVerdict::kFaster : SampleVerdict::kNoCode,
+                      k == 1 ? 1.125 : 0.0)};
     turn.best_sample = k == 1 ? 1 : 0;
     turn.reward = turn.samples[turn.best_sample].reward;
     turn.times.generation_ms = 10 + k;

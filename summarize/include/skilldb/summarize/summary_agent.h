@@ -81,8 +81,8 @@ struct SummaryAgentDeps {
 class SummaryAgent {
  public:
   // InvalidArgument when the backbone, library or verifier is missing.
-  static Result<std::unique_ptr<SummaryAgent>> Make(SummaryAgentDeps deps,
-                                                    SummaryOptions options = {});
+  static Result<std::unique_ptr<SummaryAgent>> Make(
+      SummaryAgentDeps deps, SummaryOptions options = {});
 
   // Distills `trajectory` (see the file comment); `task` is its task.
   // Returns the record (outcome accepted, rejected, aborted, invalid or
