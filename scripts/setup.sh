@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   librocksdb-dev libsqlite3-dev libicu-dev libstemmer-dev
   libcli11-dev doctest-dev nlohmann-json3-dev
+  libcpp-httplib-dev libssl-dev
   python3
 )
 
