@@ -27,12 +27,17 @@ QWEN2_05B = dict(vocab_size=151936, hidden_size=896, intermediate_size=4864,
                  num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
                  max_position_embeddings=32768, rope_theta=1000000.0, rms_norm_eps=1e-6,
                  tie_word_embeddings=True, use_sliding_window=False)
+# For a smoke test of the scripts on a CPU.
+TINY = dict(QWEN2_05B, vocab_size=2048, hidden_size=64, intermediate_size=128,
+            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
 
 
 def make(args):
     from transformers import Qwen2Config, Qwen2ForCausalLM
     os.makedirs(args.out, exist_ok=True)
-    cfg = Qwen2Config(**QWEN2_05B, eos_token_id=151645, bos_token_id=151643)
+    shape = QWEN2_05B if args.shape == "qwen2-0.5b" else TINY
+    cfg = Qwen2Config(**shape, eos_token_id=shape["vocab_size"] - 1,
+                      bos_token_id=shape["vocab_size"] - 2)
     torch.manual_seed(0)
     with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
         model = Qwen2ForCausalLM(cfg).to(torch.bfloat16)
@@ -42,7 +47,8 @@ def make(args):
         if os.path.exists(src):
             shutil.copy(src, os.path.join(args.out, name))
     g = torch.Generator().manual_seed(1)
-    rows = torch.randint(0, 150000, (64, args.prompt_tokens), generator=g).tolist()
+    rows = torch.randint(0, min(150000, cfg.vocab_size), (64, args.prompt_tokens),
+                         generator=g).tolist()
     with open(os.path.join(args.out, "prompts.json"), "w") as f:
         json.dump({"prompt_tokens": args.prompt_tokens, "rows": rows}, f)
     n = sum(p.numel() for p in model.parameters())
@@ -58,8 +64,22 @@ def load(ckpt, device):
     return model.to(device).eval()
 
 
+def sync(device):
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def reset_peak(device):
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+
+
+def peak_gib(device):
+    return torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else 0.0
+
+
 def run(args):
-    device = "cuda"
+    device = args.device
     model = load(args.checkpoint, device)
     with open(os.path.join(args.checkpoint, "prompts.json")) as f:
         prompts = json.load(f)
@@ -79,13 +99,13 @@ def run(args):
                                       min_new_tokens=args.new_tokens, pad_token_id=0,
                                       temperature=None, top_p=None, top_k=None)
         gen()
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
+        sync(device)
+        reset_peak(device)
         times = []
         for _ in range(args.reps):
             t0 = time.perf_counter()
             out = gen()
-            torch.cuda.synchronize()
+            sync(device)
             times.append(time.perf_counter() - t0)
         assert out.shape[1] == ids.shape[1] + args.new_tokens
         best = min(times)
@@ -94,7 +114,7 @@ def run(args):
             "new_tokens": args.new_tokens, "seconds_best": best,
             "seconds_mean": sum(times) / len(times),
             "tokens_per_s": batch * args.new_tokens / best,
-            "peak_gib": torch.cuda.max_memory_allocated() / 2**30})
+            "peak_gib": peak_gib(device)})
         print(f"transformers generate batch {batch}: "
               f"{batch * args.new_tokens / best:.0f} tok/s", file=sys.stderr)
     model.train()
@@ -108,17 +128,17 @@ def run(args):
         loss.backward()
         return float(loss)
     step()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
+    sync(device)
+    reset_peak(device)
     t0 = time.perf_counter()
     for _ in range(args.train_steps):
         loss = step()
-    torch.cuda.synchronize()
+    sync(device)
     s = (time.perf_counter() - t0) / args.train_steps
     result["train"] = {"batch": args.train_batch, "seq": args.train_seq,
                        "steps": args.train_steps, "seconds_per_step": s,
                        "tokens_per_s": args.train_batch * args.train_seq / s,
-                       "peak_gib": torch.cuda.max_memory_allocated() / 2**30, "loss": loss}
+                       "peak_gib": peak_gib(device), "loss": loss}
     print(f"transformers train: {args.train_batch * args.train_seq / s:.0f} tok/s",
           file=sys.stderr)
     text = json.dumps(result, indent=1)
@@ -136,6 +156,7 @@ def main():
     m.add_argument("--tokenizer-from", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "qwen2-tiny"))
     m.add_argument("--prompt-tokens", type=int, default=128)
+    m.add_argument("--shape", choices=["qwen2-0.5b", "tiny"], default="qwen2-0.5b")
     r = sub.add_parser("run")
     r.add_argument("--checkpoint", required=True)
     r.add_argument("--batches", default="1,64")
@@ -145,6 +166,7 @@ def main():
     r.add_argument("--train-seq", type=int, default=512)
     r.add_argument("--train-steps", type=int, default=5)
     r.add_argument("--json", default="")
+    r.add_argument("--device", default="cuda")
     args = ap.parse_args()
     make(args) if args.cmd == "make" else run(args)
 

@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "decoder_impl.h"
 #include "skilldb/models/safetensors.h"
@@ -14,13 +14,15 @@ namespace skilldb::models {
 namespace {
 
 using nlohmann::json;
-namespace fs = std::filesystem;
 
 // The device the comparisons run on: $SKILLDB_MODELS_DEVICE (the GPU
 // machine sets cuda), else cpu.
 torch::Device TestDevice() {
   const char* env = std::getenv("SKILLDB_MODELS_DEVICE");
-  return torch::Device(env ? env : "cpu");
+  torch::Device device(env ? env : "cpu");
+  // fp32 means fp32 on GPUs too (transformers' side runs with TF32 off).
+  if (device.is_cuda()) at::globalContext().setAllowTF32CuBLAS(false);
+  return device;
 }
 
 struct Fixture {
@@ -316,24 +318,21 @@ TEST_CASE(
   }
 }
 
-// A copy of the Llama fixture with config.json edited by `edit`.
-std::string EditedCheckpoint(const fs::path& tmp,
+// A copy of the Llama fixture in `dir` with config.json edited by `edit`.
+std::string EditedCheckpoint(const testing::TempDir& dir,
                              const std::function<void(json&)>& edit) {
-  fs::create_directories(tmp);
-  for (const auto& e :
-       fs::directory_iterator(testing::FixtureDir() + "/llama-tiny")) {
-    fs::copy_file(e.path(), tmp / e.path().filename(),
-                  fs::copy_options::overwrite_existing);
+  const std::string src = testing::FixtureDir() + "/llama-tiny";
+  for (const std::string& name : testing::ListFiles(src)) {
+    testing::CopyFile(src + "/" + name, dir.File(name));
   }
-  json config = testing::ReadJsonFile((tmp / "config.json").string());
+  json config = testing::ReadJsonFile(dir.File("config.json"));
   edit(config);
-  std::ofstream((tmp / "config.json").string()) << config.dump();
-  return tmp.string();
+  std::ofstream(dir.File("config.json"), std::ios::trunc) << config.dump();
+  return dir.path();
 }
 
 TEST_CASE("a checkpoint that disagrees with its config fails with the reason") {
-  const fs::path tmp = fs::temp_directory_path() /
-                       ("skilldb-models-ckpt-" + std::to_string(::getpid()));
+  testing::TempDir tmp;
   auto load = [&](const std::function<void(json&)>& edit) {
     return DecoderModel::Load(EditedCheckpoint(tmp, edit)).status().code();
   };
@@ -348,7 +347,6 @@ TEST_CASE("a checkpoint that disagrees with its config fails with the reason") {
           c["architectures"] = {"MistralForCausalLM"};
         }) == StatusCode::kNotSupported);
   CHECK(load([](json& c) { (void)c; }) == StatusCode::kOk);
-  fs::remove_all(tmp);
 }
 
 TEST_CASE(

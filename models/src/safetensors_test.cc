@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -13,23 +12,7 @@
 namespace skilldb::models {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A fresh directory under the system temp dir, removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("skilldb-models-test-" + std::to_string(::getpid()) + "-" +
-            std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string File(const std::string& name) const {
-    return (path / name).string();
-  }
-  static inline int counter = 0;
-};
+using testing::TempDir;
 
 // Writes a safetensors file: the 8-byte little-endian header length, the
 // header, the data.
@@ -151,14 +134,14 @@ TEST_CASE("an index naming a missing tensor is Corruption") {
                    Bytes(4));
   std::ofstream(dir.File("model.safetensors.index.json"))
       << R"({"weight_map":{"a":"s1.safetensors","b":"s1.safetensors"}})";
-  CHECK(CheckpointWeights::Open(dir.path.string()).status().code() ==
+  CHECK(CheckpointWeights::Open(dir.path()).status().code() ==
         StatusCode::kCorruption);
   std::ofstream(dir.File("model.safetensors.index.json"))
       << R"({"weight_map":{"a":"../s1.safetensors"}})";
-  CHECK(CheckpointWeights::Open(dir.path.string()).status().code() ==
+  CHECK(CheckpointWeights::Open(dir.path()).status().code() ==
         StatusCode::kCorruption);
   TempDir empty;
-  CHECK(CheckpointWeights::Open(empty.path.string()).status().code() ==
+  CHECK(CheckpointWeights::Open(empty.path()).status().code() ==
         StatusCode::kNotFound);
 }
 

@@ -1,14 +1,22 @@
 // Helpers for the models/ tests: where the fixtures are, reading their JSON,
-// the seed skill texts the fixtures hash, and FNV-1a over token ids (the
-// hash models/tools/make_fixtures.py writes). Header-only, test code only.
+// the seed skill texts the fixtures hash, FNV-1a over token ids (the hash
+// models/tools/make_fixtures.py writes), and small file operations. Header
+// only, test code only.
+//
+// POSIX calls rather than std::filesystem: the torch wheel's libtorch.so
+// exports std::filesystem symbols of its own build, which the dynamic linker
+// binds a test's calls to (remove_all crashed through them).
 #ifndef SKILLDB_MODELS_SRC_TEST_FIXTURES_H_
 #define SKILLDB_MODELS_SRC_TEST_FIXTURES_H_
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -30,10 +38,59 @@ inline std::string MiniLmDir() {
   return SKILLDB_MINILM_DIR;
 }
 
-inline bool HaveMiniLm() {
-  return std::filesystem::exists(MiniLmDir() + "/model.safetensors") &&
-         std::filesystem::exists(MiniLmDir() + "/tokenizer.json");
+inline bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
 }
+
+inline bool HaveMiniLm() {
+  return Exists(MiniLmDir() + "/model.safetensors") &&
+         Exists(MiniLmDir() + "/tokenizer.json");
+}
+
+// The names of the regular files in `dir`, sorted.
+inline std::vector<std::string> ListFiles(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      struct stat st;
+      if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        names.push_back(name);
+      }
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+inline void CopyFile(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary | std::ios::trunc);
+  out << in.rdbuf();
+}
+
+// A fresh directory of regular files under $TMPDIR, removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string templ =
+        std::string(base ? base : "/tmp") + "/skilldb-models-XXXXXX";
+    path_ = ::mkdtemp(templ.data()) ? templ : "";
+  }
+  ~TempDir() {
+    for (const std::string& f : ListFiles(path_))
+      ::unlink((path_ + "/" + f).c_str());
+    ::rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
 
 inline nlohmann::json ReadJsonFile(const std::string& path) {
   std::ifstream in(path);
@@ -44,10 +101,11 @@ inline nlohmann::json ReadJsonFile(const std::string& path) {
 
 inline std::vector<nlohmann::json> SeedSkills() {
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(SKILLDB_SEED_DIR)) {
-    if (e.path().extension() == ".jsonl") files.push_back(e.path().string());
+  for (const std::string& name : ListFiles(SKILLDB_SEED_DIR)) {
+    if (name.size() > 6 && name.substr(name.size() - 6) == ".jsonl") {
+      files.push_back(std::string(SKILLDB_SEED_DIR) + "/" + name);
+    }
   }
-  std::sort(files.begin(), files.end());
   std::vector<nlohmann::json> skills;
   for (const std::string& f : files) {
     std::ifstream in(f);
