@@ -4,7 +4,7 @@
 //   skilldb_models_bench --checkpoint DIR --prompts prompts.json
 //       [--device cuda] [--dtype bf16] [--batches 1,64] [--new-tokens 128]
 //       [--reps 3] [--train-batch 8] [--train-seq 512] [--train-steps 5]
-//       [--modes generate,train,check] [--json OUT.json]
+//       [--modes generate,train,check] [--graphs 1|0] [--json OUT.json]
 //
 // prompts.json (written by bench_transformers.py, so both sides run the same
 // prompts) is {"prompt_tokens": P, "rows": [[ids...], ...]}.
@@ -52,6 +52,7 @@ std::map<std::string, std::string> ParseFlags(int argc, char** argv) {
                                               {"train-steps", "5"},
                                               {"modes", "generate,train,check"},
                                               {"json", ""},
+                                              {"graphs", "1"},
                                               {"prompts", ""},
                                               {"checkpoint", ""}};
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -267,7 +268,8 @@ int main(int argc, char** argv) {
                  {"dtype", flags["dtype"]}};
   try {
     if (Has(flags["modes"], "generate")) {
-      auto model = Load(flags["checkpoint"], device, dtype, true, false);
+      auto model = Load(flags["checkpoint"], device, dtype,
+                        flags["graphs"] == "1", false);
       result["generate"] = BenchGenerate(
           *model, prompts, IntList(flags["batches"]),
           std::stoi(flags["new-tokens"]), std::stoi(flags["reps"]));

@@ -14,6 +14,7 @@
 # is printed last. Budget: about 5 minutes on an H200 (build included).
 #
 #   bash models/bench/bench_gpu.sh [--quick]
+#   GRAPHS=0 bash models/bench/bench_gpu.sh   (generation without CUDA graphs)
 #
 # The GPU machine has no nlohmann-json or doctest headers: run
 # models/bench/prepare_deps.sh on the build machine first (it fills
@@ -87,7 +88,7 @@ stamp "transformers: generation and training"
 
 stamp "skilldb: generation, training, sanity checks"
 "$BUILD/skilldb_models_bench" --checkpoint "$CKPT" --prompts "$CKPT/prompts.json" \
-  --device cuda --dtype bf16 --new-tokens "$NEW_TOKENS" --reps "$REPS" \
+  --device cuda --dtype bf16 --new-tokens "$NEW_TOKENS" --reps "$REPS" --graphs "${GRAPHS:-1}" \
   --json "$OUT/skilldb.json" > /dev/null 2> "$OUT/skilldb.log" ||
   { echo "skilldb bench failed"; tail -20 "$OUT/skilldb.log"; }
 
