@@ -29,6 +29,7 @@
 
 #ifdef SKILLDB_MODELS_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #endif
 
 #include "skilldb/models/decoder.h"
@@ -87,10 +88,18 @@ void Sync(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
+#ifdef SKILLDB_MODELS_CUDA
+// The allocator's statistics take an ordinal: "cuda" without one means the
+// current device.
+c10::DeviceIndex Ordinal(const torch::Device& device) {
+  return device.has_index() ? device.index() : c10::cuda::current_device();
+}
+#endif
+
 void ResetPeak(const torch::Device& device) {
 #ifdef SKILLDB_MODELS_CUDA
   if (device.is_cuda())
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+    c10::cuda::CUDACachingAllocator::resetPeakStats(Ordinal(device));
 #else
   (void)device;
 #endif
@@ -100,7 +109,7 @@ double PeakGiB(const torch::Device& device) {
 #ifdef SKILLDB_MODELS_CUDA
   if (device.is_cuda()) {
     auto stats =
-        c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+        c10::cuda::CUDACachingAllocator::getDeviceStats(Ordinal(device));
     return static_cast<double>(stats.allocated_bytes[0].peak) / (1 << 30);
   }
 #else

@@ -99,21 +99,16 @@ inline nlohmann::json ReadJsonFile(const std::string& path) {
   return nlohmann::json::parse(buffer.str());
 }
 
+// The seed skills the fixtures were made from: make_fixtures.py writes
+// their text fields to reference/seed_snapshot.jsonl beside the references,
+// so the library's seed can change without invalidating the fixtures.
 inline std::vector<nlohmann::json> SeedSkills() {
-  std::vector<std::string> files;
-  for (const std::string& name : ListFiles(SKILLDB_SEED_DIR)) {
-    if (name.size() > 6 && name.substr(name.size() - 6) == ".jsonl") {
-      files.push_back(std::string(SKILLDB_SEED_DIR) + "/" + name);
-    }
-  }
   std::vector<nlohmann::json> skills;
-  for (const std::string& f : files) {
-    std::ifstream in(f);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      skills.push_back(nlohmann::json::parse(line));
-    }
+  std::ifstream in(FixtureDir() + "/reference/seed_snapshot.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    skills.push_back(nlohmann::json::parse(line));
   }
   return skills;
 }

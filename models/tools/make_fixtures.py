@@ -106,6 +106,17 @@ def seed_skills():
     return skills
 
 
+def write_seed_snapshot(skills, out_dir):
+    """The seed skills' text fields, as the tests read them back: the
+    fixtures stay valid when the library's seed changes later."""
+    path = os.path.join(out_dir, "reference", "seed_snapshot.jsonl")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for s in skills:
+            f.write(json.dumps({k: s[k] for k in ("id", "title", "summary", "body", "code")
+                                if k in s}, ensure_ascii=False) + "\n")
+
+
 def corpus_texts(skills):
     """The texts whose ids are hashed: every text field of every seed skill."""
     texts = []
@@ -494,6 +505,7 @@ def main():
     corpus = corpus_texts(skills)
     ref_dir = os.path.join(args.out, "reference")
     os.makedirs(ref_dir, exist_ok=True)
+    write_seed_snapshot(skills, args.out)
     train_texts = corpus + TEST_STRINGS
     tok_ref = {"test_strings": TEST_STRINGS}
     chat_ref = {"chats": CHATS}
