@@ -98,6 +98,19 @@ Result<RerankResult> ModelReranker::Rerank(const RerankRequest& request) {
     r.cached = lookup.from_cache;
     return r;
   }
+  const double agreement = Bm25Agreement(j.scores);
+  if (agreement < options_.fusion.min_agreement) {
+    char reason[160];
+    std::snprintf(reason, sizeof(reason),
+                  "%s model disagrees with BM25 (Spearman %.2f below "
+                  "min_agreement %.2f): BM25 order kept",
+                  std::string(mode).c_str(), agreement,
+                  options_.fusion.min_agreement);
+    RerankResult r = Bm25Order(request, mode, reason);
+    r.generations = std::move(j.generations);
+    r.cached = lookup.from_cache;
+    return r;
+  }
   RerankResult r;
   r.applied = true;
   r.mode = std::string(mode);

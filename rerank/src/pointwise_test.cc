@@ -6,7 +6,7 @@
 #include <limits>
 #include <map>
 
-#include "fake_backbone.h"
+#include "skilldb/rerank/fake_backbone.h"
 
 namespace skilldb::rerank {
 namespace {
@@ -141,6 +141,8 @@ RerankerOptions ModelOnly() {
   RerankerOptions o;
   o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
       o.fusion.tail_bm25_weight = 0.0;
+  o.fusion.guard_ranks = 0;
+  o.fusion.min_agreement = -1.0;
   return o;
 }
 
