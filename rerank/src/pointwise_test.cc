@@ -181,6 +181,16 @@ TEST_CASE("candidates without a verdict keep their BM25 standing") {
         std::string::npos);
 }
 
+TEST_CASE("a model that scores every candidate alike keeps BM25 order") {
+  FakeBackbone backbone(Oracle({{"s1", 0.7}, {"s2", 0.7}, {"s3", 0.7}}));
+  auto r = (*MakePointwiseReranker(&backbone, {}, RerankerOptions()))
+               ->Rerank(Request(3));
+  REQUIRE(r.ok());
+  CHECK(!r->applied);
+  CHECK(r->reason.find("alike") != std::string::npos);
+  CHECK(Order(*r) == std::vector<std::string>{"s1", "s2", "s3"});
+}
+
 TEST_CASE("too few verdicts keep BM25 order") {
   FakeBackbone backbone(Oracle({{"s2", 1.0}}));
   auto r =

@@ -66,6 +66,8 @@ class RerankEvaluator {
   Result<RerankEvalResult> Run(const RerankEvalConfig& config);
 
   const std::vector<RelevanceQuery>& queries() const { return queries_; }
+  // The seed library (for benchmarks that bring their own reranker).
+  Library* library() const { return library_.get(); }
 
  private:
   RerankEvaluator() = default;
