@@ -17,15 +17,22 @@
 #include <string>
 #include <vector>
 
+#include "progress.h"
 #include "skilldb/library.h"
 
 namespace skilldb::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUserError = 1;
+inline constexpr int kExitInternalError = 2;
 
 // Options every command takes.
 struct GlobalArgs {
   std::string db;     // --db; "" = $SKILLDB_DB, else the default library
   bool json = false;  // --json
   int lock_timeout_ms = 10000;  // --lock-timeout: wait for another writer
+  // --progress / --no-progress / whether stderr is a terminal.
+  ProgressMode progress = ProgressMode::kOff;
 };
 
 // Where output goes; tests point these at string streams.
@@ -151,6 +158,10 @@ struct VerifyArgs {
   int rounds = 3;
   bool list_tasks = false;
 };
+
+// Prints a usage error (bad arguments, found before any command ran) with
+// where to find help, and returns its exit code (1).
+int FailUsage(const GlobalArgs& g, const Io& io, const Status& status);
 
 int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io);
 int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io);

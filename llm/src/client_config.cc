@@ -51,9 +51,8 @@ Status ParseAuthority(std::string_view url, std::string_view authority,
   if (out->host.empty()) return BadUrl(url, "no host");
   if (has_port) {
     int port = 0;
-    auto [end, ec] =
-        std::from_chars(port_text.data(), port_text.data() + port_text.size(),
-                        port);
+    auto [end, ec] = std::from_chars(port_text.data(),
+                                     port_text.data() + port_text.size(), port);
     if (ec != std::errc() || end != port_text.data() + port_text.size() ||
         port < 1 || port > 65535) {
       return BadUrl(url, "bad port");
@@ -74,8 +73,8 @@ struct Chosen {
   std::optional<std::string> value;
   std::string source;
 };
-Chosen Choose(const std::optional<std::string>& flag, std::string_view flag_name,
-              const EnvLookup& env,
+Chosen Choose(const std::optional<std::string>& flag,
+              std::string_view flag_name, const EnvLookup& env,
               std::initializer_list<const char*> variables) {
   if (auto v = NonEmpty(flag)) return {v, std::string(flag_name)};
   for (const char* name : variables) {
@@ -103,7 +102,8 @@ Result<BaseUrl> ParseBaseUrl(std::string_view url) {
   const size_t sep = url.find("://");
   if (sep == std::string_view::npos) return BadUrl(url, "no scheme");
   for (char c : url.substr(0, sep)) {
-    out.scheme += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.scheme +=
+        static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   if (out.scheme == "http") {
     out.port = 80;
@@ -136,12 +136,14 @@ Status ValidateClientConfig(const ClientConfig& c) {
   SKILLDB_RETURN_IF_ERROR(Positive(c.max_in_flight, "max_in_flight"));
   SKILLDB_RETURN_IF_ERROR(
       Positive(c.retry.initial_backoff_ms, "retry.initial_backoff_ms"));
-  SKILLDB_RETURN_IF_ERROR(Positive(c.retry.max_backoff_ms, "retry.max_backoff_ms"));
+  SKILLDB_RETURN_IF_ERROR(
+      Positive(c.retry.max_backoff_ms, "retry.max_backoff_ms"));
   if (c.retry.max_retries < 0) {
     return Status::InvalidArgument("client config: retry.max_retries < 0");
   }
   if (c.retry.max_retry_after_ms < 0) {
-    return Status::InvalidArgument("client config: retry.max_retry_after_ms < 0");
+    return Status::InvalidArgument(
+        "client config: retry.max_retry_after_ms < 0");
   }
   if (!(c.retry.jitter >= 0.0 && c.retry.jitter <= 1.0)) {
     return Status::InvalidArgument("client config: retry.jitter not in [0, 1]");

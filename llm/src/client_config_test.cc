@@ -46,7 +46,8 @@ TEST_CASE("malformed base URLs are invalid arguments") {
   }
 }
 
-TEST_CASE("SKILLDB_LLM variables override the OPENAI ones and flags override both") {
+TEST_CASE(
+    "SKILLDB_LLM variables override the OPENAI ones and flags override both") {
   auto env = FakeEnv({{"OPENAI_BASE_URL", "http://openai.local/v1"},
                       {"OPENAI_API_KEY", "sk-openai"},
                       {"SKILLDB_LLM_URL", "http://skilldb.local:8000/v1"},
@@ -68,7 +69,8 @@ TEST_CASE("SKILLDB_LLM variables override the OPENAI ones and flags override bot
 }
 
 TEST_CASE("empty variables count as unset and defaults remain") {
-  auto env = FakeEnv({{"SKILLDB_LLM_URL", ""}, {"SKILLDB_LLM_KEY", ""},
+  auto env = FakeEnv({{"SKILLDB_LLM_URL", ""},
+                      {"SKILLDB_LLM_KEY", ""},
                       {"OPENAI_API_KEY", "sk-x"}});
   ClientConfig base;
   base.max_in_flight = 3;

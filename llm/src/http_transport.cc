@@ -32,6 +32,20 @@ void SetTimeout(httplib::Client& c, int ms,
   (c.*set)(ms / 1000, static_cast<time_t>(ms % 1000) * 1000);
 }
 
+// What the answer asks the next attempt to wait: OpenAI's retry-after-ms
+// first (finer), then Retry-After.
+std::optional<milliseconds> ServerWait(const httplib::Response& r) {
+  std::optional<milliseconds> wait;
+  if (r.has_header("retry-after-ms")) {
+    wait = ParseRetryAfterMs(r.get_header_value("retry-after-ms"));
+  }
+  if (!wait && r.has_header("Retry-After")) {
+    wait = ParseRetryAfter(r.get_header_value("Retry-After"),
+                           std::chrono::system_clock::now());
+  }
+  return wait;
+}
+
 std::string Plural(int n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
@@ -96,7 +110,8 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(
     return Status::InvalidArgument("ca_cert_path '" + config.ca_cert_path +
                                    "' cannot be read");
   }
-  return std::unique_ptr<HttpTransport>(new HttpTransport(config, std::move(url)));
+  return std::unique_ptr<HttpTransport>(
+      new HttpTransport(config, std::move(url)));
 }
 
 HttpTransport::HttpTransport(const ClientConfig& config, BaseUrl url)
@@ -220,13 +235,7 @@ HttpTransport::Attempt HttpTransport::TryOnceWith(httplib::Client& client,
   const size_t limit = config_.max_response_bytes;
   req.response_handler = [&](const httplib::Response& r) {
     a.status = r.status;
-    if (r.has_header("retry-after-ms")) {
-      a.retry_after = ParseRetryAfterMs(r.get_header_value("retry-after-ms"));
-    }
-    if (!a.retry_after && r.has_header("Retry-After")) {
-      a.retry_after = ParseRetryAfter(r.get_header_value("Retry-After"),
-                                      std::chrono::system_clock::now());
-    }
+    a.retry_after = ServerWait(r);
     return true;
   };
   req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
@@ -241,55 +250,60 @@ HttpTransport::Attempt HttpTransport::TryOnceWith(httplib::Client& client,
   httplib::Error error = httplib::Error::Success;
   const auto start = Clock::now();
   const bool sent = client.send(req, res, error);
-  const auto elapsed = Clock::now() - start;
   if (sent && error == httplib::Error::Success) {
     a.outcome = Outcome::kAnswered;
     a.status = res.status;
     return a;
   }
-  a.detail = httplib::to_string(error);
+  Classify(error, Clock::now() - start, too_large, &a);
+  return a;
+}
+
+// Sorts a failed attempt into what the retry loop distinguishes.
+void HttpTransport::Classify(httplib::Error error, Clock::duration elapsed,
+                             bool too_large, Attempt* a) const {
+  a->detail = httplib::to_string(error);
   switch (error) {
     case httplib::Error::Canceled:
-      a.outcome = too_large ? Outcome::kTooLarge : Outcome::kOther;
+      a->outcome = too_large ? Outcome::kTooLarge : Outcome::kOther;
       if (too_large) {
-        a.detail = "answer larger than max_response_bytes (" +
-                   std::to_string(limit) + ")";
+        a->detail = "answer larger than max_response_bytes (" +
+                    std::to_string(config_.max_response_bytes) + ")";
       }
       break;
     case httplib::Error::ConnectionTimeout:
-      a.outcome = Outcome::kTimeout;
-      a.detail = "no connection within " +
-                 std::to_string(config_.connect_timeout_ms) + " ms";
+      a->outcome = Outcome::kTimeout;
+      a->detail = "no connection within " +
+                  std::to_string(config_.connect_timeout_ms) + " ms";
       break;
     case httplib::Error::Read:
       // cpp-httplib reports a read timeout as a read error: tell them
       // apart by how long the attempt waited.
       if (elapsed >= milliseconds(config_.read_timeout_ms) * 9 / 10) {
-        a.outcome = Outcome::kTimeout;
-        a.detail = "no answer within the read timeout (" +
-                   std::to_string(config_.read_timeout_ms) + " ms)";
+        a->outcome = Outcome::kTimeout;
+        a->detail = "no answer within the read timeout (" +
+                    std::to_string(config_.read_timeout_ms) + " ms)";
       } else {
-        a.outcome = Outcome::kConnection;
-        a.detail = "connection lost while reading the answer";
+        a->outcome = Outcome::kConnection;
+        a->detail = "connection lost while reading the answer";
       }
       break;
     case httplib::Error::Connection:
     case httplib::Error::Write:
     case httplib::Error::BindIPAddress:
-      a.outcome = Outcome::kConnection;
-      a.detail = "cannot connect or send (" + a.detail + ")";
+      a->outcome = Outcome::kConnection;
+      a->detail = "cannot connect or send (" + a->detail + ")";
       break;
     case httplib::Error::SSLConnection:
     case httplib::Error::SSLLoadingCerts:
     case httplib::Error::SSLServerVerification:
-      a.outcome = Outcome::kTls;
-      a.detail = "TLS failed (" + a.detail + ")";
+      a->outcome = Outcome::kTls;
+      a->detail = "TLS failed (" + a->detail + ")";
       break;
     default:
-      a.outcome = Outcome::kOther;
+      a->outcome = Outcome::kOther;
       break;
   }
-  return a;
 }
 
 std::unique_ptr<httplib::Client> HttpTransport::Acquire() {
@@ -323,7 +337,8 @@ std::unique_ptr<httplib::Client> HttpTransport::NewClient() const {
   c->set_follow_location(false);
   if (url_.scheme == "https") {
     c->enable_server_certificate_verification(config_.verify_tls);
-    if (!config_.ca_cert_path.empty()) c->set_ca_cert_path(config_.ca_cert_path);
+    if (!config_.ca_cert_path.empty())
+      c->set_ca_cert_path(config_.ca_cert_path);
   }
   return c;
 }

@@ -9,6 +9,7 @@
 #define SKILLDB_LLM_SRC_HTTP_TRANSPORT_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -23,7 +24,8 @@
 
 namespace httplib {
 class Client;
-}
+enum class Error;
+}  // namespace httplib
 
 namespace skilldb::llm::internal {
 
@@ -59,7 +61,8 @@ class HttpTransport {
  public:
   // Errors: InvalidArgument for a config that fails ValidateClientConfig or
   // an unreadable ca_cert_path.
-  static Result<std::unique_ptr<HttpTransport>> Create(const ClientConfig& config);
+  static Result<std::unique_ptr<HttpTransport>> Create(
+      const ClientConfig& config);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
@@ -91,6 +94,9 @@ class HttpTransport {
                   const std::string* body);
   Attempt TryOnceWith(httplib::Client& client, std::string_view method,
                       std::string_view path, const std::string* body);
+  void Classify(httplib::Error error,
+                std::chrono::steady_clock::duration elapsed, bool too_large,
+                Attempt* a) const;
   std::unique_ptr<httplib::Client> Acquire();
   void Release(std::unique_ptr<httplib::Client> client);
   std::unique_ptr<httplib::Client> NewClient() const;
@@ -102,7 +108,7 @@ class HttpTransport {
 
   std::mutex mu_;
   std::condition_variable slot_freed_;
-  int in_flight_ = 0;                                  // GUARDED_BY(mu_)
+  int in_flight_ = 0;                                   // GUARDED_BY(mu_)
   std::vector<std::unique_ptr<httplib::Client>> idle_;  // GUARDED_BY(mu_)
 
   std::atomic<uint64_t> attempts_{0};

@@ -25,7 +25,8 @@ using json = nlohmann::json;
 inline Result<json> ParseJson(const HttpAnswer& answer) {
   json parsed = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
-    return BadAnswer(answer, "answer is not valid JSON: " + Excerpt(answer.body));
+    return BadAnswer(answer,
+                     "answer is not valid JSON: " + Excerpt(answer.body));
   }
   return parsed;
 }

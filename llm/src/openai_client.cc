@@ -14,7 +14,8 @@ using internal::HttpAnswer;
 using internal::ParsedSamples;
 using internal::RequestSampling;
 
-void ParallelFor(size_t count, int width, const std::function<void(size_t)>& fn) {
+void ParallelFor(size_t count, int width,
+                 const std::function<void(size_t)>& fn) {
   const size_t threads =
       std::min(count, static_cast<size_t>(std::max(width, 1)));
   if (threads <= 1) {
@@ -60,7 +61,8 @@ Status ValidatePrompts(const std::vector<Chat>& prompts) {
   if (prompts.empty()) return Status::InvalidArgument("no prompts");
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (prompts[i].empty()) {
-      return Status::InvalidArgument("prompt " + std::to_string(i) + " is empty");
+      return Status::InvalidArgument("prompt " + std::to_string(i) +
+                                     " is empty");
     }
     for (const Message& m : prompts[i]) {
       if (m.role.empty()) {
@@ -214,8 +216,9 @@ Result<Generation> OpenAiClient::Complete(const std::string& prompt,
         HttpAnswer answer,
         transport_->Post(transport_->Path("/completions"), body));
     if (!answer.ok()) return internal::StatusForAnswer(answer);
-    SKILLDB_ASSIGN_OR_RETURN(ParsedSamples parsed,
-                             internal::ParseCompletionAnswer(answer, options.n));
+    SKILLDB_ASSIGN_OR_RETURN(
+        ParsedSamples parsed,
+        internal::ParseCompletionAnswer(answer, options.n));
     Account(parsed.usage.present, parsed.usage.prompt_tokens,
             parsed.usage.completion_tokens);
     Generation g;
@@ -250,7 +253,8 @@ Result<ScoreResult> OpenAiClient::ScoreOne(const std::string& model,
                            internal::ParseEchoAnswer(answer, text, &usage));
   Account(usage.present, usage.prompt_tokens, usage.completion_tokens);
   auto scored = internal::ScoreFromEcho(echoed, prompt.size(), text.size());
-  if (!scored.ok()) return internal::BadAnswer(answer, scored.status().message());
+  if (!scored.ok())
+    return internal::BadAnswer(answer, scored.status().message());
   return scored;
 }
 
@@ -272,8 +276,8 @@ Result<std::vector<ScoreResult>> OpenAiClient::Score(
     SKILLDB_ASSIGN_OR_RETURN(std::string model, ResolveModel());
     std::vector<std::optional<Result<ScoreResult>>> results(requests.size());
     ParallelFor(requests.size(), config_.max_in_flight, [&](size_t i) {
-      results[i] = NoThrow("score",
-                           [&] { return ScoreOne(model, requests[i]); });
+      results[i] =
+          NoThrow("score", [&] { return ScoreOne(model, requests[i]); });
     });
     std::vector<ScoreResult> out;
     for (size_t i = 0; i < results.size(); ++i) {

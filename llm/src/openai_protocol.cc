@@ -93,9 +93,10 @@ Result<std::vector<const json*>> OrderChoices(const HttpAnswer& answer,
     return BadAnswer(answer, "answer has no \"choices\" array");
   }
   if (choices->size() != static_cast<size_t>(n)) {
-    std::string hint = choices->size() < static_cast<size_t>(n)
-                           ? " (for a server that ignores n, set native_n false)"
-                           : "";
+    std::string hint =
+        choices->size() < static_cast<size_t>(n)
+            ? " (for a server that ignores n, set native_n false)"
+            : "";
     return BadAnswer(answer, "asked for " + std::to_string(n) +
                                  " choices, the answer has " +
                                  std::to_string(choices->size()) + hint);
@@ -130,7 +131,8 @@ void ReadIds(const json& choice, const json& root, Sample* s,
 std::vector<size_t> CharToByte(const std::string& text) {
   std::vector<size_t> byte_of;
   for (size_t i = 0; i < text.size(); ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) byte_of.push_back(i);
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
+      byte_of.push_back(i);
   }
   byte_of.push_back(text.size());
   return byte_of;
@@ -250,7 +252,8 @@ UsageCounts ReadUsage(const json& root) {
   UsageCounts u;
   const json* usage = Find(root, "usage");
   auto prompt = AsCount(usage ? Find(*usage, "prompt_tokens") : nullptr);
-  auto completion = AsCount(usage ? Find(*usage, "completion_tokens") : nullptr);
+  auto completion =
+      AsCount(usage ? Find(*usage, "completion_tokens") : nullptr);
   if (!prompt && !completion) return u;
   u.present = true;
   u.prompt_tokens = prompt.value_or(0);
@@ -332,8 +335,8 @@ Result<EchoedTokens> ParseEchoAnswer(const HttpAnswer& answer,
   if (!text) return BadAnswer(answer, At(0) + " has no \"text\" string");
   out.text = *text;
   auto unsupported = [&](std::string_view what) {
-    return Status::NotSupported(answer.request + ": cannot score: " +
-                                std::string(what));
+    return Status::NotSupported(answer.request +
+                                ": cannot score: " + std::string(what));
   };
   if (out.text.compare(0, sent_text.size(), sent_text) != 0) {
     return unsupported("the answer does not echo the prompt (no echo support)");
@@ -346,7 +349,8 @@ Result<EchoedTokens> ParseEchoAnswer(const HttpAnswer& answer,
     return unsupported("the answer has no logprobs of the echoed prompt");
   }
   if (tokens->size() != logprobs->size()) {
-    return BadAnswer(answer, "logprobs tokens and token_logprobs differ in length");
+    return BadAnswer(answer,
+                     "logprobs tokens and token_logprobs differ in length");
   }
   for (size_t i = 0; i < tokens->size(); ++i) {
     auto t = AsString(&(*tokens)[i]);

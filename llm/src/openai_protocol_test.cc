@@ -6,12 +6,14 @@ namespace skilldb::llm::internal {
 namespace {
 
 HttpAnswer Answer(std::string body) {
-  return HttpAnswer{"POST http://test/v1/chat/completions", 200, std::move(body), 1};
+  return HttpAnswer{"POST http://test/v1/chat/completions", 200,
+                    std::move(body), 1};
 }
 
 StatusCode CodeOf(const Result<ParsedSamples>& r) { return r.status().code(); }
 
-TEST_CASE("a chat answer is read in choice-index order with logprobs and usage") {
+TEST_CASE(
+    "a chat answer is read in choice-index order with logprobs and usage") {
   auto r = ParseChatAnswer(Answer(R"({
     "choices": [
       {"index": 1, "message": {"role": "assistant", "content": "B"},
@@ -45,7 +47,8 @@ TEST_CASE("a chat answer is read in choice-index order with logprobs and usage")
   CHECK(r->usage.completion_tokens == 3);
 }
 
-TEST_CASE("a null content is an empty text and a missing usage is recorded as such") {
+TEST_CASE(
+    "a null content is an empty text and a missing usage is recorded as such") {
   auto r = ParseChatAnswer(
       Answer(R"({"choices": [{"message": {"content": null}}]})"), 1);
   REQUIRE(r.ok());
@@ -120,11 +123,13 @@ TEST_CASE("a legacy completion answer reads logprobs and sorts alternatives") {
   REQUIRE(s.top_logprobs.size() == 1);
   CHECK(s.top_logprobs[0][0].text == " world");
   CHECK(s.top_logprobs[0][1].text == " there");
-  CHECK(CodeOf(ParseCompletionAnswer(
-            Answer(R"({"choices": [{"text": "x", "logprobs": {"tokens": ["x"]}}]})"),
-            1)) == StatusCode::kInternal);
-  CHECK(CodeOf(ParseCompletionAnswer(Answer(R"({"choices": [{"text": 1}]})"), 1)) ==
-        StatusCode::kInternal);
+  CHECK(
+      CodeOf(ParseCompletionAnswer(
+          Answer(
+              R"({"choices": [{"text": "x", "logprobs": {"tokens": ["x"]}}]})"),
+          1)) == StatusCode::kInternal);
+  CHECK(CodeOf(ParseCompletionAnswer(Answer(R"({"choices": [{"text": 1}]})"),
+                                     1)) == StatusCode::kInternal);
 }
 
 // An echo answer for the prompt "P: " and completion "ab", then one
@@ -172,7 +177,8 @@ TEST_CASE("a BOS the text does not contain takes no bytes") {
   CHECK(s->completion_token_ids == std::vector<int32_t>{11});
 }
 
-TEST_CASE("character text offsets map to bytes when tokens do not spell the text") {
+TEST_CASE(
+    "character text offsets map to bytes when tokens do not spell the text") {
   UsageCounts usage;
   // Byte-level tokens shown as "Ġ..." do not spell the text; offsets count
   // characters: "é" is one character but two bytes.
@@ -200,22 +206,24 @@ TEST_CASE("a server that does not echo cannot score") {
   CHECK(no_logprobs.status().code() == StatusCode::kNotSupported);
 }
 
-TEST_CASE("unalignable echoes and null completion logprobs are internal errors") {
+TEST_CASE(
+    "unalignable echoes and null completion logprobs are internal errors") {
   UsageCounts usage;
-  auto unaligned = ParseEchoAnswer(
-      Answer(R"({"choices": [{"text": "P: ab", "logprobs": {
+  auto unaligned =
+      ParseEchoAnswer(Answer(R"({"choices": [{"text": "P: ab", "logprobs": {
         "tokens": ["X", "Y"], "token_logprobs": [null, -1.0]}}]})"),
-      "P: ab", &usage);
+                      "P: ab", &usage);
   CHECK(unaligned.status().code() == StatusCode::kInternal);
-  auto e = ParseEchoAnswer(
-      Answer(R"({"choices": [{"text": "P: ab", "logprobs": {
+  auto e =
+      ParseEchoAnswer(Answer(R"({"choices": [{"text": "P: ab", "logprobs": {
         "tokens": ["P: ", "ab"], "token_logprobs": [null, null]}}]})"),
-      "P: ab", &usage);
+                      "P: ab", &usage);
   REQUIRE(e.ok());
   CHECK(ScoreFromEcho(*e, 3, 5).status().code() == StatusCode::kInternal);
 }
 
-TEST_CASE("the models list keeps entries with ids and reads vLLM's context length") {
+TEST_CASE(
+    "the models list keeps entries with ids and reads vLLM's context length") {
   HttpAnswer a = Answer(R"({"object": "list", "data": [
     {"id": "qwen", "object": "model", "owned_by": "vllm", "max_model_len": 32768},
     {"object": "model"}, {"id": 5}, {"id": "other"}]})");
@@ -237,7 +245,8 @@ TEST_CASE("a chat request carries the sampling fields the server accepts") {
   o.stop = {"```"};
   o.top_logprobs = 2;
   ClientConfig config;
-  json r = json::parse(BuildChatRequest("m", {{"user", "hi"}}, o, {3, 42}, config));
+  json r =
+      json::parse(BuildChatRequest("m", {{"user", "hi"}}, o, {3, 42}, config));
   CHECK(r["model"] == "m");
   CHECK(r["n"] == 3);
   CHECK(r["top_k"] == 40);
@@ -251,7 +260,8 @@ TEST_CASE("a chat request carries the sampling fields the server accepts") {
   config.send_top_k = false;
   config.request_token_ids = true;
   o.logprobs = false;
-  r = json::parse(BuildChatRequest("m", {{"user", "hi"}}, o, {1, std::nullopt}, config));
+  r = json::parse(
+      BuildChatRequest("m", {{"user", "hi"}}, o, {1, std::nullopt}, config));
   CHECK(!r.contains("top_k"));
   CHECK(!r.contains("seed"));
   CHECK(!r.contains("logprobs"));
@@ -260,8 +270,8 @@ TEST_CASE("a chat request carries the sampling fields the server accepts") {
 
 TEST_CASE("invalid UTF-8 in a prompt is replaced instead of throwing") {
   const std::string bad = "kernel \xff\xfe output";
-  std::string body =
-      BuildChatRequest("m", {{"user", bad}}, SamplingOptions(), {1, {}}, ClientConfig());
+  std::string body = BuildChatRequest("m", {{"user", bad}}, SamplingOptions(),
+                                      {1, {}}, ClientConfig());
   json r = json::parse(body);
   CHECK(r["messages"][0]["content"].get<std::string>().find("kernel") == 0);
 }
@@ -274,10 +284,12 @@ TEST_CASE("sampling options out of range are invalid arguments") {
     edit(s);
     return ValidateSampling(s).code();
   };
-  CHECK(with([](SamplingOptions& s) { s.n = 0; }) == StatusCode::kInvalidArgument);
+  CHECK(with([](SamplingOptions& s) { s.n = 0; }) ==
+        StatusCode::kInvalidArgument);
   CHECK(with([](SamplingOptions& s) { s.temperature = -1; }) ==
         StatusCode::kInvalidArgument);
-  CHECK(with([](SamplingOptions& s) { s.top_p = 0; }) == StatusCode::kInvalidArgument);
+  CHECK(with([](SamplingOptions& s) { s.top_p = 0; }) ==
+        StatusCode::kInvalidArgument);
   CHECK(with([](SamplingOptions& s) { s.max_tokens = 0; }) ==
         StatusCode::kInvalidArgument);
   CHECK(with([](SamplingOptions& s) { s.top_logprobs = 21; }) ==

@@ -32,7 +32,8 @@ std::string BuildRequest(const RerankConfig& config, const std::string& query,
 // The list of {index, <score_key>} objects, validated against `count`.
 Result<std::vector<RerankScore>> ReadScores(const HttpAnswer& answer,
                                             const json& list,
-                                            const char* score_key, size_t count) {
+                                            const char* score_key,
+                                            size_t count) {
   std::vector<RerankScore> scores;
   std::vector<bool> seen(count, false);
   for (size_t i = 0; i < list.size(); ++i) {
@@ -56,7 +57,8 @@ Result<std::vector<RerankScore>> ParseAnswer(const HttpAnswer& answer,
                                              uint64_t* tokens) {
   SKILLDB_ASSIGN_OR_RETURN(json root, internal::ParseJson(answer));
   if (api == RerankApi::kTei) {
-    if (!root.is_array()) return BadAnswer(answer, "answer is not a JSON array");
+    if (!root.is_array())
+      return BadAnswer(answer, "answer is not a JSON array");
     return ReadScores(answer, root, "score", count);
   }
   const json* results = Find(root, "results");
@@ -64,8 +66,8 @@ Result<std::vector<RerankScore>> ParseAnswer(const HttpAnswer& answer,
     return BadAnswer(answer, "answer has no \"results\" array");
   }
   const json* usage = Find(root, "usage");
-  *tokens =
-      internal::AsCount(usage ? Find(*usage, "total_tokens") : nullptr).value_or(0);
+  *tokens = internal::AsCount(usage ? Find(*usage, "total_tokens") : nullptr)
+                .value_or(0);
   return ReadScores(answer, *results, "relevance_score", count);
 }
 
@@ -95,10 +97,10 @@ Result<std::vector<RerankScore>> RerankClient::Rerank(
   if (query.empty()) return Status::InvalidArgument("rerank: empty query");
   if (documents.empty()) return Status::InvalidArgument("rerank: no documents");
   try {
-    const std::string path =
-        !config_.path.empty()           ? config_.path
-        : config_.api == RerankApi::kTei ? std::string("/rerank")
-                                         : transport_->Path("/rerank");
+    const std::string path = !config_.path.empty() ? config_.path
+                             : config_.api == RerankApi::kTei
+                                 ? std::string("/rerank")
+                                 : transport_->Path("/rerank");
     SKILLDB_ASSIGN_OR_RETURN(
         HttpAnswer answer,
         transport_->Post(path, BuildRequest(config_, query, documents, top_n)));

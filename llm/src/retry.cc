@@ -34,7 +34,8 @@ class Cursor {
   }
   bool SkipLetters() {
     size_t n = 0;
-    while (n < s_.size() && std::isalpha(static_cast<unsigned char>(s_[n]))) ++n;
+    while (n < s_.size() && std::isalpha(static_cast<unsigned char>(s_[n])))
+      ++n;
     s_.remove_prefix(n);
     return n > 0;
   }
@@ -140,8 +141,9 @@ std::optional<milliseconds> ParseRetryAfter(
     std::string_view value, std::chrono::system_clock::time_point now) {
   value = Trim(value);
   if (value.empty()) return std::nullopt;
-  if (std::all_of(value.begin(), value.end(),
-                  [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+  if (std::all_of(value.begin(), value.end(), [](char ch) {
+        return std::isdigit(static_cast<unsigned char>(ch));
+      })) {
     // More than a day is as good as "forever" here; cap before multiplying.
     if (value.size() > 6) return milliseconds(86'400'000);
     int64_t seconds = 0;
@@ -169,7 +171,8 @@ std::optional<milliseconds> ParseRetryAfterMs(std::string_view value) {
     if (value[i] != '.') return std::nullopt;
     double scale = 0.1;
     for (++i; i < value.size(); ++i, scale /= 10) {
-      if (!std::isdigit(static_cast<unsigned char>(value[i]))) return std::nullopt;
+      if (!std::isdigit(static_cast<unsigned char>(value[i])))
+        return std::nullopt;
       ms += (value[i] - '0') * scale;
     }
   }
@@ -181,16 +184,18 @@ Backoff::Backoff(const RetryOptions& options)
       rng_(options.jitter_seed != 0 ? options.jitter_seed
                                     : std::random_device{}()) {}
 
-milliseconds Backoff::Delay(int retry, std::optional<milliseconds> server_asked) {
-  if (server_asked &&
-      server_asked->count() <= static_cast<int64_t>(options_.max_retry_after_ms)) {
+milliseconds Backoff::Delay(int retry,
+                            std::optional<milliseconds> server_asked) {
+  if (server_asked && server_asked->count() <=
+                          static_cast<int64_t>(options_.max_retry_after_ms)) {
     return *server_asked;
   }
   // 2^retry saturates long before a 64-bit overflow: cap the exponent.
   const int exponent = std::clamp(retry, 0, 30);
-  const double base = std::min<double>(
-      options_.max_backoff_ms,
-      static_cast<double>(options_.initial_backoff_ms) * std::ldexp(1.0, exponent));
+  const double base =
+      std::min<double>(options_.max_backoff_ms,
+                       static_cast<double>(options_.initial_backoff_ms) *
+                           std::ldexp(1.0, exponent));
   double u;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -38,11 +38,13 @@ TEST_CASE("Retry-After reads delay-seconds and dates relative to now") {
   CHECK(ParseRetryAfter(" 0 ", now) == milliseconds(0));
   CHECK(ParseRetryAfter("Tue, 01 Dec 2026 12:00:05 GMT", now) ==
         milliseconds(5000));
-  CHECK(ParseRetryAfter("Tue, 01 Dec 2026 11:00:00 GMT", now) == milliseconds(0));
+  CHECK(ParseRetryAfter("Tue, 01 Dec 2026 11:00:00 GMT", now) ==
+        milliseconds(0));
   CHECK(!ParseRetryAfter("-1", now).has_value());
   CHECK(!ParseRetryAfter("soon", now).has_value());
   // Absurd values are capped at a day instead of overflowing.
-  CHECK(ParseRetryAfter("99999999999999999999", now) == milliseconds(86'400'000));
+  CHECK(ParseRetryAfter("99999999999999999999", now) ==
+        milliseconds(86'400'000));
 }
 
 TEST_CASE("retry-after-ms reads fractional milliseconds, rounding up") {

@@ -17,11 +17,13 @@ using scripted::TextReply;
 
 double SumLogprobs(const std::string& text) {
   double sum = 0;
-  for (const std::string& t : ScriptedTokenize(text)) sum += ScriptedTokenLogprob(t);
+  for (const std::string& t : ScriptedTokenize(text))
+    sum += ScriptedTokenLogprob(t);
   return sum;
 }
 
-TEST_CASE("Generate returns n samples per prompt in prompt order with logprobs") {
+TEST_CASE(
+    "Generate returns n samples per prompt in prompt order with logprobs") {
   auto server = StartServer();
   ScriptedReply gemm = TextReply({"tile K", "use tensor cores"});
   gemm.prompt_contains = "gemm";
@@ -50,7 +52,8 @@ TEST_CASE("Generate returns n samples per prompt in prompt order with logprobs")
   CHECK(s.token_ids.empty());  // not asked for
 }
 
-TEST_CASE("a chat request carries the sampling options, the model and the key") {
+TEST_CASE(
+    "a chat request carries the sampling options, the model and the key") {
   auto server = StartServer();
   auto client = ClientFor(ConfigFor(*server));
   SamplingOptions o;
@@ -69,7 +72,8 @@ TEST_CASE("a chat request carries the sampling options, the model and the key") 
   CHECK(log[0].headers.at("authorization") == "Bearer sk-scripted");
   json body = json::parse(log[0].body);
   CHECK(body["model"] == "scripted-model");
-  CHECK(body["messages"] == json::parse(R"([{"role":"system","content":"be fast"},
+  CHECK(body["messages"] ==
+        json::parse(R"([{"role":"system","content":"be fast"},
                                             {"role":"user","content":"go"}])"));
   CHECK(body["temperature"] == 0.6);
   CHECK(body["top_p"] == 0.9);
@@ -131,7 +135,8 @@ TEST_CASE("usage adds up the servers' usage objects across requests") {
   ClientConfig config = ConfigFor(*server);
   config.max_in_flight = 1;
   auto client = ClientFor(config);
-  REQUIRE(client->Generate({{{"user", "p1"}}, {{"user", "p2"}}}, Greedy()).ok());
+  REQUIRE(
+      client->Generate({{{"user", "p1"}}, {{"user", "p2"}}}, Greedy()).ok());
   const size_t prompt_tokens =
       ScriptedTokenize(scripted::ScriptedChatPrompt({{"user", "p1"}})).size();
   TokenUsage u = client->Usage();
@@ -152,10 +157,12 @@ TEST_CASE("token ids are read when the server returns them") {
   config.request_token_ids = true;
   auto r = ClientFor(config)->Generate(OnePrompt("hi"), Greedy());
   REQUIRE(r.ok());
-  CHECK((*r)[0].samples[0].token_ids ==
-        std::vector<int32_t>{ScriptedTokenId("smem"), ScriptedTokenId(" tile")});
-  CHECK((*r)[0].prompt_token_ids.size() ==
-        ScriptedTokenize(scripted::ScriptedChatPrompt({{"user", "hi"}})).size());
+  CHECK(
+      (*r)[0].samples[0].token_ids ==
+      std::vector<int32_t>{ScriptedTokenId("smem"), ScriptedTokenId(" tile")});
+  CHECK(
+      (*r)[0].prompt_token_ids.size() ==
+      ScriptedTokenize(scripted::ScriptedChatPrompt({{"user", "hi"}})).size());
   CHECK(json::parse(server->Requests()[0].body)["return_token_ids"] == true);
 }
 
@@ -184,7 +191,8 @@ TEST_CASE("ListModels reads the server's models") {
   CHECK((*models)[0].max_model_len == 4096);
 }
 
-TEST_CASE("Complete sends raw text to /v1/completions and reads legacy logprobs") {
+TEST_CASE(
+    "Complete sends raw text to /v1/completions and reads legacy logprobs") {
   auto server = StartServer();
   server->Add(TextReply({" __syncthreads();"}));
   auto client = ClientFor(ConfigFor(*server));
@@ -204,7 +212,8 @@ TEST_CASE("Complete sends raw text to /v1/completions and reads legacy logprobs"
   CHECK(client->Usage().requests == 1);
 }
 
-TEST_CASE("Score sums the completion's token logprobs under the chat template") {
+TEST_CASE(
+    "Score sums the completion's token logprobs under the chat template") {
   for (bool bos : {false, true}) {
     CAPTURE(bos);
     ServerOptions options;
@@ -257,7 +266,8 @@ TEST_CASE("Score is not supported without a template or without echo") {
   // A server that answers but does not echo is caught from the answer.
   auto plain = StartServer();
   ScriptedReply not_echoed;
-  not_echoed.body = R"({"choices": [{"index": 0, "text": "!", "logprobs": null}]})";
+  not_echoed.body =
+      R"({"choices": [{"index": 0, "text": "!", "logprobs": null}]})";
   plain->Add(not_echoed);
   ClientConfig plain_config = ConfigFor(*plain);
   plain_config.chat_template = "chatml";
@@ -268,18 +278,23 @@ TEST_CASE("Score is not supported without a template or without echo") {
 TEST_CASE("bad input is refused before any request is sent") {
   auto server = StartServer();
   auto client = ClientFor(ConfigFor(*server));
-  CHECK(client->Generate({}, Greedy()).status().code() == StatusCode::kInvalidArgument);
-  CHECK(client->Generate({{}}, Greedy()).status().code() == StatusCode::kInvalidArgument);
+  CHECK(client->Generate({}, Greedy()).status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(client->Generate({{}}, Greedy()).status().code() ==
+        StatusCode::kInvalidArgument);
   CHECK(client->Generate({{{"", "no role"}}}, Greedy()).status().code() ==
         StatusCode::kInvalidArgument);
   SamplingOptions bad = Greedy();
   bad.n = 0;
-  CHECK(client->Generate(OnePrompt(), bad).status().code() == StatusCode::kInvalidArgument);
-  CHECK(client->Complete("", Greedy()).status().code() == StatusCode::kInvalidArgument);
+  CHECK(client->Generate(OnePrompt(), bad).status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(client->Complete("", Greedy()).status().code() ==
+        StatusCode::kInvalidArgument);
   CHECK(server->RequestCount() == 0);
   ClientConfig broken = ConfigFor(*server);
   broken.base_url = "localhost:8000";
-  CHECK(OpenAiClient::Create(broken).status().code() == StatusCode::kInvalidArgument);
+  CHECK(OpenAiClient::Create(broken).status().code() ==
+        StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ const std::vector<std::string> kDocs = {"warp shuffle reduction",
                                         "shared memory tiling for GEMM",
                                         "tiling the K loop"};
 
-TEST_CASE("a Cohere-shape rerank returns documents best first and sends top_n") {
+TEST_CASE(
+    "a Cohere-shape rerank returns documents best first and sends top_n") {
   auto server = StartServer();
   ScriptedReply scored;
   scored.endpoint = Endpoint::kRerank;
@@ -48,7 +49,8 @@ TEST_CASE("a Cohere-shape rerank returns documents best first and sends top_n") 
   CHECK(client->Usage().prompt_tokens > 0);
 }
 
-TEST_CASE("a TEI rerank posts texts to the root /rerank and cuts top_n itself") {
+TEST_CASE(
+    "a TEI rerank posts texts to the root /rerank and cuts top_n itself") {
   auto server = StartServer();
   auto client = RerankerFor(*server, RerankApi::kTei);
   auto r = client->Rerank("shared memory tiling", kDocs, 2);
@@ -90,8 +92,10 @@ TEST_CASE("rerank answers with bad indices or scores are internal errors") {
 TEST_CASE("a rerank without a query or documents is refused before sending") {
   auto server = StartServer();
   auto client = RerankerFor(*server, RerankApi::kCohere);
-  CHECK(client->Rerank("", kDocs).status().code() == StatusCode::kInvalidArgument);
-  CHECK(client->Rerank("q", {}).status().code() == StatusCode::kInvalidArgument);
+  CHECK(client->Rerank("", kDocs).status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(client->Rerank("q", {}).status().code() ==
+        StatusCode::kInvalidArgument);
   CHECK(server->RequestCount() == 0);
 }
 
@@ -110,7 +114,8 @@ TEST_CASE("the endpoint check lists models and times the listing") {
   CHECK(j["model_listed"] == true);
 }
 
-TEST_CASE("the endpoint check can probe a generation and flags an unlisted model") {
+TEST_CASE(
+    "the endpoint check can probe a generation and flags an unlisted model") {
   ServerOptions options;
   options.latency.base_ms = 30;
   auto server = StartServer(options);

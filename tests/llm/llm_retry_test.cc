@@ -23,9 +23,12 @@ std::string HttpDate(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-TEST_CASE("a 429 with Retry-After in seconds waits exactly that long, then succeeds") {
+TEST_CASE(
+    "a 429 with Retry-After in seconds waits exactly that long, then "
+    "succeeds") {
   auto server = StartServer();
-  server->Add({StatusReply(429, {{"Retry-After", "2"}}), TextReply({"after the wait"})});
+  server->Add({StatusReply(429, {{"Retry-After", "2"}}),
+               TextReply({"after the wait"})});
   ClientConfig config = ConfigFor(*server);
   SleepRecorder sleeps;
   sleeps.InstallIn(&config);
@@ -42,7 +45,8 @@ TEST_CASE("a 429 with Retry-After in seconds waits exactly that long, then succe
 TEST_CASE("a Retry-After HTTP-date is honoured as the time until then") {
   auto server = StartServer();
   const auto when = std::chrono::system_clock::now() + std::chrono::seconds(3);
-  server->Add({StatusReply(503, {{"Retry-After", HttpDate(when)}}), TextReply({"ok"})});
+  server->Add(
+      {StatusReply(503, {{"Retry-After", HttpDate(when)}}), TextReply({"ok"})});
   ClientConfig config = ConfigFor(*server);
   SleepRecorder sleeps;
   sleeps.InstallIn(&config);
@@ -55,7 +59,8 @@ TEST_CASE("a Retry-After HTTP-date is honoured as the time until then") {
 
 TEST_CASE("the retry really waits for the server's retry-after-ms") {
   auto server = StartServer();
-  server->Add({StatusReply(429, {{"retry-after-ms", "300"}}), TextReply({"ok"})});
+  server->Add(
+      {StatusReply(429, {{"retry-after-ms", "300"}}), TextReply({"ok"})});
   auto client = ClientFor(ConfigFor(*server));
   REQUIRE(client->Generate(OnePrompt(), Greedy()).ok());
   auto log = server->Requests();
@@ -79,7 +84,8 @@ TEST_CASE("a Retry-After beyond the cap falls back to exponential backoff") {
 
 TEST_CASE("5xx answers are retried with doubling backoff until one succeeds") {
   auto server = StartServer();
-  server->Add({StatusReply(500), StatusReply(502), StatusReply(503), TextReply({"finally"})});
+  server->Add({StatusReply(500), StatusReply(502), StatusReply(503),
+               TextReply({"finally"})});
   ClientConfig config = ConfigFor(*server);
   config.retry.max_retries = 3;
   config.retry.initial_backoff_ms = 100;
@@ -92,8 +98,9 @@ TEST_CASE("5xx answers are retried with doubling backoff until one succeeds") {
   REQUIRE(r.ok());
   CHECK((*r)[0].samples[0].text == "finally");
   CHECK(server->RequestCount() == 4);
-  CHECK(sleeps.waits() ==
-        std::vector<milliseconds>{milliseconds(100), milliseconds(200), milliseconds(400)});
+  CHECK(sleeps.waits() == std::vector<milliseconds>{milliseconds(100),
+                                                    milliseconds(200),
+                                                    milliseconds(400)});
   CHECK(client->Stats().attempts == 4);
 }
 
@@ -206,7 +213,9 @@ TEST_CASE("a batch is sent in parallel up to the limit") {
   ClientConfig config = ConfigFor(*server);
   config.max_in_flight = 6;
   const auto start = Clock::now();
-  REQUIRE(ClientFor(config)->Generate(std::vector<Chat>(6, OnePrompt()[0]), Greedy()).ok());
+  REQUIRE(ClientFor(config)
+              ->Generate(std::vector<Chat>(6, OnePrompt()[0]), Greedy())
+              .ok());
   CHECK(server->MaxConcurrent() == 6);
   CHECK(Clock::now() - start < milliseconds(1100));
 }
@@ -219,7 +228,8 @@ TEST_CASE("a request waiting to retry does not hold a slot") {
   ClientConfig config = ConfigFor(*server);
   config.max_in_flight = 1;
   auto client = ClientFor(config);
-  std::thread first([&] { CHECK(client->Generate(OnePrompt("first"), Greedy()).ok()); });
+  std::thread first(
+      [&] { CHECK(client->Generate(OnePrompt("first"), Greedy()).ok()); });
   REQUIRE(server->WaitForRequests(1, std::chrono::seconds(5)));
   // The first caller is now backing off: the second gets through meanwhile.
   CHECK(client->Generate(OnePrompt("second"), Greedy()).ok());

@@ -18,16 +18,18 @@ StatusCode GenerateCode(OpenAiClient& client) {
   return client.Generate(OnePrompt(), Greedy()).status().code();
 }
 
-TEST_CASE("malformed JSON in a 200 answer is an internal error and not retried") {
+TEST_CASE(
+    "malformed JSON in a 200 answer is an internal error and not retried") {
   auto server = StartServer();
-  server->Add(RawReply(200, "{\"choices\": [{\"message\": {\"content\": \"x\""));
+  server->Add(
+      RawReply(200, "{\"choices\": [{\"message\": {\"content\": \"x\""));
   auto client = ClientFor(ConfigFor(*server));
   auto r = client->Generate(OnePrompt(), Greedy());
   CHECK(r.status().code() == StatusCode::kInternal);
   CHECK(server->RequestCount() == 1);
   // Naming the endpoint is the behaviour under test.
-  CHECK(r.status().message().find("POST " + server->base_url() + "/chat/completions") !=
-        std::string::npos);
+  CHECK(r.status().message().find("POST " + server->base_url() +
+                                  "/chat/completions") != std::string::npos);
 }
 
 TEST_CASE("answers with missing fields or wrong types are internal errors") {
@@ -65,7 +67,8 @@ TEST_CASE("a body cut short inside the JSON is an internal error") {
   CHECK(GenerateCode(*client) == StatusCode::kInternal);
 }
 
-TEST_CASE("a connection dropped mid-answer is retried like a connection error") {
+TEST_CASE(
+    "a connection dropped mid-answer is retried like a connection error") {
   auto server = StartServer();
   ScriptedReply dropped = TextReply({"a long enough completion text"});
   dropped.delivery = Delivery::kDropped;
@@ -82,7 +85,8 @@ TEST_CASE("a connection dropped mid-answer is retried like a connection error") 
   CHECK(GenerateCode(*client) == StatusCode::kUnavailable);
 }
 
-TEST_CASE("an answer over max_response_bytes is refused without reading it all") {
+TEST_CASE(
+    "an answer over max_response_bytes is refused without reading it all") {
   auto server = StartServer();
   server->Add(TextReply({std::string(100000, 'x')}));
   ClientConfig config = ConfigFor(*server);
@@ -153,11 +157,13 @@ TEST_CASE("mutated and truncated answers never crash the client") {
       "prompt_token_ids": [3], "usage": {"prompt_tokens": 3, "completion_tokens": 2}})")
                                .dump();
   std::vector<std::string> bodies;
-  for (size_t n = 0; n < good.size(); n += 5) bodies.push_back(good.substr(0, n));
+  for (size_t n = 0; n < good.size(); n += 5)
+    bodies.push_back(good.substr(0, n));
   std::mt19937 rng(17);
   for (int i = 0; i < 150; ++i) {
     std::string b = good;
-    for (int k = 0; k < 3; ++k) b[rng() % b.size()] = static_cast<char>(rng() % 256);
+    for (int k = 0; k < 3; ++k)
+      b[rng() % b.size()] = static_cast<char>(rng() % 256);
     bodies.push_back(b);
   }
   for (const std::string& b : bodies) server->Add(RawReply(200, b));

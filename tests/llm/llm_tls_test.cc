@@ -14,7 +14,8 @@ namespace {
 struct TempCert {
   TempCert() {
     std::string pattern =
-        (std::filesystem::temp_directory_path() / "skilldb-tls-XXXXXX").string();
+        (std::filesystem::temp_directory_path() / "skilldb-tls-XXXXXX")
+            .string();
     REQUIRE(mkdtemp(pattern.data()) != nullptr);
     dir = pattern;
     cert = dir + "/cert.pem";
@@ -42,7 +43,8 @@ TEST_CASE("the client talks https to a server whose certificate it trusts") {
   auto r = ClientFor(config)->Generate(OnePrompt(), Greedy());
   REQUIRE(r.ok());
   CHECK((*r)[0].samples[0].text == "over TLS");
-  CHECK(server->Requests()[0].headers.at("authorization") == "Bearer sk-scripted");
+  CHECK(server->Requests()[0].headers.at("authorization") ==
+        "Bearer sk-scripted");
 }
 
 TEST_CASE("an untrusted certificate fails without retries or a request") {
@@ -69,7 +71,8 @@ TEST_CASE("an unreadable CA file is refused when the client is made") {
   ClientConfig config;
   config.base_url = "https://127.0.0.1:1/v1";
   config.ca_cert_path = "/nonexistent/ca.pem";
-  CHECK(OpenAiClient::Create(config).status().code() == StatusCode::kInvalidArgument);
+  CHECK(OpenAiClient::Create(config).status().code() ==
+        StatusCode::kInvalidArgument);
 }
 
 }  // namespace

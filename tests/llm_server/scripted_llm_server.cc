@@ -40,14 +40,17 @@ struct ScriptedLlmServer::Impl {
 
 namespace {
 
-bool Matches(const ScriptedReply& r, Endpoint endpoint, const std::string& prompt) {
+bool Matches(const ScriptedReply& r, Endpoint endpoint,
+             const std::string& prompt) {
   const bool endpoint_ok =
-      r.endpoint == endpoint || (r.endpoint == Endpoint::kAny && endpoint != Endpoint::kModels);
-  return endpoint_ok &&
-         (r.prompt_contains.empty() || prompt.find(r.prompt_contains) != std::string::npos);
+      r.endpoint == endpoint ||
+      (r.endpoint == Endpoint::kAny && endpoint != Endpoint::kModels);
+  return endpoint_ok && (r.prompt_contains.empty() ||
+                         prompt.find(r.prompt_contains) != std::string::npos);
 }
 
-std::map<std::string, std::string> LowerHeaders(const httplib::Headers& headers) {
+std::map<std::string, std::string> LowerHeaders(
+    const httplib::Headers& headers) {
   std::map<std::string, std::string> out;
   for (const auto& [k, v] : headers) {
     std::string key = k;
@@ -58,7 +61,8 @@ std::map<std::string, std::string> LowerHeaders(const httplib::Headers& headers)
   return out;
 }
 
-void Deliver(const ScriptedReply& reply, const Answer& a, httplib::Response& res) {
+void Deliver(const ScriptedReply& reply, const Answer& a,
+             httplib::Response& res) {
   res.status = a.status;
   for (const auto& [k, v] : a.headers) res.set_header(k, v);
   const size_t cut = std::min(reply.truncate_at, a.body.size());
@@ -104,7 +108,8 @@ void ScriptedLlmServer::Impl::Wait(std::chrono::microseconds delay) {
   changed.wait_for(lock, delay, [&] { return stopping; });
 }
 
-void ScriptedLlmServer::Impl::Handle(Endpoint endpoint, const httplib::Request& req,
+void ScriptedLlmServer::Impl::Handle(Endpoint endpoint,
+                                     const httplib::Request& req,
                                      httplib::Response& res) {
   ReceivedRequest record;
   record.method = req.method;
@@ -128,9 +133,10 @@ void ScriptedLlmServer::Impl::Handle(Endpoint endpoint, const httplib::Request& 
   const Answer a = Respond(endpoint, req.body, reply, options.protocol, id);
   const LatencyModel& l = options.latency;
   Wait(std::chrono::milliseconds(reply.delay_ms + l.base_ms) +
-       std::chrono::microseconds(static_cast<int64_t>(l.per_prompt_token_us) * a.prompt_tokens +
-                                 static_cast<int64_t>(l.per_completion_token_us) *
-                                     a.completion_tokens));
+       std::chrono::microseconds(
+           static_cast<int64_t>(l.per_prompt_token_us) * a.prompt_tokens +
+           static_cast<int64_t>(l.per_completion_token_us) *
+               a.completion_tokens));
   Deliver(reply, a, res);
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -154,8 +160,12 @@ std::string ScriptedLlmServer::Impl::LogJson() const {
   for (const ReceivedRequest& r : log) {
     const std::string name(EndpointName(r.endpoint));
     by_endpoint[name] = by_endpoint.value(name, 0) + 1;
-    requests.push_back({{"method", r.method}, {"path", r.path}, {"endpoint", name},
-                        {"prompt", r.prompt}, {"status", r.status}, {"body", r.body}});
+    requests.push_back({{"method", r.method},
+                        {"path", r.path},
+                        {"endpoint", name},
+                        {"prompt", r.prompt},
+                        {"status", r.status},
+                        {"body", r.body}});
   }
   return json{{"count", log.size()},
               {"max_concurrent", max_in_flight},
@@ -185,23 +195,26 @@ void ScriptedLlmServer::Impl::Route() {
   s.Post("/v2/rerank", rerank);
   s.Post("/rerank", rerank);
   // Control endpoints for shell tests and benchmarks.
-  s.Get("/scripted/requests", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(LogJson(), "application/json");
-  });
-  s.Post("/scripted/replies", [this](const httplib::Request& req, httplib::Response& res) {
-    auto parsed = ParseScript(req.body);
-    if (!parsed.ok()) {
-      res.status = 400;
-      res.set_content(parsed.status().ToString(), "text/plain");
-      return;
-    }
-    const size_t n = parsed->size();
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      for (ScriptedReply& r : *parsed) replies.push_back(std::move(r));
-    }
-    res.set_content("{\"added\":" + std::to_string(n) + "}", "application/json");
-  });
+  s.Get("/scripted/requests",
+        [this](const httplib::Request&, httplib::Response& res) {
+          res.set_content(LogJson(), "application/json");
+        });
+  s.Post("/scripted/replies",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           auto parsed = ParseScript(req.body);
+           if (!parsed.ok()) {
+             res.status = 400;
+             res.set_content(parsed.status().ToString(), "text/plain");
+             return;
+           }
+           const size_t n = parsed->size();
+           {
+             std::lock_guard<std::mutex> lock(mu);
+             for (ScriptedReply& r : *parsed) replies.push_back(std::move(r));
+           }
+           res.set_content("{\"added\":" + std::to_string(n) + "}",
+                           "application/json");
+         });
   s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {
       res.set_content(R"({"error":{"message":"no such endpoint","code":404}})",
@@ -217,19 +230,24 @@ Result<std::unique_ptr<ScriptedLlmServer>> ScriptedLlmServer::Start(
   impl->default_reply = options.default_reply;
   const bool tls = !options.tls_cert_path.empty();
   if (tls) {
-    if (!std::ifstream(options.tls_cert_path) || !std::ifstream(options.tls_key_path)) {
-      return Status::InvalidArgument("scripted server: unreadable TLS cert or key");
+    if (!std::ifstream(options.tls_cert_path) ||
+        !std::ifstream(options.tls_key_path)) {
+      return Status::InvalidArgument(
+          "scripted server: unreadable TLS cert or key");
     }
-    impl->server = std::make_unique<httplib::SSLServer>(options.tls_cert_path.c_str(),
-                                                        options.tls_key_path.c_str());
+    impl->server = std::make_unique<httplib::SSLServer>(
+        options.tls_cert_path.c_str(), options.tls_key_path.c_str());
   } else {
     impl->server = std::make_unique<httplib::Server>();
   }
   if (!impl->server->is_valid()) {
-    return Status::InvalidArgument("scripted server: cannot set up the server (TLS files?)");
+    return Status::InvalidArgument(
+        "scripted server: cannot set up the server (TLS files?)");
   }
   const int threads = std::max(options.threads, 1);
-  impl->server->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  impl->server->new_task_queue = [threads] {
+    return new httplib::ThreadPool(threads);
+  };
   impl->server->set_keep_alive_max_count(options.keep_alive ? 1000 : 1);
   impl->server->set_payload_max_length(size_t{256} << 20);
   impl->Route();
@@ -240,8 +258,8 @@ Result<std::unique_ptr<ScriptedLlmServer>> ScriptedLlmServer::Start(
     port = -1;
   }
   if (port <= 0) {
-    return Status::Unavailable("scripted server: cannot bind " + options.host + ":" +
-                               std::to_string(options.port));
+    return Status::Unavailable("scripted server: cannot bind " + options.host +
+                               ":" + std::to_string(options.port));
   }
   httplib::Server* server = impl->server.get();
   impl->listener = std::thread([server] { server->listen_after_bind(); });
@@ -251,7 +269,8 @@ Result<std::unique_ptr<ScriptedLlmServer>> ScriptedLlmServer::Start(
   while (!server->is_running() && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  std::unique_ptr<ScriptedLlmServer> out(new ScriptedLlmServer(std::move(impl)));
+  std::unique_ptr<ScriptedLlmServer> out(
+      new ScriptedLlmServer(std::move(impl)));
   out->port_ = port;
   return out;
 }
@@ -297,8 +316,9 @@ size_t ScriptedLlmServer::RequestCount() const {
 
 size_t ScriptedLlmServer::RequestCount(Endpoint endpoint) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return std::count_if(impl_->log.begin(), impl_->log.end(),
-                       [&](const ReceivedRequest& r) { return r.endpoint == endpoint; });
+  return std::count_if(
+      impl_->log.begin(), impl_->log.end(),
+      [&](const ReceivedRequest& r) { return r.endpoint == endpoint; });
 }
 
 std::vector<ReceivedRequest> ScriptedLlmServer::Requests() const {
@@ -311,8 +331,8 @@ int ScriptedLlmServer::MaxConcurrent() const {
   return impl_->max_in_flight;
 }
 
-bool ScriptedLlmServer::WaitForRequests(size_t count,
-                                        std::chrono::milliseconds timeout) const {
+bool ScriptedLlmServer::WaitForRequests(
+    size_t count, std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(impl_->mu);
   return impl_->changed.wait_for(lock, timeout,
                                  [&] { return impl_->log.size() >= count; });

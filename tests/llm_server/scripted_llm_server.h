@@ -41,7 +41,7 @@ struct LatencyModel {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 0;  // 0 = an ephemeral port (see port())
+  int port = 0;      // 0 = an ephemeral port (see port())
   int threads = 32;  // connections served at once
   // Keep connections open between requests (as vLLM does). Off by default
   // so that Stop() never waits for idle connections to time out.
@@ -62,11 +62,11 @@ struct ServerOptions {
 struct ReceivedRequest {
   std::string method;
   std::string path;
-  Endpoint endpoint = Endpoint::kAny;  // kAny for an unknown path
+  Endpoint endpoint = Endpoint::kAny;          // kAny for an unknown path
   std::map<std::string, std::string> headers;  // names in lower case
   std::string body;
-  std::string prompt;  // the text replies are matched against
-  int status = 0;      // what the server answered (0 while answering)
+  std::string prompt;   // the text replies are matched against
+  int status = 0;       // what the server answered (0 while answering)
   uint64_t serial = 0;  // 1 for the first request, then 2, ...
   std::chrono::steady_clock::time_point arrived;
 };

@@ -41,8 +41,10 @@ int main(int argc, char** argv) {
   ServerOptions options;
   std::string script_path, port_file, default_text, self_signed_dir;
   CLI::App app{"A scripted protocol server speaking the OpenAI-compatible API"};
-  app.add_option("--host", options.host, "address to bind")->capture_default_str();
-  app.add_option("--port", options.port, "port (0 = ephemeral)")->capture_default_str();
+  app.add_option("--host", options.host, "address to bind")
+      ->capture_default_str();
+  app.add_option("--port", options.port, "port (0 = ephemeral)")
+      ->capture_default_str();
   app.add_option("--model", options.protocol.model, "model name it serves")
       ->capture_default_str();
   app.add_option("--script", script_path, "JSONL file of scripted replies");
@@ -51,21 +53,26 @@ int main(int argc, char** argv) {
                  "text of the answer when no scripted reply matches");
   app.add_option("--threads", options.threads, "connections served at once")
       ->capture_default_str();
-  app.add_option("--latency-base-ms", options.latency.base_ms, "delay per answer");
+  app.add_option("--latency-base-ms", options.latency.base_ms,
+                 "delay per answer");
   app.add_option("--per-prompt-token-us", options.latency.per_prompt_token_us,
                  "delay per prompt token");
-  app.add_option("--per-completion-token-us", options.latency.per_completion_token_us,
+  app.add_option("--per-completion-token-us",
+                 options.latency.per_completion_token_us,
                  "delay per completion token");
   app.add_flag("--keep-alive", options.keep_alive, "keep connections open");
   bool no_echo = false, no_top_k = false, no_n = false;
   app.add_flag("--no-echo", no_echo, "refuse echo (as hosted APIs do)");
   app.add_flag("--no-top-k", no_top_k, "refuse top_k (as OpenAI does)");
   app.add_flag("--no-n", no_n, "ignore n > 1");
-  app.add_flag("--bos", options.protocol.bos_token, "list a BOS in echoes (vLLM)");
-  app.add_option("--tls-cert", options.tls_cert_path, "serve https with this PEM cert");
+  app.add_flag("--bos", options.protocol.bos_token,
+               "list a BOS in echoes (vLLM)");
+  app.add_option("--tls-cert", options.tls_cert_path,
+                 "serve https with this PEM cert");
   app.add_option("--tls-key", options.tls_key_path, "and this PEM key");
-  app.add_option("--tls-self-signed", self_signed_dir,
-                 "serve https with a new self-signed cert written to DIR/cert.pem");
+  app.add_option(
+      "--tls-self-signed", self_signed_dir,
+      "serve https with a new self-signed cert written to DIR/cert.pem");
   CLI11_PARSE(app, argc, argv);
   options.protocol.echo_supported = !no_echo;
   options.protocol.top_k_supported = !no_top_k;
@@ -74,8 +81,8 @@ int main(int argc, char** argv) {
   if (!self_signed_dir.empty()) {
     options.tls_cert_path = self_signed_dir + "/cert.pem";
     options.tls_key_path = self_signed_dir + "/key.pem";
-    auto s = skilldb::scripted::WriteSelfSignedCertificate(options.tls_cert_path,
-                                                           options.tls_key_path);
+    auto s = skilldb::scripted::WriteSelfSignedCertificate(
+        options.tls_cert_path, options.tls_key_path);
     if (!s.ok()) return Fail(s.ToString());
   }
   std::vector<skilldb::scripted::ScriptedReply> replies;
@@ -85,7 +92,8 @@ int main(int argc, char** argv) {
     std::stringstream text;
     text << in.rdbuf();
     auto parsed = skilldb::scripted::ParseScript(text.str());
-    if (!parsed.ok()) return Fail(script_path + ": " + parsed.status().ToString());
+    if (!parsed.ok())
+      return Fail(script_path + ": " + parsed.status().ToString());
     replies = std::move(parsed).value();
   }
   sigset_t stop_signals;
@@ -100,6 +108,7 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   (*server)->Stop();
-  std::cout << "stopped after " << (*server)->RequestCount() << " requests" << std::endl;
+  std::cout << "stopped after " << (*server)->RequestCount() << " requests"
+            << std::endl;
   return 0;
 }

@@ -25,7 +25,8 @@ struct Fixture {
   httplib::Result Post(const std::string& path, const json& body) {
     return client->Post(path.c_str(), body.dump(), "application/json");
   }
-  json PostJson(const std::string& path, const json& body, int expect_status = 200) {
+  json PostJson(const std::string& path, const json& body,
+                int expect_status = 200) {
     auto res = Post(path, body);
     REQUIRE(res);
     CHECK(res->status == expect_status);
@@ -48,7 +49,8 @@ TEST_CASE("the scripted server tokenizer spells its input exactly") {
     joined += t;
   }
   CHECK(joined == text);
-  CHECK(ScriptedTokenize("hello world") == std::vector<std::string>{"hello", " world"});
+  CHECK(ScriptedTokenize("hello world") ==
+        std::vector<std::string>{"hello", " world"});
   CHECK(ScriptedTokenLogprob("x") <= -0.01);
   CHECK(ScriptedTokenLogprob("x") >= -2.0);
 }
@@ -65,7 +67,8 @@ TEST_CASE("the scripted server lists its model as vLLM does") {
   CHECK(j["data"][0]["max_model_len"] == 4096);
 }
 
-TEST_CASE("a scripted chat answer has n choices, logprobs, token ids and usage") {
+TEST_CASE(
+    "a scripted chat answer has n choices, logprobs, token ids and usage") {
   Fixture f;
   f.server->Add(TextReply({"use shared memory", "unroll"}));
   json req = Chat("optimize this");
@@ -115,29 +118,35 @@ TEST_CASE("scripted replies match by endpoint and prompt substring, in order") {
   softmax.prompt_contains = "softmax";
   ScriptedReply completions = TextReply({"completion answer"});
   completions.endpoint = Endpoint::kCompletions;
-  f.server->Add({softmax, completions, TextReply({"first"}), TextReply({"second"})});
-  CHECK(f.PostJson("/v1/chat/completions", Chat("gemm"))["choices"][0]["message"]["content"] ==
+  f.server->Add(
+      {softmax, completions, TextReply({"first"}), TextReply({"second"})});
+  CHECK(f.PostJson("/v1/chat/completions",
+                   Chat("gemm"))["choices"][0]["message"]["content"] ==
         "first");
   CHECK(f.PostJson("/v1/chat/completions",
                    Chat("fused softmax"))["choices"][0]["message"]["content"] ==
         "softmax answer");
-  CHECK(f.PostJson("/v1/completions", {{"prompt", "p"}})["choices"][0]["text"] ==
-        "completion answer");
-  CHECK(f.PostJson("/v1/chat/completions", Chat("y"))["choices"][0]["message"]["content"] ==
-        "second");
+  CHECK(
+      f.PostJson("/v1/completions", {{"prompt", "p"}})["choices"][0]["text"] ==
+      "completion answer");
+  CHECK(f.PostJson("/v1/chat/completions",
+                   Chat("y"))["choices"][0]["message"]["content"] == "second");
   CHECK(f.server->PendingReplies() == 0);
   // Used up: the default reply answers.
-  CHECK(f.PostJson("/v1/chat/completions", Chat("z"))["choices"][0]["message"]["content"] ==
-        "OK");
+  CHECK(f.PostJson("/v1/chat/completions",
+                   Chat("z"))["choices"][0]["message"]["content"] == "OK");
   CHECK(f.server->RequestCount() == 5);
   CHECK(f.server->RequestCount(Endpoint::kCompletions) == 1);
 }
 
-TEST_CASE("an echoed completion lists the prompt's tokens with character offsets") {
+TEST_CASE(
+    "an echoed completion lists the prompt's tokens with character offsets") {
   Fixture f;
   f.server->Add(TextReply({" world"}));
-  json j = f.PostJson("/v1/completions",
-                      {{"prompt", "héllo"}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 1}});
+  json j = f.PostJson("/v1/completions", {{"prompt", "héllo"},
+                                          {"echo", true},
+                                          {"logprobs", 1},
+                                          {"max_tokens", 1}});
   const json& c = j["choices"][0];
   CHECK(c["text"] == "héllo world");
   CHECK(c["logprobs"]["tokens"] == json({"héllo", " world"}));
@@ -151,8 +160,9 @@ TEST_CASE("with a BOS the echo lists a token its text does not contain") {
   ServerOptions options;
   options.protocol.bos_token = true;
   Fixture f(options);
-  json j = f.PostJson("/v1/completions",
-                      {{"prompt", "hi"}, {"echo", true}, {"logprobs", 0}, {"max_tokens", 0}});
+  json j = f.PostJson(
+      "/v1/completions",
+      {{"prompt", "hi"}, {"echo", true}, {"logprobs", 0}, {"max_tokens", 0}});
   CHECK(j["choices"][0]["text"] == "hi");
   CHECK(j["choices"][0]["logprobs"]["tokens"] == json({"<s>", "hi"}));
   CHECK(j["usage"]["prompt_tokens"] == 2);
@@ -173,7 +183,8 @@ TEST_CASE("the scripted server plays the variations between servers") {
   CHECK(f.PostJson("/v1/chat/completions", req)["choices"].size() == 1);
   req["model"] = "other";
   CHECK(f.PostJson("/v1/chat/completions", req, 404)["error"]["code"] == 404);
-  auto res = f.client->Post("/v1/chat/completions", "{not json", "application/json");
+  auto res =
+      f.client->Post("/v1/chat/completions", "{not json", "application/json");
   REQUIRE(res);
   CHECK(res->status == 400);
 }
@@ -193,7 +204,8 @@ TEST_CASE("scripted error statuses carry their headers and bodies") {
   CHECK(res->body == "{\"choices\": [{\"mess");
 }
 
-TEST_CASE("truncated delivery cuts the body; dropped delivery kills the connection") {
+TEST_CASE(
+    "truncated delivery cuts the body and dropped delivery kills the connection") {
   Fixture f;
   ScriptedReply truncated = TextReply({"long enough answer"});
   truncated.delivery = Delivery::kTruncated;
@@ -211,11 +223,12 @@ TEST_CASE("truncated delivery cuts the body; dropped delivery kills the connecti
 
 TEST_CASE("rerank answers come in the Cohere and the TEI shapes") {
   Fixture f;
-  json cohere = f.PostJson("/v1/rerank", {{"model", "scripted-model"},
-                                          {"query", "shared memory tiling"},
-                                          {"documents", {"warp shuffle", "shared memory tiling of K",
-                                                         "memory"}},
-                                          {"top_n", 2}});
+  json cohere = f.PostJson(
+      "/v1/rerank",
+      {{"model", "scripted-model"},
+       {"query", "shared memory tiling"},
+       {"documents", {"warp shuffle", "shared memory tiling of K", "memory"}},
+       {"top_n", 2}});
   REQUIRE(cohere["results"].size() == 2);
   CHECK(cohere["results"][0]["index"] == 1);
   CHECK(cohere["results"][0]["relevance_score"] == 1.0);
@@ -281,12 +294,14 @@ TEST_CASE("a delayed answer is cut short when the server stops") {
 
 TEST_CASE("replies can be added and the log read over HTTP") {
   Fixture f;
-  auto res = f.client->Post("/scripted/replies",
-                            "{\"text\": \"from the wire\"}\n# a comment\n\n{\"status\": 503}\n",
-                            "application/x-ndjson");
+  auto res = f.client->Post(
+      "/scripted/replies",
+      "{\"text\": \"from the wire\"}\n# a comment\n\n{\"status\": 503}\n",
+      "application/x-ndjson");
   REQUIRE(res);
   CHECK(json::parse(res->body)["added"] == 2);
-  CHECK(f.PostJson("/v1/chat/completions", Chat("x"))["choices"][0]["message"]["content"] ==
+  CHECK(f.PostJson("/v1/chat/completions",
+                   Chat("x"))["choices"][0]["message"]["content"] ==
         "from the wire");
   f.PostJson("/v1/chat/completions", Chat("x"), 503);
   res = f.client->Get("/scripted/requests");
@@ -295,7 +310,8 @@ TEST_CASE("replies can be added and the log read over HTTP") {
   CHECK(log["count"] == 2);
   CHECK(log["by_endpoint"]["chat"] == 2);
   CHECK(log["requests"][1]["status"] == 503);
-  res = f.client->Post("/scripted/replies", "{\"txet\": 1}", "application/x-ndjson");
+  res = f.client->Post("/scripted/replies", "{\"txet\": 1}",
+                       "application/x-ndjson");
   REQUIRE(res);
   CHECK(res->status == 400);
 }
@@ -316,8 +332,9 @@ TEST_CASE("script lines are read strictly, naming the bad line") {
   CHECK(r.truncate_at == 5);
   CHECK(r.alternatives.at("no") == -2.5);
   CHECK(r.token_logprob == -0.1);
-  for (const char* bad : {"{\"endpoint\": \"nope\"}", "{\"times\": \"1\"}", "[1]",
-                          "{\"delivery\": \"lost\"}", "{\"truncate_at\": -1}"}) {
+  for (const char* bad :
+       {"{\"endpoint\": \"nope\"}", "{\"times\": \"1\"}", "[1]",
+        "{\"delivery\": \"lost\"}", "{\"truncate_at\": -1}"}) {
     CAPTURE(bad);
     CHECK(ParseScript(bad).status().code() == StatusCode::kInvalidArgument);
   }

@@ -21,7 +21,9 @@ Answer Error(int status, const std::string& message) {
   a.status = status;
   const char* type = status == 404 ? "NotFoundError" : "BadRequestError";
   a.body = Dump({{"error",
-                  {{"message", message}, {"type", type}, {"param", nullptr},
+                  {{"message", message},
+                   {"type", type},
+                   {"param", nullptr},
                    {"code", status}}}});
   return a;
 }
@@ -96,13 +98,16 @@ std::vector<std::pair<std::string, double>> TopOf(const ScriptedReply& reply,
   top.emplace_back(token, logprob);
   std::vector<std::pair<std::string, double>> alts(reply.alternatives.begin(),
                                                    reply.alternatives.end());
-  std::stable_sort(alts.begin(), alts.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(alts.begin(), alts.end(), [](const auto& a, const auto& b) {
+    return a.second > b.second;
+  });
   for (const auto& alt : alts) {
-    if (static_cast<int64_t>(top.size()) < k && alt.first != token) top.push_back(alt);
+    if (static_cast<int64_t>(top.size()) < k && alt.first != token)
+      top.push_back(alt);
   }
   for (int64_t i = 1; static_cast<int64_t>(top.size()) < k; ++i) {
-    top.emplace_back("<alt" + std::to_string(i) + ">", logprob - 5.0 - static_cast<double>(i));
+    top.emplace_back("<alt" + std::to_string(i) + ">",
+                     logprob - 5.0 - static_cast<double>(i));
   }
   return top;
 }
@@ -113,10 +118,13 @@ json ChatLogprobs(const ScriptedReply& reply, const Completion& c, int64_t k) {
     const double lp = LogprobOf(reply, t);
     json top = json::array();
     for (const auto& [alt, alt_lp] : TopOf(reply, t, lp, k)) {
-      top.push_back({{"token", alt}, {"logprob", alt_lp}, {"bytes", Bytes(alt)}});
+      top.push_back(
+          {{"token", alt}, {"logprob", alt_lp}, {"bytes", Bytes(alt)}});
     }
-    content.push_back(
-        {{"token", t}, {"logprob", lp}, {"bytes", Bytes(t)}, {"top_logprobs", top}});
+    content.push_back({{"token", t},
+                       {"logprob", lp},
+                       {"bytes", Bytes(t)},
+                       {"top_logprobs", top}});
   }
   return {{"content", content}};
 }
@@ -153,8 +161,10 @@ std::optional<Answer> CheckCommon(const json& req, const ProtocolOptions& o) {
   auto model = req.find("model");
   if (model != req.end() && o.check_model &&
       (!model->is_string() || model->get<std::string>() != o.model)) {
-    return Error(404, "The model `" + (model->is_string() ? model->get<std::string>() : "?") +
-                          "` does not exist.");
+    return Error(404,
+                 "The model `" +
+                     (model->is_string() ? model->get<std::string>() : "?") +
+                     "` does not exist.");
   }
   if (req.contains("top_k") && !o.top_k_supported) {
     return Error(400, "Unrecognized request argument supplied: top_k");
@@ -181,7 +191,8 @@ Answer ChatAnswer(const json& req, const ScriptedReply& reply,
         !m.value("content", json()).is_string()) {
       return Error(400, "each message needs a string role and content");
     }
-    chat.emplace_back(m["role"].get<std::string>(), m["content"].get<std::string>());
+    chat.emplace_back(m["role"].get<std::string>(),
+                      m["content"].get<std::string>());
   }
   int64_t n = 1, max_tokens = o.max_model_len, top_logprobs = 0;
   if (!IntField(req, "n", 1, 1024, &n) ||
@@ -190,7 +201,8 @@ Answer ChatAnswer(const json& req, const ScriptedReply& reply,
     return Error(400, "n, max_tokens or top_logprobs out of range");
   }
   const bool logprobs = req.value("logprobs", json(false)) == json(true);
-  const bool with_ids = req.value("return_token_ids", json(false)) == json(true);
+  const bool with_ids =
+      req.value("return_token_ids", json(false)) == json(true);
   if (!o.n_supported) n = 1;
   const std::vector<std::string> prompt_tokens =
       ScriptedTokenize(ScriptedChatPrompt(chat));
@@ -200,12 +212,15 @@ Answer ChatAnswer(const json& req, const ScriptedReply& reply,
   for (int64_t j = 0; j < n; ++j) {
     Completion c = Complete(reply, j, req, max_tokens);
     a.completion_tokens += c.tokens.size();
-    json choice = {{"index", j},
-                   {"message", {{"role", "assistant"}, {"content", c.text},
-                                {"tool_calls", json::array()}}},
-                   {"logprobs", logprobs ? ChatLogprobs(reply, c, top_logprobs) : json()},
-                   {"finish_reason", c.finish_reason},
-                   {"stop_reason", nullptr}};
+    json choice = {
+        {"index", j},
+        {"message",
+         {{"role", "assistant"},
+          {"content", c.text},
+          {"tool_calls", json::array()}}},
+        {"logprobs", logprobs ? ChatLogprobs(reply, c, top_logprobs) : json()},
+        {"finish_reason", c.finish_reason},
+        {"stop_reason", nullptr}};
     if (with_ids) choice["token_ids"] = Ids(c.tokens, false);
     choices.push_back(std::move(choice));
   }
@@ -215,15 +230,17 @@ Answer ChatAnswer(const json& req, const ScriptedReply& reply,
               {"model", o.model},
               {"choices", std::move(choices)}};
   if (with_ids) out["prompt_token_ids"] = Ids(prompt_tokens, o.bos_token);
-  if (!reply.omit_usage) out["usage"] = Usage(a.prompt_tokens, a.completion_tokens);
+  if (!reply.omit_usage)
+    out["usage"] = Usage(a.prompt_tokens, a.completion_tokens);
   a.body = Dump(out);
   return a;
 }
 
 // Legacy logprobs over `tokens` (the first `null_first` of them without a
 // logprob, as an echoed prompt's first token), offsets from `first_offset`.
-json LegacyLogprobs(const ScriptedReply& reply, const std::vector<std::string>& tokens,
-                    bool null_first, int64_t k, size_t first_offset) {
+json LegacyLogprobs(const ScriptedReply& reply,
+                    const std::vector<std::string>& tokens, bool null_first,
+                    int64_t k, size_t first_offset) {
   json toks = json::array(), lps = json::array(), tops = json::array(),
        offsets = json::array();
   size_t offset = first_offset;
@@ -243,7 +260,8 @@ json LegacyLogprobs(const ScriptedReply& reply, const std::vector<std::string>& 
     for (const auto& [alt, alt_lp] : TopOf(reply, t, lp, k)) top[alt] = alt_lp;
     tops.push_back(std::move(top));
   }
-  json out = {{"tokens", toks}, {"token_logprobs", lps}, {"text_offset", offsets}};
+  json out = {
+      {"tokens", toks}, {"token_logprobs", lps}, {"text_offset", offsets}};
   if (k > 0) out["top_logprobs"] = std::move(tops);
   return out;
 }
@@ -255,7 +273,8 @@ Answer CompletionAnswer(const json& req, const ScriptedReply& reply,
   auto p = req.find("prompt");
   if (p != req.end() && p->is_string()) {
     prompt = p->get<std::string>();
-  } else if (p != req.end() && p->is_array() && p->size() == 1 && (*p)[0].is_string()) {
+  } else if (p != req.end() && p->is_array() && p->size() == 1 &&
+             (*p)[0].is_string()) {
     prompt = (*p)[0].get<std::string>();
   } else {
     return Error(400, "prompt must be a string");
@@ -268,7 +287,8 @@ Answer CompletionAnswer(const json& req, const ScriptedReply& reply,
       !IntField(req, "logprobs", 0, 20, &k)) {
     return Error(400, "n, max_tokens or logprobs out of range");
   }
-  const bool with_ids = req.value("return_token_ids", json(false)) == json(true);
+  const bool with_ids =
+      req.value("return_token_ids", json(false)) == json(true);
   if (!o.n_supported) n = 1;
   const std::vector<std::string> prompt_tokens = ScriptedTokenize(prompt);
   Answer a;
@@ -286,7 +306,8 @@ Answer CompletionAnswer(const json& req, const ScriptedReply& reply,
         listed.insert(listed.end(), prompt_tokens.begin(), prompt_tokens.end());
       }
       listed.insert(listed.end(), c.tokens.begin(), c.tokens.end());
-      logprobs = LegacyLogprobs(reply, listed, echo, k, echo ? 0 : Chars(prompt));
+      logprobs =
+          LegacyLogprobs(reply, listed, echo, k, echo ? 0 : Chars(prompt));
     }
     json choice = {{"index", j},
                    {"text", echo ? prompt + c.text : c.text},
@@ -304,7 +325,8 @@ Answer CompletionAnswer(const json& req, const ScriptedReply& reply,
               {"created", 1764547200},
               {"model", o.model},
               {"choices", std::move(choices)}};
-  if (!reply.omit_usage) out["usage"] = Usage(a.prompt_tokens, a.completion_tokens);
+  if (!reply.omit_usage)
+    out["usage"] = Usage(a.prompt_tokens, a.completion_tokens);
   a.body = Dump(out);
   return a;
 }
@@ -350,16 +372,18 @@ std::optional<std::vector<std::string>> Documents(const json& list) {
 }
 
 // (index, score) best first, ties by index.
-std::vector<std::pair<size_t, double>> Ranked(const ScriptedReply& reply,
-                                              const std::string& query,
-                                              const std::vector<std::string>& docs) {
+std::vector<std::pair<size_t, double>> Ranked(
+    const ScriptedReply& reply, const std::string& query,
+    const std::vector<std::string>& docs) {
   const std::set<std::string> q = Words(query);
   std::vector<std::pair<size_t, double>> ranked;
   for (size_t i = 0; i < docs.size(); ++i) {
-    ranked.emplace_back(i, i < reply.scores.size() ? reply.scores[i] : Overlap(q, docs[i]));
+    ranked.emplace_back(
+        i, i < reply.scores.size() ? reply.scores[i] : Overlap(q, docs[i]));
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(
+      ranked.begin(), ranked.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
   return ranked;
 }
 
@@ -377,12 +401,15 @@ Answer RerankAnswer(const json& req, const ScriptedReply& reply,
     return Error(400, "top_n must be a non-negative integer");
   }
   auto ranked = Ranked(reply, query->get<std::string>(), *docs);
-  if (top_n > 0 && static_cast<size_t>(top_n) < ranked.size()) ranked.resize(top_n);
+  if (top_n > 0 && static_cast<size_t>(top_n) < ranked.size())
+    ranked.resize(top_n);
   Answer a;
   a.prompt_tokens = ScriptedTokenize(query->get<std::string>()).size();
-  for (const std::string& d : *docs) a.prompt_tokens += ScriptedTokenize(d).size();
+  for (const std::string& d : *docs)
+    a.prompt_tokens += ScriptedTokenize(d).size();
   json results = json::array();
-  const bool with_docs = req.value(tei ? "return_text" : "return_documents", json(false)) == json(true);
+  const bool with_docs = req.value(tei ? "return_text" : "return_documents",
+                                   json(false)) == json(true);
   for (const auto& [index, score] : ranked) {
     json r = {{"index", index}, {tei ? "score" : "relevance_score", score}};
     if (with_docs && tei) r["text"] = (*docs)[index];
@@ -429,7 +456,8 @@ std::vector<std::string> ScriptedTokenize(std::string_view text) {
     if (word_at(i)) {
       while (word_at(i)) ++i;
     } else if (std::isspace(static_cast<unsigned char>(text[i]))) {
-      while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])) &&
+      while (i < text.size() &&
+             std::isspace(static_cast<unsigned char>(text[i])) &&
              !(text[i] == ' ' && word_at(i + 1))) {
         ++i;
       }
@@ -496,7 +524,8 @@ Answer Respond(Endpoint endpoint, std::string_view body,
       a.status = reply.status;
       a.body = *reply.body;
     } else {
-      a = Error(reply.status, "scripted answer " + std::to_string(reply.status));
+      a = Error(reply.status,
+                "scripted answer " + std::to_string(reply.status));
     }
     a.content_type = reply.content_type;
     a.headers = reply.headers;
@@ -508,12 +537,24 @@ Answer Respond(Endpoint endpoint, std::string_view body,
     a = Error(400, "request body is not valid JSON");
   } else {
     switch (endpoint) {
-      case Endpoint::kModels: a = ModelsAnswer(options); break;
-      case Endpoint::kChat: a = ChatAnswer(req, reply, options, serial); break;
-      case Endpoint::kCompletions: a = CompletionAnswer(req, reply, options, serial); break;
-      case Endpoint::kRerank: a = RerankAnswer(req, reply, options, serial, false); break;
-      case Endpoint::kTeiRerank: a = RerankAnswer(req, reply, options, serial, true); break;
-      case Endpoint::kAny: a = Error(404, "no such endpoint"); break;
+      case Endpoint::kModels:
+        a = ModelsAnswer(options);
+        break;
+      case Endpoint::kChat:
+        a = ChatAnswer(req, reply, options, serial);
+        break;
+      case Endpoint::kCompletions:
+        a = CompletionAnswer(req, reply, options, serial);
+        break;
+      case Endpoint::kRerank:
+        a = RerankAnswer(req, reply, options, serial, false);
+        break;
+      case Endpoint::kTeiRerank:
+        a = RerankAnswer(req, reply, options, serial, true);
+        break;
+      case Endpoint::kAny:
+        a = Error(404, "no such endpoint");
+        break;
     }
   }
   for (const auto& [k, v] : reply.headers) a.headers[k] = v;

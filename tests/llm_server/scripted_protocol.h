@@ -83,10 +83,10 @@ ScriptedReply RawReply(int status, std::string body);
 struct ProtocolOptions {
   std::string model = "scripted-model";
   int max_model_len = 4096;
-  bool check_model = true;     // 404 for another model name (vLLM does)
-  bool echo_supported = true;  // false: 400 for echo (hosted APIs)
+  bool check_model = true;      // 404 for another model name (vLLM does)
+  bool echo_supported = true;   // false: 400 for echo (hosted APIs)
   bool top_k_supported = true;  // false: 400 for top_k (OpenAI)
-  bool n_supported = true;     // false: n is ignored, one choice returned
+  bool n_supported = true;      // false: n is ignored, one choice returned
   // Echoes and prompt_token_ids begin with "<s>" (id 1), a BOS the echoed
   // text does not contain, as vLLM lists Llama's.
   bool bos_token = false;
@@ -100,7 +100,8 @@ int32_t ScriptedTokenId(std::string_view token);  // in [100, 50100)
 // A token's logprob in the answers: deterministic, in [-2.0, -0.01].
 double ScriptedTokenLogprob(std::string_view token);
 // The prompt text of a chat as the scripted server templates it (ChatML).
-std::string ScriptedChatPrompt(const std::vector<std::pair<std::string, std::string>>& messages);
+std::string ScriptedChatPrompt(
+    const std::vector<std::pair<std::string, std::string>>& messages);
 
 // The text a request is matched against (see prompt_contains); "" when the
 // body is not a request of that endpoint.
@@ -126,9 +127,10 @@ Answer Respond(Endpoint endpoint, std::string_view body,
 
 // Reads one reply from a JSON object: {"endpoint", "prompt_contains",
 // "times", "status", "headers", "texts" (or "text"), "finish_reason",
-// "token_logprob", "alternatives", "scores", "body", "content_type", "omit_usage", "delivery" ("whole" |
-// "truncated" | "dropped"), "truncate_at", "delay_ms"}, each optional.
-// Errors: InvalidArgument for bad JSON, an unknown key or a wrong type.
+// "token_logprob", "alternatives", "scores", "body", "content_type",
+// "omit_usage", "delivery" ("whole" | "truncated" | "dropped"), "truncate_at",
+// "delay_ms"}, each optional. Errors: InvalidArgument for bad JSON, an unknown
+// key or a wrong type.
 Result<ScriptedReply> ReplyFromJson(std::string_view json_text);
 // Reads a JSONL script (blank lines and lines starting with '#' skipped).
 // Errors: InvalidArgument naming the line.

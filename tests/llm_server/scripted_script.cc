@@ -10,9 +10,12 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::pair<Endpoint, std::string_view> kNames[] = {
-    {Endpoint::kAny, "any"},           {Endpoint::kChat, "chat"},
-    {Endpoint::kCompletions, "completions"}, {Endpoint::kModels, "models"},
-    {Endpoint::kRerank, "rerank"},     {Endpoint::kTeiRerank, "tei_rerank"},
+    {Endpoint::kAny, "any"},
+    {Endpoint::kChat, "chat"},
+    {Endpoint::kCompletions, "completions"},
+    {Endpoint::kModels, "models"},
+    {Endpoint::kRerank, "rerank"},
+    {Endpoint::kTeiRerank, "tei_rerank"},
 };
 
 Status Bad(const std::string& what) {
@@ -42,10 +45,14 @@ bool ReadEndpoint(const json& v, ScriptedReply* r) {
 }
 
 bool ReadDelivery(const json& v, ScriptedReply* r) {
-  if (v == "whole") r->delivery = Delivery::kWhole;
-  else if (v == "truncated") r->delivery = Delivery::kTruncated;
-  else if (v == "dropped") r->delivery = Delivery::kDropped;
-  else return false;
+  if (v == "whole")
+    r->delivery = Delivery::kWhole;
+  else if (v == "truncated")
+    r->delivery = Delivery::kTruncated;
+  else if (v == "dropped")
+    r->delivery = Delivery::kDropped;
+  else
+    return false;
   return true;
 }
 
@@ -89,9 +96,13 @@ bool ReadAlternatives(const json& v, ScriptedReply* r) {
 const std::pair<std::string_view, Reader> kReaders[] = {
     {"endpoint", ReadEndpoint},
     {"prompt_contains",
-     [](const json& v, ScriptedReply* r) { return ReadString(v, &r->prompt_contains); }},
-    {"times", [](const json& v, ScriptedReply* r) { return ReadInt(v, &r->times); }},
-    {"status", [](const json& v, ScriptedReply* r) { return ReadInt(v, &r->status); }},
+     [](const json& v, ScriptedReply* r) {
+       return ReadString(v, &r->prompt_contains);
+     }},
+    {"times",
+     [](const json& v, ScriptedReply* r) { return ReadInt(v, &r->times); }},
+    {"status",
+     [](const json& v, ScriptedReply* r) { return ReadInt(v, &r->status); }},
     {"headers", ReadHeaders},
     {"texts", ReadTexts},
     {"text",
@@ -100,7 +111,9 @@ const std::pair<std::string_view, Reader> kReaders[] = {
        return ReadString(v, &r->texts[0]);
      }},
     {"finish_reason",
-     [](const json& v, ScriptedReply* r) { return ReadString(v, &r->finish_reason); }},
+     [](const json& v, ScriptedReply* r) {
+       return ReadString(v, &r->finish_reason);
+     }},
     {"token_logprob",
      [](const json& v, ScriptedReply* r) {
        if (!v.is_number()) return false;
@@ -115,7 +128,9 @@ const std::pair<std::string_view, Reader> kReaders[] = {
        return ReadString(v, &*r->body);
      }},
     {"content_type",
-     [](const json& v, ScriptedReply* r) { return ReadString(v, &r->content_type); }},
+     [](const json& v, ScriptedReply* r) {
+       return ReadString(v, &r->content_type);
+     }},
     {"omit_usage",
      [](const json& v, ScriptedReply* r) {
        if (!v.is_boolean()) return false;
@@ -129,7 +144,8 @@ const std::pair<std::string_view, Reader> kReaders[] = {
        r->truncate_at = v.get<size_t>();
        return true;
      }},
-    {"delay_ms", [](const json& v, ScriptedReply* r) { return ReadInt(v, &r->delay_ms); }},
+    {"delay_ms",
+     [](const json& v, ScriptedReply* r) { return ReadInt(v, &r->delay_ms); }},
 };
 
 }  // namespace
@@ -154,7 +170,8 @@ ScriptedReply TextReply(std::vector<std::string> texts) {
   return r;
 }
 
-ScriptedReply StatusReply(int status, std::map<std::string, std::string> headers) {
+ScriptedReply StatusReply(int status,
+                          std::map<std::string, std::string> headers) {
   ScriptedReply r;
   r.status = status;
   r.headers = std::move(headers);
@@ -178,7 +195,8 @@ Result<ScriptedReply> ReplyFromJson(std::string_view json_text) {
       if (key == it.key()) reader = r;
     }
     if (reader == nullptr) return Bad("unknown key \"" + it.key() + "\"");
-    if (!reader(it.value(), &reply)) return Bad("bad value for \"" + it.key() + "\"");
+    if (!reader(it.value(), &reply))
+      return Bad("bad value for \"" + it.key() + "\"");
   }
   return reply;
 }
@@ -191,11 +209,13 @@ Result<std::vector<ScriptedReply>> ParseScript(std::string_view jsonl) {
     std::string_view line = jsonl.substr(0, nl);
     jsonl.remove_prefix(nl == std::string_view::npos ? jsonl.size() : nl + 1);
     ++line_no;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+      line.remove_suffix(1);
     while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
     if (line.empty() || line.front() == '#') continue;
     auto reply = ReplyFromJson(line);
-    if (!reply.ok()) return reply.status().WithContext("line " + std::to_string(line_no));
+    if (!reply.ok())
+      return reply.status().WithContext("line " + std::to_string(line_no));
     replies.push_back(std::move(reply).value());
   }
   return replies;

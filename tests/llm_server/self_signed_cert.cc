@@ -39,7 +39,8 @@ Owned<X509> MakeCertificate(EVP_PKEY* key) {
       X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600) != nullptr &&
       X509_gmtime_adj(X509_getm_notAfter(cert.get()), 86400) != nullptr &&
       X509_set_pubkey(cert.get(), key) == 1 &&
-      X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, cn, -1, -1, 0) == 1 &&
+      X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, cn, -1, -1, 0) ==
+          1 &&
       X509_set_issuer_name(cert.get(), name) == 1 &&
       AddExtension(cert.get(), NID_basic_constraints, "critical,CA:TRUE") &&
       AddExtension(cert.get(), NID_key_usage,

@@ -51,7 +51,8 @@ struct RetryOptions {
 // /v1/completions endpoint takes raw text). Each must match the template the
 // server's model uses, or scores are of a differently formatted prompt.
 //   "chatml"  Qwen2 / Qwen2.5 / Qwen3 style: <|im_start|>role\n...<|im_end|>\n
-//   "llama3"  Llama 3: <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>
+//   "llama3"  Llama 3:
+//   <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>
 //             (without <|begin_of_text|>: servers add BOS to completions)
 //   "plain"   "role: content\n" lines, then "assistant: " (base models)
 // "" = none: Score returns NotSupported.
@@ -140,9 +141,9 @@ EnvLookup ProcessEnvironment();
 
 // Builds the client configuration: each of URL, model and key comes from the
 // first of these that is set and non-empty:
-//   url:   flags.url,   SKILLDB_LLM_URL,   OPENAI_BASE_URL, ClientConfig's default
-//   model: flags.model, SKILLDB_LLM_MODEL, ""  (the server's first model)
-//   key:   flags.key,   SKILLDB_LLM_KEY,   OPENAI_API_KEY,  ""
+//   url:   flags.url,   SKILLDB_LLM_URL,   OPENAI_BASE_URL, ClientConfig's
+//   default model: flags.model, SKILLDB_LLM_MODEL, ""  (the server's first
+//   model) key:   flags.key,   SKILLDB_LLM_KEY,   OPENAI_API_KEY,  ""
 // Every other field keeps the value in `base`. Errors: InvalidArgument when
 // the chosen URL does not parse, naming where it came from.
 Result<ClientConfig> ResolveClientConfig(

@@ -52,7 +52,8 @@ class OpenAiClient final : public Backbone {
  public:
   // Makes a client; no request is sent. Errors: InvalidArgument for a
   // config that fails ValidateClientConfig or an unreadable ca_cert_path.
-  static Result<std::unique_ptr<OpenAiClient>> Create(const ClientConfig& config);
+  static Result<std::unique_ptr<OpenAiClient>> Create(
+      const ClientConfig& config);
   ~OpenAiClient() override;
 
   // config.model, or the model the server listed first once a request has
@@ -69,7 +70,8 @@ class OpenAiClient final : public Backbone {
   // NotFound for an unknown model, FailedPrecondition for a bad key). Each
   // error names the endpoint, what it answered, and the prompt's index.
   Result<std::vector<Generation>> Generate(
-      const std::vector<Chat>& prompts, const SamplingOptions& options) override;
+      const std::vector<Chat>& prompts,
+      const SamplingOptions& options) override;
 
   // POST /v1/completions with each completion appended to its prompt under
   // config.chat_template, echo true and logprobs, and the completion's
@@ -104,7 +106,8 @@ class OpenAiClient final : public Backbone {
                 const SamplingOptions& options, Job* job);
   Result<ScoreResult> ScoreOne(const std::string& model,
                                const ScoreRequest& request);
-  void Account(bool present, uint64_t prompt_tokens, uint64_t completion_tokens);
+  void Account(bool present, uint64_t prompt_tokens,
+               uint64_t completion_tokens);
 
   const ClientConfig config_;
   std::unique_ptr<internal::HttpTransport> transport_;
@@ -121,7 +124,8 @@ class OpenAiClient final : public Backbone {
 // Runs fn(0), ..., fn(count - 1) on up to `width` threads (the caller's
 // among them) and returns when all have finished. For callers fanning out
 // requests to a client whose own limit bounds what is in flight.
-void ParallelFor(size_t count, int width, const std::function<void(size_t)>& fn);
+void ParallelFor(size_t count, int width,
+                 const std::function<void(size_t)>& fn);
 
 }  // namespace skilldb::llm
 

@@ -29,7 +29,8 @@ class HttpTransport;
 }
 
 enum class RerankApi {
-  kCohere,  // {model, query, documents, top_n} -> results[{index, relevance_score}]
+  kCohere,  // {model, query, documents, top_n} -> results[{index,
+            // relevance_score}]
   kTei,     // {query, texts} -> [{index, score}]
 };
 
@@ -55,7 +56,8 @@ class RerankClient {
  public:
   // Makes a client; no request is sent. Errors: InvalidArgument for a bad
   // config (as OpenAiClient::Create).
-  static Result<std::unique_ptr<RerankClient>> Create(const RerankConfig& config);
+  static Result<std::unique_ptr<RerankClient>> Create(
+      const RerankConfig& config);
   ~RerankClient();
 
   // Scores `documents` against `query` and returns them best first (ties by
@@ -66,9 +68,9 @@ class RerankClient {
   // OpenAiClient::Generate; Internal for an answer it cannot read (bad
   // JSON, a missing or non-numeric score, an index out of range or
   // repeated). Never throws.
-  Result<std::vector<RerankScore>> Rerank(const std::string& query,
-                                          const std::vector<std::string>& documents,
-                                          size_t top_n = 0);
+  Result<std::vector<RerankScore>> Rerank(
+      const std::string& query, const std::vector<std::string>& documents,
+      size_t top_n = 0);
 
   // requests: answered rerank requests; prompt_tokens: the servers'
   // usage.total_tokens (Cohere shape only; TEI reports none).
