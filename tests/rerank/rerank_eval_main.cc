@@ -98,6 +98,14 @@ int Main(int argc, char** argv) {
         rows.push_back({mode, ScriptedModelName(m),
                         fused ? "default" : "none (model only)", run(c)});
       }
+      if (m == ScriptedModel::kOracle) {
+        // What the strong-signal skip costs a good model.
+        RerankEvalConfig c = base;
+        c.mode = mode;
+        c.model = m;
+        c.fusion.strong_signal_margin = 2.0;
+        rows.push_back({mode, ScriptedModelName(m), "default, no skip", run(c)});
+      }
     }
   }
   std::printf("%zu queries, %zu BM25 candidates, nDCG@10 and recall@10\n\n",
