@@ -104,7 +104,8 @@ int Main(int argc, char** argv) {
         c.mode = mode;
         c.model = m;
         c.fusion.strong_signal_margin = 2.0;
-        rows.push_back({mode, ScriptedModelName(m), "default, no skip", run(c)});
+        rows.push_back(
+            {mode, ScriptedModelName(m), "default, no skip", run(c)});
       }
     }
   }
