@@ -99,6 +99,22 @@ struct QueryArgs {
   // --fields: what each JSON hit carries besides id and score
   // (ParseHitFields' syntax).
   std::string fields = "title,usage";
+  // --rerank MODE (listwise, pointwise or endpoint; "" = BM25 alone): the
+  // BM25 top `candidates` are reranked by the LLM at --llm-url
+  // (rerank_query_command.cc).
+  std::string rerank;
+  std::string llm_url;    // "" = $SKILLDB_LLM_URL, $OPENAI_BASE_URL, default
+  std::string llm_model;  // "" = $SKILLDB_LLM_MODEL, else the server's first
+  std::string rerank_api = "cohere";  // endpoint shape: cohere | tei
+  size_t candidates = 20;
+};
+
+// skilldb llm ACTION (llm_command.cc); ACTION: check.
+struct LlmArgs {
+  std::string action;
+  std::string llm_url;    // as QueryArgs
+  std::string llm_model;  // as QueryArgs
+  bool probe = false;     // --probe: also time a one-token generation
 };
 
 struct ProposeArgs {
@@ -174,6 +190,11 @@ int RunLog(const GlobalArgs& g, const LogArgs& a, const Io& io);
 int RunDiff(const GlobalArgs& g, const DiffArgs& a, const Io& io);
 int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io);
 int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
+// query --rerank (rerank_query_command.cc); RunQuery hands over to it.
+int RunRerankedQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
+// The BM25 options of a query's arguments (query_command.cc).
+Result<QueryOptions> MakeQueryOptions(const QueryArgs& a, bool json);
+int RunLlm(const GlobalArgs& g, const LlmArgs& a, const Io& io);
 int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io);
 int RunAudit(const GlobalArgs& g, const AuditArgs& a, const Io& io);
 int RunUsage(const GlobalArgs& g, const UsageArgs& a, const Io& io);

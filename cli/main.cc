@@ -167,6 +167,7 @@ struct Cli {
   TagArgs tag;
   GcArgs gc;
   VerifyArgs verify;
+  LlmArgs llm;
 };
 
 // Makes `cmd`, once parsed, the command that runs `f`.
@@ -278,6 +279,28 @@ void AddReadCommands(CLI::App& app, Cli& c) {
   Runs(stats, c, [&c] { return RunStats(c.g, c.stats, c.io); });
 }
 
+void AddLlmOptions(CLI::App* cmd, std::string* url, std::string* model) {
+  cmd->add_option("--llm-url", *url,
+                  "OpenAI-compatible API root, e.g. http://localhost:8000/v1 "
+                  "(default: $SKILLDB_LLM_URL, $OPENAI_BASE_URL)");
+  cmd->add_option("--llm-model", *model,
+                  "model name (default: $SKILLDB_LLM_MODEL, else the "
+                  "server's first)");
+}
+
+void AddLlm(CLI::App& app, Cli& c) {
+  auto* cmd = app.add_subcommand(
+      "llm", "the LLM endpoint: 'check' reaches it, lists its models and "
+             "reports latency");
+  cmd->add_option("action", c.llm.action, "check")
+      ->required()
+      ->check(CLI::IsMember({"check"}));
+  AddLlmOptions(cmd, &c.llm.llm_url, &c.llm.llm_model);
+  cmd->add_flag("--probe", c.llm.probe,
+                "also time a one-token generation");
+  Runs(cmd, c, [&c] { return RunLlm(c.g, c.llm, c.io); });
+}
+
 void AddQuery(CLI::App& app, Cli& c) {
   auto* cmd = app.add_subcommand(
       "query",
@@ -316,6 +339,18 @@ void AddQuery(CLI::App& app, Cli& c) {
       "queried: a comma-separated list of title, summary, body, code, tags, "
       "ops, arch, language, status, usage (counters and utility), or all or "
       "none");
+  cmd->add_option("--rerank", c.query.rerank,
+                  "rerank the BM25 candidates with an LLM: listwise (one "
+                  "ranking), pointwise (a yes/no per candidate) or endpoint "
+                  "(a /v1/rerank or TEI server); BM25 order is kept, with the "
+                  "reason, whenever the model fails")
+      ->check(CLI::IsMember({"listwise", "pointwise", "endpoint"}));
+  AddLlmOptions(cmd, &c.query.llm_url, &c.query.llm_model);
+  cmd->add_option("--rerank-api", c.query.rerank_api,
+                  "the endpoint's shape: cohere (/v1/rerank) or tei (/rerank)")
+      ->check(CLI::IsMember({"cohere", "tei"}));
+  c.numbers.Int(cmd, "--candidates", &c.query.candidates, {1, 1000},
+                "BM25 candidates the reranker orders (at least --k)");
   Runs(cmd, c, [&c] {
     for (const std::string& w : c.query_words) {
       c.query.text += (c.query.text.empty() ? "" : " ") + w;
@@ -577,6 +612,7 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
   AddLifecycleCommands(app, c);
   AddRetentionCommands(app, c);
   AddVerify(app, c);
+  AddLlm(app, c);
   for (CLI::App* sub : app.get_subcommands({})) {
     sub->fallthrough();
     sub->allow_extras();

@@ -14,7 +14,9 @@ void PrintHuman(const Io& io, const std::string& text, const QueryResult& r) {
   }
 }
 
-Result<QueryOptions> MakeOptions(const QueryArgs& a, bool json) {
+}  // namespace
+
+Result<QueryOptions> MakeQueryOptions(const QueryArgs& a, bool json) {
   // main.cc range-checks --k; this guards callers that build QueryArgs.
   if (a.k == 0 || a.k > kMaxQueryK) {
     return Status::InvalidArgument("--k must be between 1 and " +
@@ -36,6 +38,8 @@ Result<QueryOptions> MakeOptions(const QueryArgs& a, bool json) {
   if (!json) o.fields |= HitField::kTitle;  // human output prints titles
   return o;
 }
+
+namespace {
 
 // One query per non-empty line of the file, all as of one version.
 int RunBatch(const GlobalArgs& g, const QueryArgs& a, const QueryOptions& o,
@@ -82,7 +86,8 @@ int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
                     "give either a query TEXT or --file FILE, not both "
                     "or neither"));
   }
-  auto options = MakeOptions(a, g.json);
+  if (!a.rerank.empty()) return RunRerankedQuery(g, a, io);
+  auto options = MakeQueryOptions(a, g.json);
   if (!options.ok()) return Fail(g, io, options.status());
   auto library = OpenLibrary(g, /*read_only=*/true, io);
   if (!library.ok()) return Fail(g, io, library.status());
