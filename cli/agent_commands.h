@@ -19,7 +19,7 @@ namespace skilldb::cli {
 
 // Where the model is (llm::ResolveClientConfig: flag, else
 // $SKILLDB_LLM_URL / $OPENAI_BASE_URL, ...).
-struct LlmArgs {
+struct AgentLlmArgs {
   std::optional<std::string> url;    // --llm-url
   std::optional<std::string> model;  // --llm-model
   std::optional<std::string> key;    // --llm-key
@@ -46,7 +46,7 @@ struct SolveArgs {
   bool no_early_stop = false;
   std::string group;          // Trajectory::group
   std::string rollouts_path;  // --rollouts
-  LlmArgs llm;
+  AgentLlmArgs llm;
 };
 
 struct RolloutsArgs {
@@ -70,7 +70,7 @@ struct DistillArgs {
   int attempts = 3;
   int workers = 0;
   std::string rollouts_path;
-  LlmArgs llm;
+  AgentLlmArgs llm;
 };
 
 int RunSolve(const GlobalArgs& g, const SolveArgs& a, const Io& io);

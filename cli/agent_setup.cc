@@ -23,7 +23,7 @@ Result<std::unique_ptr<policy::RolloutStore>> OpenRollouts(
   return policy::RolloutStore::Open(path, o);
 }
 
-Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const LlmArgs& a) {
+Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const AgentLlmArgs& a) {
   llm::ClientFlags flags{a.url, a.model, a.key};
   SKILLDB_ASSIGN_OR_RETURN(llm::ClientConfig config,
                            llm::ResolveClientConfig(flags));

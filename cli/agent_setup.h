@@ -21,7 +21,7 @@ Result<std::unique_ptr<policy::RolloutStore>> OpenRollouts(
     const std::string& path, bool read_only);
 
 // The client for --llm-url/--llm-model/--llm-key and the environment.
-Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const LlmArgs& a);
+Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const AgentLlmArgs& a);
 
 // The verifier for `backend` ("cuda" | "host") with `workers` host workers
 // (0 = one per two cores).

@@ -14,12 +14,15 @@ int RunAudit(const GlobalArgs& g, const AuditArgs& a, const Io& io) {
     return kExitOk;
   }
   for (const AuditEntry& e : *entries) {
-    *io.out << "#" << e.seq << "  " << FormatTime(e.time_ms) << "  " << e.event
-            << "  " << e.skill_id << "  (proposal " << e.proposal_id << ", at v"
+    *io.out << "#" << e.seq << "  " << FormatTime(e.time_ms) << "  "
+            << EscapeLine(e.event) << "  " << EscapeLine(e.skill_id)
+            << "  (proposal " << EscapeLine(e.proposal_id) << ", at v"
             << e.base_version;
     if (e.version) *io.out << ", committed as v" << e.version;
     *io.out << ")\n";
-    for (const auto& r : e.reasons) *io.out << "    - " << r << "\n";
+    for (const auto& r : e.reasons) {
+      *io.out << "    - " << EscapeLine(r) << "\n";
+    }
   }
   if (entries->empty()) *io.out << "the audit log is empty\n";
   return kExitOk;

@@ -17,15 +17,22 @@
 #include <string>
 #include <vector>
 
+#include "progress.h"
 #include "skilldb/library.h"
 
 namespace skilldb::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUserError = 1;
+inline constexpr int kExitInternalError = 2;
 
 // Options every command takes.
 struct GlobalArgs {
   std::string db;     // --db; "" = $SKILLDB_DB, else the default library
   bool json = false;  // --json
   int lock_timeout_ms = 10000;  // --lock-timeout: wait for another writer
+  // --progress / --no-progress / whether stderr is a terminal.
+  ProgressMode progress = ProgressMode::kOff;
 };
 
 // Where output goes; tests point these at string streams.
@@ -92,6 +99,22 @@ struct QueryArgs {
   // --fields: what each JSON hit carries besides id and score
   // (ParseHitFields' syntax).
   std::string fields = "title,usage";
+  // --rerank MODE (listwise, pointwise or endpoint; "" = BM25 alone): the
+  // BM25 top `candidates` are reranked by the LLM at --llm-url
+  // (rerank_query_command.cc).
+  std::string rerank;
+  std::string llm_url;    // "" = $SKILLDB_LLM_URL, $OPENAI_BASE_URL, default
+  std::string llm_model;  // "" = $SKILLDB_LLM_MODEL, else the server's first
+  std::string rerank_api = "cohere";  // endpoint shape: cohere | tei
+  size_t candidates = 20;
+};
+
+// skilldb llm ACTION (llm_command.cc); ACTION: check.
+struct LlmArgs {
+  std::string action;
+  std::string llm_url;    // as QueryArgs
+  std::string llm_model;  // as QueryArgs
+  bool probe = false;     // --probe: also time a one-token generation
 };
 
 struct ProposeArgs {
@@ -152,6 +175,10 @@ struct VerifyArgs {
   bool list_tasks = false;
 };
 
+// Prints a usage error (bad arguments, found before any command ran) with
+// where to find help, and returns its exit code (1).
+int FailUsage(const GlobalArgs& g, const Io& io, const Status& status);
+
 int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io);
 int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io);
 int RunExport(const GlobalArgs& g, const ExportArgs& a, const Io& io);
@@ -163,6 +190,11 @@ int RunLog(const GlobalArgs& g, const LogArgs& a, const Io& io);
 int RunDiff(const GlobalArgs& g, const DiffArgs& a, const Io& io);
 int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io);
 int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
+// query --rerank (rerank_query_command.cc); RunQuery hands over to it.
+int RunRerankedQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
+// The BM25 options of a query's arguments (query_command.cc).
+Result<QueryOptions> MakeQueryOptions(const QueryArgs& a, bool json);
+int RunLlm(const GlobalArgs& g, const LlmArgs& a, const Io& io);
 int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io);
 int RunAudit(const GlobalArgs& g, const AuditArgs& a, const Io& io);
 int RunUsage(const GlobalArgs& g, const UsageArgs& a, const Io& io);

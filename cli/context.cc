@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "files.h"
 #include "jsonl.h"
 
 #ifndef SKILLDB_SEED_DIR
@@ -44,26 +44,26 @@ Status ImportSeed(Library& library, const Io& io) {
   const std::string dir = SeedDir();
   std::vector<fs::path> files;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+  for (auto it = fs::directory_iterator(dir, ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() == ".jsonl") files.push_back(it->path());
   }
   if (ec || files.empty()) {
-    *io.err << "skilldb: warning: no seed library found in '" << dir
-            << "'; the default library starts empty\n";
+    *io.err << "skilldb: warning: no seed library found in '" << dir << "'"
+            << (ec ? " (" + ec.message() + ")" : "")
+            << "; the default library starts empty\n";
     return Status::Ok();
   }
   std::sort(files.begin(), files.end());
   std::vector<Skill> skills;
   for (const fs::path& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    SKILLDB_ASSIGN_OR_RETURN(auto parsed,
-                             ParseJsonl(text.str(), file.string()));
+    SKILLDB_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(file.string()));
+    SKILLDB_ASSIGN_OR_RETURN(auto parsed, ParseJsonl(text, file.string()));
     for (Skill& s : parsed) skills.push_back(std::move(s));
   }
-  *io.err << "skilldb: creating the default library at '" << library.Info().path
-          << "' from " << skills.size() << " seed skills\n";
+  *io.err << "skilldb: creating the default library at '"
+          << EscapeLine(library.Info().path) << "' from " << skills.size()
+          << " seed skills\n";
   CommitOptions commit;
   commit.message = "seed library";
   commit.author = "skilldb";
@@ -121,7 +121,8 @@ int Fail(const GlobalArgs& g, const Io& io, const Status& status) {
     default:
       break;
   }
-  *io.err << "skilldb: error: " << status.message() << "\n";
+  // Messages quote ids, titles and arguments: escaped like any human output.
+  *io.err << "skilldb: error: " << EscapeBlock(status.message()) << "\n";
   if (g.json) {
     Json j;
     j["error"] = {{"code", std::string(StatusCodeName(status.code()))},
@@ -131,23 +132,17 @@ int Fail(const GlobalArgs& g, const Io& io, const Status& status) {
   return code;
 }
 
+int FailUsage(const GlobalArgs& g, const Io& io, const Status& status) {
+  const int code = Fail(g, io, status);
+  *io.err << "run 'skilldb --help' or 'skilldb COMMAND --help' for usage\n";
+  return code;
+}
+
 Result<std::string> ReadInput(const std::string& file, const Io& io) {
+  if (file != "-") return ReadWholeFile(file);
   std::stringstream buffer;
-  if (file == "-") {
-    buffer << io.in->rdbuf();
-    return buffer.str();
-  }
-  std::error_code ec;
-  if (!fs::exists(file, ec)) {
-    return Status::NotFound("file '" + file + "' does not exist");
-  }
-  if (fs::is_directory(file, ec)) {
-    return Status::InvalidArgument("'" + file + "' is a directory, not a file");
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Status::IOError("cannot read file '" + file + "'");
-  buffer << in.rdbuf();
-  if (in.bad()) return Status::IOError("error reading file '" + file + "'");
+  buffer << io.in->rdbuf();
+  if (io.in->bad()) return Status::IOError("error reading stdin");
   return buffer.str();
 }
 

@@ -10,14 +10,11 @@
 #include "commands.h"
 #include "skilldb/json.h"
 #include "skilldb/library.h"
+#include "text.h"
 
 namespace skilldb::cli {
 
 using Json = nlohmann::ordered_json;
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitUserError = 1;
-inline constexpr int kExitInternalError = 2;
 
 // The library path: --db, else $SKILLDB_DB, else the default library
 // ($XDG_DATA_HOME or ~/.local/share, then skilldb/library).
@@ -29,10 +26,13 @@ std::string ResolveDbPath(const GlobalArgs& g, bool* is_default);
 Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
                                              bool read_only, const Io& io);
 
-// Prints `status` as the error of the command and returns its exit code.
+// Prints `status` as the error of the command (control characters in it
+// escaped; with --json also as {"error": ...}) and returns its exit code:
+// 2 for Corruption, IOError, Internal and NotSupported, else 1.
 int Fail(const GlobalArgs& g, const Io& io, const Status& status);
 
-// Reads all of `file` ("-" = io.in). NotFound / IOError name the file.
+// Reads all of `file` ("-" = io.in). NotFound / IOError name the file (or
+// stdin) and say why (the errno text).
 Result<std::string> ReadInput(const std::string& file, const Io& io);
 
 // Prints `j` on io.out (pretty for objects, one line otherwise).

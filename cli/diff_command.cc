@@ -42,13 +42,15 @@ int RunDiff(const GlobalArgs& g, const DiffArgs& a, const Io& io) {
   for (const DiffEntry& e : *diff) {
     switch (e.kind) {
       case ChangeKind::kAdded:
-        *io.out << "+ " << e.id << "  " << e.after->title << "\n";
+        *io.out << "+ " << EscapeLine(e.id) << "  "
+                << EscapeLine(e.after->title) << "\n";
         break;
       case ChangeKind::kDeleted:
-        *io.out << "- " << e.id << "  " << e.before->title << "\n";
+        *io.out << "- " << EscapeLine(e.id) << "  "
+                << EscapeLine(e.before->title) << "\n";
         break;
       case ChangeKind::kUpdated: {
-        *io.out << "~ " << e.id << "  (";
+        *io.out << "~ " << EscapeLine(e.id) << "  (";
         const auto fields = ChangedFields(*e.before, *e.after);
         for (size_t i = 0; i < fields.size(); ++i) {
           *io.out << (i ? ", " : "") << fields[i];

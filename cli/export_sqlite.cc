@@ -111,8 +111,10 @@ Json Joined(const std::vector<std::string>& v) {
   return out;
 }
 
-Status WriteAll(Library& lib, Db& db, Version version,
+Status WriteAll(Library& lib, Db& db, Version version, Progress& progress,
                 uint64_t* skills_written) {
+  auto head = lib.GetCommit(version);
+  const uint64_t total = head.ok() ? head->num_skills : 0;
   SKILLDB_RETURN_IF_ERROR(db.Exec(kSchema));
   std::map<std::string, UsageCounters> usage;
   SKILLDB_RETURN_IF_ERROR(
@@ -149,7 +151,7 @@ Status WriteAll(Library& lib, Db& db, Version version,
                          rep.passed, rep.speedup.ratio, rep.speedup.ci_low,
                          rep.speedup.ci_high, s.evidence_json[i]});
         }
-        ++*skills_written;
+        progress.Update(++*skills_written, total);
         return status.ok();
       }));
   SKILLDB_RETURN_IF_ERROR(status);
@@ -190,7 +192,7 @@ Status WriteAll(Library& lib, Db& db, Version version,
     SKILLDB_RETURN_IF_ERROR(db.Insert(
         "INSERT INTO audit VALUES (?,?,?,?,?,?,?,?,?,?)",
         {e.seq, e.time_ms, e.event, e.proposal_id, e.skill_id, e.author,
-         e.base_version, e.version, Json(e.reasons), Json::parse(e.json)}));
+         e.base_version, e.version, Json(e.reasons), Json(e.json)}));
   }
   SKILLDB_ASSIGN_OR_RETURN(auto tags, lib.Tags());
   for (const TagInfo& t : tags) {
@@ -221,9 +223,10 @@ int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io) {
   uint64_t skills = 0;
   Status s;
   {
+    Progress progress(g.progress, io.err, "exporting", "skills");
     Db db;
     s = db.Open(tmp);
-    if (s.ok()) s = WriteAll(**library, db, version, &skills);
+    if (s.ok()) s = WriteAll(**library, db, version, progress, &skills);
   }
   if (s.ok()) {
     std::filesystem::rename(tmp, a.sqlite, ec);
@@ -241,7 +244,8 @@ int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io) {
   } else {
     *io.out << "exported " << skills << " skills (version " << version
             << ") with history, "
-            << "evidence, usage and the audit log to " << a.sqlite << "\n";
+            << "evidence, usage and the audit log to " << EscapeLine(a.sqlite)
+            << "\n";
   }
   return kExitOk;
 }

@@ -19,9 +19,11 @@ int RunHistory(const GlobalArgs& g, const HistoryArgs& a, const Io& io) {
       list.push_back(std::move(j));
     } else {
       *io.out << "v" << rev.version << "  " << FormatTime(commit->time_ms)
-              << "  " << commit->author << "  "
-              << (rev.deleted ? "deleted" : rev.skill.title);
-      if (!commit->message.empty()) *io.out << "  (" << commit->message << ")";
+              << "  " << EscapeLine(commit->author) << "  "
+              << (rev.deleted ? "deleted" : EscapeLine(rev.skill.title));
+      if (!commit->message.empty()) {
+        *io.out << "  (" << EscapeLine(commit->message) << ")";
+      }
       *io.out << "\n";
     }
   }

@@ -18,7 +18,10 @@ CommitOptions MakeCommit(const std::string& message, const std::string& author,
 int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io) {
   auto text = ReadInput(a.file, io);
   if (!text.ok()) return Fail(g, io, text.status());
-  auto skills = ParseJsonl(*text, a.file == "-" ? "<stdin>" : a.file);
+  Progress parsing(g.progress, io.err, "reading " + EscapeLine(a.file),
+                   "bytes");
+  auto skills = ParseJsonl(*text, a.file == "-" ? "<stdin>" : a.file, &parsing);
+  parsing.Finish();
   if (!skills.ok()) return Fail(g, io, skills.status());
   if (skills->empty()) {
     return Fail(g, io,
@@ -26,8 +29,14 @@ int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io) {
   }
   auto library = OpenLibrary(g, /*read_only=*/false, io);
   if (!library.ok()) return Fail(g, io, library.status());
+  // The engine reports no progress of a commit (yet): show the time spent.
+  Progress committing(
+      g.progress, io.err,
+      "committing " + std::to_string(skills->size()) + " skills", "skills");
+  committing.StartTicking();
   auto version =
       (*library)->PutMany(*skills, MakeCommit(a.message, a.author, "import"));
+  committing.Finish();
   if (!version.ok()) return Fail(g, io, version.status());
   auto commit = (*library)->GetCommit(*version);
   if (!commit.ok()) return Fail(g, io, commit.status());
@@ -65,7 +74,8 @@ int RunAdd(const GlobalArgs& g, const AddArgs& a, const Io& io) {
     PrintJson(io,
               Json{{"version", *version}, {"id", skill->id}, {"change", what}});
   } else {
-    *io.out << what << " " << skill->id << " as version " << *version << "\n";
+    *io.out << what << " " << EscapeLine(skill->id) << " as version "
+            << *version << "\n";
   }
   return kExitOk;
 }
@@ -80,7 +90,8 @@ int RunRm(const GlobalArgs& g, const RmArgs& a, const Io& io) {
     PrintJson(io,
               Json{{"version", *version}, {"id", a.id}, {"change", "deleted"}});
   } else {
-    *io.out << "deleted " << a.id << " as version " << *version << "\n";
+    *io.out << "deleted " << EscapeLine(a.id) << " as version " << *version
+            << "\n";
   }
   return kExitOk;
 }

@@ -27,9 +27,9 @@ int RunInit(const GlobalArgs& g, const InitArgs& a, const Io& io) {
   if (g.json) {
     PrintJson(io, Json::parse(ToJson(info)));
   } else {
-    *io.out << "created an empty library at " << info.path << " (analyzer "
-            << AnalyzerName(info.analyzer) << ", k1 " << info.k1 << ", b "
-            << info.b << ")\n";
+    *io.out << "created an empty library at " << EscapeLine(info.path)
+            << " (analyzer " << AnalyzerName(info.analyzer) << ", k1 "
+            << info.k1 << ", b " << info.b << ")\n";
   }
   return kExitOk;
 }

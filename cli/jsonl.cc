@@ -5,7 +5,8 @@
 namespace skilldb::cli {
 
 Result<std::vector<Skill>> ParseJsonl(std::string_view text,
-                                      std::string_view source) {
+                                      std::string_view source,
+                                      Progress* progress) {
   std::vector<Skill> skills;
   std::unordered_map<std::string, size_t> first_line;  // id -> line
   size_t line_no = 0;
@@ -32,6 +33,7 @@ Result<std::vector<Skill>> ParseJsonl(std::string_view text,
                                      std::to_string(it->second));
     }
     skills.push_back(std::move(skill).value());
+    if (progress != nullptr) progress->Update(pos, text.size());
   }
   return skills;
 }

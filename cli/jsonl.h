@@ -6,14 +6,17 @@
 #include <string_view>
 #include <vector>
 
+#include "progress.h"
 #include "skilldb/skill.h"
 
 namespace skilldb::cli {
 
 // Parses one skill per non-blank line. The first bad line fails the whole
-// parse with InvalidArgument "`source`:LINE: what is wrong".
+// parse with InvalidArgument "`source`:LINE: what is wrong". Reports the
+// bytes parsed to `progress` if given.
 Result<std::vector<Skill>> ParseJsonl(std::string_view text,
-                                      std::string_view source);
+                                      std::string_view source,
+                                      Progress* progress = nullptr);
 
 }  // namespace skilldb::cli
 

@@ -15,10 +15,10 @@ int RunLog(const GlobalArgs& g, const LogArgs& a, const Io& io) {
   }
   for (const CommitInfo& c : *log) {
     *io.out << "v" << c.version << "  " << FormatTime(c.time_ms) << "  "
-            << c.kind << "  " << c.author << "  +" << c.added << " ~"
-            << c.updated << " -" << c.deleted << "  (" << c.num_skills
-            << " skills)";
-    if (!c.message.empty()) *io.out << "  " << c.message;
+            << EscapeLine(c.kind) << "  " << EscapeLine(c.author) << "  +"
+            << c.added << " ~" << c.updated << " -" << c.deleted << "  ("
+            << c.num_skills << " skills)";
+    if (!c.message.empty()) *io.out << "  " << EscapeLine(c.message);
     *io.out << "\n";
   }
   return kExitOk;

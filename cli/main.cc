@@ -1,12 +1,32 @@
-// skilldb: the command-line tool. This file owns argument parsing (CLI11)
-// and dispatches to one Run function per subcommand (commands.h).
+// skilldb: the command-line tool. This file owns argument parsing (CLI11,
+// the only translation unit that includes it) and dispatches to one Run
+// function per subcommand (commands.h).
+//
+// Numbers are read as text and converted after parsing by numbers.h, never
+// by CLI11: CLI11 wraps "-1" into an unsigned. Arguments nothing consumed
+// are reported by name ("unknown command 'serch'; did you mean 'search'"),
+// every exception is caught here (exit 2), and a failed write of stdout is
+// an error.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <deque>
+#include <functional>
 #include <iostream>
+#include <map>
+#include <type_traits>
 
 #include "commands.h"
 #ifdef SKILLDB_CLI_AGENTS
 #include "agent_commands.h"
 #endif
+#include "files.h"
+#include "numbers.h"
+#include "skilldb/maintenance.h"
+#include "text.h"
 
 namespace skilldb::cli {
 namespace {
@@ -23,20 +43,478 @@ constexpr const char* kDescription =
     "Exit codes: 0 success, 1 user error (message on stderr), 2 internal "
     "error.";
 
-void AddVersionOption(CLI::App* cmd, std::optional<Version>* v,
-                      const char* what) {
-  cmd->add_option("--as-of", *v, what)->check(CLI::NonNegativeNumber);
+constexpr IntRange kVersion{0, UINT64_MAX, "a version number"};
+constexpr IntRange kCommitVersion{1, UINT64_MAX, "a version number"};
+constexpr IntRange kCount{1, UINT64_MAX};
+constexpr IntRange kRounds{1, 100};  // what the verifier accepts
+
+// The name an option goes by in messages: its long flag ("-k,--k" is
+// "--k"), or a positional's name in capitals ("VERSION").
+std::string DisplayName(const std::string& flags) {
+  const std::string last = flags.substr(flags.rfind(',') + 1);
+  if (last.starts_with("-")) return last;
+  std::string upper = last;
+  for (char& c : upper) c = static_cast<char>(std::toupper(c));
+  return upper;
+}
+
+template <typename T>
+struct Unwrapped {
+  using type = T;
+  static constexpr bool kOptional = false;
+};
+template <typename T>
+struct Unwrapped<std::optional<T>> {
+  using type = T;
+  static constexpr bool kOptional = true;
+};
+
+// The numeric options of every command: CLI11 stores each as text, and
+// Convert checks and assigns the ones given once parsing is done.
+class NumericArgs {
+ public:
+  // An integer option (or positional) into `target` (an integer or an
+  // optional one). REQUIRES: `range` fits the target's type.
+  template <typename T>
+  CLI::Option* Int(CLI::App* cmd, const std::string& flags, T* target,
+                   const IntRange& range, const std::string& help) {
+    using V = typename Unwrapped<T>::type;
+    static_assert(std::is_integral_v<V>);
+    Entry& e = entries_.emplace_back();
+    e.assign = [target, range,
+                name = DisplayName(flags)](std::string_view text) -> Status {
+      if constexpr (std::is_signed_v<V>) {
+        SKILLDB_ASSIGN_OR_RETURN(int64_t v, ParseSignedArg(name, text, range));
+        *target = static_cast<V>(v);
+      } else {
+        SKILLDB_ASSIGN_OR_RETURN(uint64_t v,
+                                 ParseUnsignedArg(name, text, range));
+        *target = static_cast<V>(v);
+      }
+      return Status::Ok();
+    };
+    const std::string described = DescribeRange(range);
+    const bool bounded = described.starts_with("between");
+    e.option = cmd->add_option(flags, e.text,
+                               bounded ? help + " (" + described + ")" : help);
+    e.option->type_name(range.noun == kVersion.noun ? "VERSION" : "INT");
+    if constexpr (!Unwrapped<T>::kOptional) {
+      e.option->default_str(std::to_string(*target));
+    }
+    return e.option;
+  }
+
+  // A real option into `target`.
+  CLI::Option* Real(CLI::App* cmd, const std::string& flags, double* target,
+                    const RealRange& range, const std::string& help) {
+    Entry& e = entries_.emplace_back();
+    e.assign = [target, range,
+                name = DisplayName(flags)](std::string_view text) -> Status {
+      SKILLDB_ASSIGN_OR_RETURN(*target, ParseRealArg(name, text, range));
+      return Status::Ok();
+    };
+    e.option = cmd->add_option(flags, e.text,
+                               help + " (" + DescribeRange(range) + ")");
+    e.option->type_name("NUM");
+    char shown[32];
+    std::snprintf(shown, sizeof(shown), "%g", *target);
+    e.option->default_str(shown);
+    return e.option;
+  }
+
+  // Converts every option that was given, in declaration order; the first
+  // error (InvalidArgument naming the option and its range).
+  Status Convert() const {
+    for (const Entry& e : entries_) {
+      if (e.option->count() == 0) continue;
+      SKILLDB_RETURN_IF_ERROR(e.assign(e.text));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Entry {
+    CLI::Option* option = nullptr;
+    std::string text;  // CLI11 writes here; a deque keeps its address
+    std::function<Status(std::string_view)> assign;
+  };
+  std::deque<Entry> entries_;
+};
+
+// Everything the parser fills in, and the command it selects.
+struct Cli {
+  GlobalArgs g;
+  Io io;
+  NumericArgs numbers;
+  std::function<int()> run;
+  bool progress = false;
+  bool no_progress = false;
+  InitArgs init;
+  ImportArgs import;
+  ExportArgs exp;
+  AddArgs add;
+  RmArgs rm;
+  ShowArgs show;
+  HistoryArgs history;
+  LogArgs log;
+  DiffArgs diff;
+  StatsArgs stats;
+  QueryArgs query;
+  std::vector<std::string> query_words;
+  ProposeArgs propose;
+  AuditArgs audit;
+  UsageArgs usage;
+  PruneArgs prune;
+  RevertArgs revert;
+  SetStatusArgs set_status;
+  TagArgs tag;
+  GcArgs gc;
+  VerifyArgs verify;
+  LlmArgs llm;
+#ifdef SKILLDB_CLI_AGENTS
+  SolveArgs solve;
+  RolloutsArgs rollouts;
+  DistillArgs distill;
+#endif
+};
+
+// Makes `cmd`, once parsed, the command that runs `f`.
+void Runs(CLI::App* cmd, Cli& c, std::function<int()> f) {
+  cmd->callback([&c, f] { c.run = f; });
+}
+
+void AddCommitOptions(CLI::App* cmd, std::string* message,
+                      std::string* author) {
+  cmd->add_option("-m,--message", *message, "commit message");
+  cmd->add_option("--author", *author, "commit author (default: $USER)");
+}
+
+void AddGlobalOptions(CLI::App& app, Cli& c) {
+  app.add_option(
+      "--db", c.g.db,
+      "library directory (default: $SKILLDB_DB or the default library)");
+  app.add_flag("--json", c.g.json, "machine-readable JSON output");
+  c.numbers.Int(&app, "--lock-timeout", &c.g.lock_timeout_ms, {0, 86'400'000},
+                "milliseconds a write waits for another process that holds "
+                "the library open for writing");
+  app.add_flag("--progress", c.progress,
+               "show progress of long work on stderr (default: when stderr "
+               "is a terminal)");
+  app.add_flag("--no-progress", c.no_progress, "never show progress");
+}
+
+void AddInit(CLI::App& app, Cli& c) {
+  auto* cmd = app.add_subcommand("init", "create an empty library");
+  cmd->add_option("--analyzer", c.init.analyzer,
+                  "text analysis, fixed for the library's life: whitespace, "
+                  "standard (Unicode words, stemming) or code (standard + "
+                  "identifier splitting)")
+      ->check(CLI::IsMember({"whitespace", "standard", "code"}));
+  c.numbers.Real(cmd, "--k1", &c.init.k1, {0},
+                 "BM25 k1, term-frequency saturation");
+  c.numbers.Real(cmd, "--b", &c.init.b, {0, 1}, "BM25 b, length normalization");
+  cmd->add_option(
+      "--field-weights", c.init.field_weights,
+      "integer weight per field, e.g. title=4,tags=3 (a field of weight w "
+      "counts as its text repeated w times; default: all 1, plain BM25 over "
+      "the joined text; the default library uses title=4,tags=3, chosen by "
+      "the relevance evaluation)");
+  Runs(cmd, c, [&c] { return RunInit(c.g, c.init, c.io); });
+}
+
+void AddWriteCommands(CLI::App& app, Cli& c) {
+  auto* imp = app.add_subcommand(
+      "import", "import a JSONL file of skills as one commit (all or nothing)");
+  imp->add_option("file", c.import.file, "JSONL file, or - for stdin")
+      ->required();
+  AddCommitOptions(imp, &c.import.message, &c.import.author);
+  Runs(imp, c, [&c] { return RunImport(c.g, c.import, c.io); });
+
+  auto* add = app.add_subcommand(
+      "add",
+      "add one skill (a JSON object); an existing id gets a new revision");
+  add->add_option("file", c.add.file, "JSON file, or - for stdin")->required();
+  AddCommitOptions(add, &c.add.message, &c.add.author);
+  Runs(add, c, [&c] { return RunAdd(c.g, c.add, c.io); });
+
+  auto* rm = app.add_subcommand("rm", "delete a skill (its history stays)");
+  rm->add_option("id", c.rm.id, "skill id")->required();
+  AddCommitOptions(rm, &c.rm.message, &c.rm.author);
+  Runs(rm, c, [&c] { return RunRm(c.g, c.rm, c.io); });
+}
+
+void AddReadCommands(CLI::App& app, Cli& c) {
+  auto* exp =
+      app.add_subcommand("export", "write the skills as JSONL (re-importable)");
+  c.numbers.Int(exp, "--as-of", &c.exp.as_of, kVersion,
+                "export the library as of this version");
+  exp->add_option("-o,--output", c.exp.output,
+                  "write to this file instead of stdout");
+  exp->add_option(
+      "--sqlite", c.exp.sqlite,
+      "write an SQLite database (skills, revisions, commits, changes, "
+      "evidence, usage, audit, tags, and an FTS5 table skills_fts)");
+  Runs(exp, c, [&c] { return RunExport(c.g, c.exp, c.io); });
+
+  auto* show = app.add_subcommand("show", "print one skill");
+  show->add_option("id", c.show.id, "skill id")->required();
+  c.numbers.Int(show, "--as-of", &c.show.as_of, kVersion,
+                "show the skill as of this version");
+  Runs(show, c, [&c] { return RunShow(c.g, c.show, c.io); });
+
+  auto* history = app.add_subcommand(
+      "history", "list every revision of a skill, newest first");
+  history->add_option("id", c.history.id, "skill id")->required();
+  Runs(history, c, [&c] { return RunHistory(c.g, c.history, c.io); });
+
+  auto* log = app.add_subcommand("log", "list commits, newest first");
+  c.numbers
+      .Int(log, "-n,--limit", &c.log.limit, kCount,
+           "show at most this many commits (default: all)")
+      ->default_str("");
+  Runs(log, c, [&c] { return RunLog(c.g, c.log, c.io); });
+
+  auto* diff = app.add_subcommand("diff", "what differs between two versions");
+  c.numbers.Int(diff, "from", &c.diff.from, kVersion, "first version")
+      ->required();
+  c.numbers.Int(diff, "to", &c.diff.to, kVersion, "second version")->required();
+  Runs(diff, c, [&c] { return RunDiff(c.g, c.diff, c.io); });
+
+  auto* stats =
+      app.add_subcommand("stats", "counts, index and disk statistics");
+  c.numbers.Int(stats, "--as-of", &c.stats.as_of, kVersion,
+                "statistics as of this version");
+  Runs(stats, c, [&c] { return RunStats(c.g, c.stats, c.io); });
+}
+
+void AddLlmOptions(CLI::App* cmd, std::string* url, std::string* model) {
+  cmd->add_option("--llm-url", *url,
+                  "OpenAI-compatible API root, e.g. http://localhost:8000/v1 "
+                  "(default: $SKILLDB_LLM_URL, $OPENAI_BASE_URL)");
+  cmd->add_option("--llm-model", *model,
+                  "model name (default: $SKILLDB_LLM_MODEL, else the "
+                  "server's first)");
+}
+
+void AddLlm(CLI::App& app, Cli& c) {
+  auto* cmd = app.add_subcommand(
+      "llm", "the LLM endpoint: 'check' reaches it, lists its models and "
+             "reports latency");
+  cmd->add_option("action", c.llm.action, "check")
+      ->required()
+      ->check(CLI::IsMember({"check"}));
+  AddLlmOptions(cmd, &c.llm.llm_url, &c.llm.llm_model);
+  cmd->add_flag("--probe", c.llm.probe,
+                "also time a one-token generation");
+  Runs(cmd, c, [&c] { return RunLlm(c.g, c.llm, c.io); });
+}
+
+void AddQuery(CLI::App& app, Cli& c) {
+  auto* cmd = app.add_subcommand(
+      "query",
+      "BM25 search: the top skills for TEXT (ties by id); alias: search");
+  cmd->alias("search");
+  cmd->add_option("text", c.query_words,
+                  "query text (several words may go unquoted)")
+      ->default_str("");
+  cmd->add_option("--file", c.query.file,
+                  "run one query per line of FILE (- for stdin); with --json "
+                  "prints one JSON object per line");
+  c.numbers.Int(cmd, "--threads", &c.query.threads, {0, 1024},
+                "threads for --file, 0 = all cores");
+  c.numbers.Int(cmd, "-k,--k", &c.query.k, {1, kMaxQueryK}, "number of hits");
+  c.numbers.Int(cmd, "--as-of", &c.query.as_of, kVersion,
+                "search the library as of this version");
+  cmd->add_option("--tag", c.query.tags,
+                  "only skills with this tag (repeatable)")
+      ->default_str("");
+  cmd->add_option("--op", c.query.ops,
+                  "only skills for this op family (repeatable)")
+      ->default_str("");
+  cmd->add_option("--arch", c.query.arch,
+                  "only skills for this arch (repeatable)")
+      ->default_str("");
+  cmd->add_option("--language", c.query.language,
+                  "only skills in this language")
+      ->check(CLI::IsMember({"cuda", "triton", "any"}));
+  cmd->add_option(
+         "--status", c.query.status,
+         "only skills with this status (default: active and candidate)")
+      ->check(CLI::IsMember({"candidate", "active", "deprecated", "pruned"}));
+  cmd->add_option(
+      "--fields", c.query.fields,
+      "what each hit carries besides id and score, as of the version "
+      "queried: a comma-separated list of title, summary, body, code, tags, "
+      "ops, arch, language, status, usage (counters and utility), or all or "
+      "none");
+  cmd->add_option("--rerank", c.query.rerank,
+                  "rerank the BM25 candidates with an LLM: listwise (one "
+                  "ranking), pointwise (a yes/no per candidate) or endpoint "
+                  "(a /v1/rerank or TEI server); BM25 order is kept, with the "
+                  "reason, whenever the model fails")
+      ->check(CLI::IsMember({"listwise", "pointwise", "endpoint"}));
+  AddLlmOptions(cmd, &c.query.llm_url, &c.query.llm_model);
+  cmd->add_option("--rerank-api", c.query.rerank_api,
+                  "the endpoint's shape: cohere (/v1/rerank) or tei (/rerank)")
+      ->check(CLI::IsMember({"cohere", "tei"}));
+  c.numbers.Int(cmd, "--candidates", &c.query.candidates, {1, 1000},
+                "BM25 candidates the reranker orders (at least --k)");
+  Runs(cmd, c, [&c] {
+    for (const std::string& w : c.query_words) {
+      c.query.text += (c.query.text.empty() ? "" : " ") + w;
+    }
+    return RunQuery(c.g, c.query, c.io);
+  });
+}
+
+void AddVerificationOptions(CLI::App* cmd, Cli& c, std::string* task,
+                            std::string* candidate, std::string* baseline,
+                            int* rounds) {
+  cmd->add_option("--task", *task,
+                  "verification task (skilldb verify --list-tasks)");
+  cmd->add_option("--candidate", *candidate,
+                  "kernel source to verify (.cu or .cc)");
+  cmd->add_option("--baseline", *baseline,
+                  "baseline source (default: the task's reference)");
+  c.numbers.Int(cmd, "--rounds", rounds, kRounds, "timing rounds");
+}
+
+void AddPropose(CLI::App& app, Cli& c) {
+  ProposeArgs& p = c.propose;
+  auto* cmd =
+      app.add_subcommand("propose",
+                         "verified insertion: deduplicate, verify, then commit "
+                         "or reject a candidate skill");
+  cmd->add_option("file", p.file, "candidate skill (a JSON object), or -")
+      ->required();
+  cmd->add_option("--verifier", p.verifier,
+                  "replay (a recorded report, --evidence), host or cuda (runs "
+                  "--candidate on --task)")
+      ->check(CLI::IsMember({"replay", "host", "cuda"}))
+      ->default_str("replay");
+  cmd->add_option("--evidence", p.evidence,
+                  "verification report JSON to replay");
+  AddVerificationOptions(cmd, c, &p.task, &p.candidate, &p.baseline, &p.rounds);
+  cmd->add_option("--policy", p.policy,
+                  "acceptance policy items: min-rounds=3, min-speedup=1.05, "
+                  "min-ci-low=1.0, max-speedup=50, correctness=true, "
+                  "device-class=sm_90 (repeatable or comma-separated)")
+      ->default_str("");
+  cmd->add_option("--dedup", p.dedup,
+                  "duplicates: reject, supersede (deprecate them) or merge "
+                  "(new revision)")
+      ->check(CLI::IsMember({"reject", "supersede", "merge"}));
+  c.numbers.Real(cmd, "--near-jaccard", &p.near_jaccard,
+                 {.min = 0, .max = 1, .exclusive_min = true},
+                 "word 3-shingle Jaccard at which a skill is a near "
+                 "duplicate");
+  AddCommitOptions(cmd, &p.message, &p.author);
+  Runs(cmd, c, [&c] { return RunPropose(c.g, c.propose, c.io); });
+}
+
+void AddUsageCommands(CLI::App& app, Cli& c) {
+  auto* audit =
+      app.add_subcommand("audit", "the audit log of proposals, oldest first");
+  c.numbers
+      .Int(audit, "-n,--limit", &c.audit.limit, kCount,
+           "only the newest N entries (default: all)")
+      ->default_str("");
+  Runs(audit, c, [&c] { return RunAudit(c.g, c.audit, c.io); });
+
+  auto* usage = app.add_subcommand("usage",
+                                   "usage counters and utility (all skills, "
+                                   "or one); --record adds an event");
+  usage->add_option("id", c.usage.id, "skill id");
+  usage
+      ->add_option(
+          "--record", c.usage.record,
+          "record an event: retrieved, selected, applied, succeeded or failed")
+      ->check(CLI::IsMember(
+          {"retrieved", "selected", "applied", "succeeded", "failed"}));
+  c.numbers.Int(usage, "--count", &c.usage.count, {1, kMaxUsageCount},
+                "events to record");
+  Runs(usage, c, [&c] { return RunUsage(c.g, c.usage, c.io); });
+}
+
+void AddLifecycleCommands(CLI::App& app, Cli& c) {
+  auto* prune = app.add_subcommand(
+      "prune",
+      "mark skills pruned by policy in one version (dry run unless --apply)");
+  prune
+      ->add_option("--policy", c.prune.policy,
+                   "low-utility=X[:MIN_APPLIED] (default min 10), superseded, "
+                   "unused=VERSIONS, near-duplicates=JACCARD (keeps each "
+                   "cluster's best); repeatable")
+      ->required()
+      ->default_str("");
+  prune->add_flag("--apply", c.prune.apply,
+                  "commit the change (default: only print it)");
+  AddCommitOptions(prune, &c.prune.message, &c.prune.author);
+  Runs(prune, c, [&c] { return RunPrune(c.g, c.prune, c.io); });
+
+  auto* revert = app.add_subcommand(
+      "revert", "undo one commit: a new version that restores what it changed");
+  c.numbers
+      .Int(revert, "version", &c.revert.version, kCommitVersion,
+           "the commit to undo")
+      ->required();
+  AddCommitOptions(revert, &c.revert.message, &c.revert.author);
+  Runs(revert, c, [&c] { return RunRevert(c.g, c.revert, c.io); });
+
+  auto* status =
+      app.add_subcommand("set-status", "set the lifecycle status of skills");
+  status
+      ->add_option("status", c.set_status.status,
+                   "candidate, active, deprecated or pruned")
+      ->required()
+      ->check(CLI::IsMember({"candidate", "active", "deprecated", "pruned"}));
+  status->add_option("ids", c.set_status.ids, "skill ids")
+      ->required()
+      ->default_str("");
+  AddCommitOptions(status, &c.set_status.message, &c.set_status.author);
+  Runs(status, c, [&c] { return RunSetStatus(c.g, c.set_status, c.io); });
+}
+
+void AddRetentionCommands(CLI::App& app, Cli& c) {
+  auto* tag = app.add_subcommand(
+      "tag", "name a version (e.g. a training checkpoint); gc keeps it");
+  tag->add_option("name", c.tag.name, "tag name")->required();
+  c.numbers.Int(tag, "version", &c.tag.version, kCommitVersion,
+                "version (default: the newest)");
+  tag->add_flag("-d,--delete", c.tag.remove, "delete the tag");
+  Runs(tag, c, [&c] { return RunTag(c.g, c.tag, c.io); });
+
+  auto* tags = app.add_subcommand("tags", "list tags");
+  Runs(tags, c, [&c] { return RunTags(c.g, c.io); });
+
+  auto* gc = app.add_subcommand(
+      "gc", "drop history older than the retention, never a tagged version");
+  c.numbers.Int(gc, "--keep-last", &c.gc.keep_last, kCount,
+                "keep the newest N versions");
+  c.numbers.Int(gc, "--keep-since", &c.gc.keep_since, kVersion,
+                "keep versions >= V");
+  Runs(gc, c, [&c] { return RunGc(c.g, c.gc, c.io); });
+
+  auto* compact = app.add_subcommand("compact",
+                                     "rewrite the index into one segment and "
+                                     "compact storage (no new version)");
+  Runs(compact, c, [&c] { return RunCompact(c.g, c.io); });
+}
+
+void AddVerify(CLI::App& app, Cli& c) {
+  VerifyArgs& v = c.verify;
+  auto* cmd = app.add_subcommand(
+      "verify", "check and time a candidate kernel against a task's reference");
+  AddVerificationOptions(cmd, c, &v.task, &v.candidate, &v.baseline, &v.rounds);
+  cmd->add_option("--backend", v.backend, "cuda (GPU) or host (CPU, sandboxed)")
+      ->check(CLI::IsMember({"cuda", "host"}));
+  cmd->add_flag("--list-tasks", v.list_tasks, "list the tasks");
+  Runs(cmd, c, [&c] { return RunVerify(c.g, c.verify, c.io); });
 }
 
 #ifdef SKILLDB_CLI_AGENTS
 // The agents' subcommands (agent_commands.h): solve, rollouts, distill.
-struct AgentArgs {
-  SolveArgs solve;
-  RolloutsArgs rollouts;
-  DistillArgs distill;
-};
-
-void AddLlmOptions(CLI::App* cmd, LlmArgs* llm) {
+void AddAgentLlmOptions(CLI::App* cmd, Cli& c, AgentLlmArgs* llm) {
   cmd->add_option("--llm-url", llm->url,
                   "OpenAI-compatible API root, e.g. http://localhost:8000/v1 "
                   "(default: $SKILLDB_LLM_URL, $OPENAI_BASE_URL)");
@@ -45,9 +523,8 @@ void AddLlmOptions(CLI::App* cmd, LlmArgs* llm) {
                   "server's first)");
   cmd->add_option("--llm-key", llm->key,
                   "API key (default: $SKILLDB_LLM_KEY, $OPENAI_API_KEY)");
-  cmd->add_option("--llm-concurrency", llm->max_in_flight,
-                  "requests in flight at most (default: 8, or the rollouts)")
-      ->check(CLI::NonNegativeNumber);
+  c.numbers.Int(cmd, "--llm-concurrency", &llm->max_in_flight, {0, 4096},
+                "requests in flight at most (0: 8, or the rollouts)");
   cmd->add_flag("--llm-token-ids", llm->token_ids,
                 "ask the server for token ids (vLLM >= 0.10.2) and keep them "
                 "in the rollout store");
@@ -59,439 +536,245 @@ void AddRolloutsOption(CLI::App* cmd, std::string* path) {
                   "<library>.rollouts.sqlite beside the library)");
 }
 
-void AddAgentCommands(CLI::App& app, const GlobalArgs& g, const Io& io,
-                      std::function<int()>* run, AgentArgs* a) {
-  SolveArgs& s = a->solve;
-  auto* solve = app.add_subcommand(
+void AddSolve(CLI::App& app, Cli& c) {
+  SolveArgs& s = c.solve;
+  auto* cmd = app.add_subcommand(
       "solve",
       "the Policy Agent: write a kernel for a verifier task over several "
       "turns, conditioned on library skills, with verifier feedback; "
       "prints the best kernel, its report and the trajectory id (exit 1 "
       "when no speedup was verified); with --tasks, a rollout pool and its "
       "throughput");
-  solve->add_option("--task", s.task,
-                    "verifier task (skilldb verify --list-tasks)");
-  solve
-      ->add_option("--tasks", s.tasks,
-                   "several tasks, comma-separated (the pool)")
+  cmd->add_option("--task", s.task,
+                  "verifier task (skilldb verify --list-tasks)");
+  cmd->add_option("--tasks", s.tasks,
+                  "several tasks, comma-separated (the pool)")
       ->delimiter(',');
-  solve->add_option("--turns", s.turns, "turns at most (default 3)")
-      ->check(CLI::PositiveNumber);
-  solve->add_option("--samples", s.samples, "completions per turn (default 1)")
-      ->check(CLI::PositiveNumber);
-  solve
-      ->add_option("--rollouts-per-task", s.rollouts,
-                   "independent trajectories per task (default 1)")
-      ->check(CLI::PositiveNumber);
-  solve
-      ->add_option("--concurrency", s.concurrency,
-                   "rollouts in flight (default: all)")
-      ->check(CLI::NonNegativeNumber);
-  solve->add_option("--backend", s.backend, "cuda (GPU, default) or host (CPU)")
+  c.numbers.Int(cmd, "--turns", &s.turns, {1, 64}, "turns at most");
+  c.numbers.Int(cmd, "--samples", &s.samples, {1, 1024},
+                "completions per turn");
+  c.numbers.Int(cmd, "--rollouts-per-task", &s.rollouts, {1, 4096},
+                "independent trajectories per task");
+  c.numbers.Int(cmd, "--concurrency", &s.concurrency, {0, 4096},
+                "rollouts in flight (0: all)");
+  cmd->add_option("--backend", s.backend, "cuda (GPU, default) or host (CPU)")
       ->check(CLI::IsMember({"cuda", "host"}));
-  solve
-      ->add_option("--workers", s.workers,
-                   "host verifier workers (default: one per two cores)")
-      ->check(CLI::NonNegativeNumber);
-  solve
-      ->add_option("--rerank", s.rerank,
-                   "second selection stage: none (BM25, default) or listwise "
-                   "(the same model ranks the candidates)")
+  c.numbers.Int(cmd, "--workers", &s.workers, {0, 256},
+                "host verifier workers (0: one per two cores)");
+  cmd->add_option("--rerank", s.rerank,
+                  "second selection stage: none (BM25, default) or listwise "
+                  "(the same model ranks the candidates)")
       ->check(CLI::IsMember({"none", "listwise"}));
-  solve->add_option("--skills", s.skills, "skills in the prompt (default 3)")
-      ->check(CLI::PositiveNumber);
-  solve
-      ->add_option("--candidates", s.candidates, "BM25 candidates (default 20)")
-      ->check(CLI::PositiveNumber);
-  solve
-      ->add_option("--temperature", s.temperature,
-                   "sampling temperature (default 0.8)")
-      ->check(CLI::NonNegativeNumber);
-  solve
-      ->add_option("--max-tokens", s.max_tokens,
-                   "completion tokens (default 4096)")
-      ->check(CLI::PositiveNumber);
-  solve->add_flag("--no-early-stop", s.no_early_stop,
-                  "run every turn even after a verified speedup");
-  solve->add_option("--group", s.group,
-                    "group label stored with the trajectories");
-  AddRolloutsOption(solve, &s.rollouts_path);
-  AddLlmOptions(solve, &s.llm);
-  solve->callback([run, &g, &io, a] {
-    *run = [&g, &io, a] { return RunSolve(g, a->solve, io); };
-  });
+  c.numbers.Int(cmd, "--skills", &s.skills, {1, 100}, "skills in the prompt");
+  c.numbers.Int(cmd, "--candidates", &s.candidates, {1, 1000},
+                "BM25 candidates");
+  c.numbers.Real(cmd, "--temperature", &s.temperature, {0, 10},
+                 "sampling temperature");
+  c.numbers.Int(cmd, "--max-tokens", &s.max_tokens, {1, 1 << 20},
+                "completion tokens at most");
+  cmd->add_flag("--no-early-stop", s.no_early_stop,
+                "run every turn even after a verified speedup");
+  cmd->add_option("--group", s.group,
+                  "group label stored with the trajectories");
+  AddRolloutsOption(cmd, &s.rollouts_path);
+  AddAgentLlmOptions(cmd, c, &s.llm);
+  Runs(cmd, c, [&c] { return RunSolve(c.g, c.solve, c.io); });
+}
 
-  RolloutsArgs& r = a->rollouts;
-  auto* rollouts = app.add_subcommand(
+void AddRollouts(CLI::App& app, Cli& c) {
+  RolloutsArgs& r = c.rollouts;
+  auto* cmd = app.add_subcommand(
       "rollouts", "the rollout store: list, show ID, export (JSONL)");
-  rollouts->add_option("action", r.action, "list, show or export")
+  cmd->add_option("action", r.action, "list, show or export")
       ->required()
       ->check(CLI::IsMember({"list", "show", "export"}));
-  rollouts->add_option("id", r.id, "trajectory id (show)");
-  rollouts->add_option("--task", r.task, "only this task");
-  rollouts->add_option("--group", r.group, "only this group");
-  rollouts
-      ->add_option("--solved", r.solved, "only solved (yes) or unsolved (no)")
+  cmd->add_option("id", r.id, "trajectory id (show)");
+  cmd->add_option("--task", r.task, "only this task");
+  cmd->add_option("--group", r.group, "only this group");
+  cmd->add_option("--solved", r.solved, "only solved (yes) or unsolved (no)")
       ->check(CLI::IsMember({"yes", "no"}));
-  rollouts->add_option("-n,--limit", r.limit, "at most N (newest for list)");
-  rollouts->add_option("-o,--output", r.output, "export to this file");
-  rollouts
-      ->add_option("--format", r.format,
-                   "export: trajectories (one per line, default) or "
-                   "generations (one model call per line, for training)")
+  c.numbers.Int(cmd, "-n,--limit", &r.limit, {0, UINT64_MAX >> 1},
+                "at most N, newest for list (0: all)");
+  cmd->add_option("-o,--output", r.output, "export to this file");
+  cmd->add_option("--format", r.format,
+                  "export: trajectories (one per line, default) or "
+                  "generations (one model call per line, for training)")
       ->check(CLI::IsMember({"trajectories", "generations"}));
-  AddRolloutsOption(rollouts, &r.rollouts_path);
-  rollouts->callback([run, &g, &io, a] {
-    *run = [&g, &io, a] { return RunRollouts(g, a->rollouts, io); };
-  });
+  AddRolloutsOption(cmd, &r.rollouts_path);
+  Runs(cmd, c, [&c] { return RunRollouts(c.g, c.rollouts, c.io); });
+}
 
-  DistillArgs& d = a->distill;
-  auto* distill = app.add_subcommand(
+void AddDistill(CLI::App& app, Cli& c) {
+  DistillArgs& d = c.distill;
+  auto* cmd = app.add_subcommand(
       "distill",
       "the Skill Summary Agent: a solved trajectory becomes a candidate skill "
       "submitted through verified insertion; a failed one leaves unverified "
       "pitfall notes on the skills it used (exit 1 unless accepted or "
       "attached)");
-  distill
-      ->add_option("trajectory", d.id, "trajectory id (skilldb rollouts list)")
+  cmd->add_option("trajectory", d.id, "trajectory id (skilldb rollouts list)")
       ->required();
-  distill
-      ->add_option("--backend", d.backend,
-                   "verifier for the evidence (default: the trajectory's)")
+  cmd->add_option("--backend", d.backend,
+                  "verifier for the evidence (default: the trajectory's)")
       ->check(CLI::IsMember({"cuda", "host"}));
-  distill
-      ->add_option("--dedup", d.dedup, "duplicates: reject, supersede or merge")
+  cmd->add_option("--dedup", d.dedup, "duplicates: reject, supersede or merge")
       ->check(CLI::IsMember({"reject", "supersede", "merge"}));
-  distill
-      ->add_option("--attempts", d.attempts,
-                   "model answers tried until one validates (default 3)")
-      ->check(CLI::PositiveNumber);
-  distill->add_option("--workers", d.workers, "host verifier workers")
-      ->check(CLI::NonNegativeNumber);
-  AddRolloutsOption(distill, &d.rollouts_path);
-  AddLlmOptions(distill, &d.llm);
-  distill->callback([run, &g, &io, a] {
-    *run = [&g, &io, a] { return RunDistill(g, a->distill, io); };
-  });
+  c.numbers.Int(cmd, "--attempts", &d.attempts, {1, 100},
+                "model answers tried until one validates");
+  c.numbers.Int(cmd, "--workers", &d.workers, {0, 256},
+                "host verifier workers (0: one per two cores)");
+  AddRolloutsOption(cmd, &d.rollouts_path);
+  AddAgentLlmOptions(cmd, c, &d.llm);
+  Runs(cmd, c, [&c] { return RunDistill(c.g, c.distill, c.io); });
 }
 #endif  // SKILLDB_CLI_AGENTS
+
+// Every name `sub` (or, for a top-level command, the app) knows an option
+// by: "--as-of", "-k", ...
+std::vector<std::string> OptionNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : opt->get_snames()) names.push_back("-" + n);
+  }
+  return names;
+}
+
+std::string DidYouMean(const std::vector<std::string>& nearest) {
+  return nearest.empty() ? ""
+                         : "; did you mean " + JoinAlternatives(nearest) + "?";
+}
+
+Status UnknownCommand(const CLI::App& app, const std::string& word) {
+  std::vector<std::string> names;
+  std::map<std::string, std::string> alias_of;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    names.push_back(sub->get_name());
+    for (const std::string& alias : sub->get_aliases()) {
+      names.push_back(alias);
+      alias_of[alias] = sub->get_name();
+    }
+  }
+  std::string hint;
+  for (const std::string& n : NearestNames(word, names)) {
+    hint += (hint.empty() ? "; did you mean '" : "' or '") + n;
+    if (alias_of.count(n)) hint += "' (an alias of '" + alias_of[n] + "')";
+  }
+  if (!hint.empty() && hint.back() != ')') hint += "'";
+  return Status::InvalidArgument(
+      "unknown command '" + EscapeLine(word) + "'" +
+      (hint.empty() ? " (see skilldb --help for the commands)" : hint + "?"));
+}
+
+// The first argument that nothing consumed, as the error it is: an unknown
+// command, an unknown option (with the nearest names), or one argument too
+// many. OK when every argument was used.
+Status CheckNothingLeft(const CLI::App& app) {
+  const std::vector<std::string> left = app.remaining(/*recurse=*/true);
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  if (left.empty()) return Status::Ok();
+  const std::string& arg = left.front();
+  if (parsed.empty() && !arg.starts_with("-")) return UnknownCommand(app, arg);
+  const std::string where =
+      parsed.empty() ? "skilldb" : "skilldb " + parsed.front()->get_name();
+  if (arg.size() > 1 && arg.starts_with("-")) {
+    const std::string flag = arg.substr(0, arg.find('='));
+    std::vector<std::string> names = OptionNames(app);
+    if (!parsed.empty()) {
+      for (std::string& n : OptionNames(*parsed.front())) names.push_back(n);
+    }
+    return Status::InvalidArgument("unknown option '" + EscapeLine(flag) +
+                                   "' for '" + where + "'" +
+                                   DidYouMean(NearestNames(flag, names)));
+  }
+  return Status::InvalidArgument("unexpected argument '" + EscapeLine(arg) +
+                                 "' for '" + where + "'");
+}
+
+ProgressMode ChooseProgress(const Cli& c) {
+  if (c.no_progress) return ProgressMode::kOff;
+  if (isatty(STDERR_FILENO)) return ProgressMode::kTerminal;
+  return c.progress ? ProgressMode::kLines : ProgressMode::kOff;
+}
+
+// Parses argv into `c` and returns -1 to go on, or the exit code.
+int Parse(CLI::App& app, Cli& c, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, *c.io.out, *c.io.err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, *c.io.out, *c.io.err);
+  } catch (const CLI::ParseError& e) {
+    return FailUsage(c.g, c.io, Status::InvalidArgument(e.what()));
+  }
+  Status s = CheckNothingLeft(app);
+  if (s.ok() && !c.run) {
+    s = Status::InvalidArgument(
+        "a command is required (see skilldb --help for the commands)");
+  }
+  if (s.ok()) s = c.numbers.Convert();
+  if (!s.ok()) return FailUsage(c.g, c.io, s);
+  c.g.progress = ChooseProgress(c);
+  return -1;
+}
+
+int ParseAndRun(int argc, char** argv, const Io& io) {
+  CLI::App app(kDescription, "skilldb");
+  app.option_defaults()->always_capture_default();
+  app.allow_extras();  // CheckNothingLeft names what is left over
+  app.fallthrough();
+  app.require_subcommand(0, 1);
+  Cli c;
+  c.io = io;
+  AddGlobalOptions(app, c);
+  AddInit(app, c);
+  AddWriteCommands(app, c);
+  AddReadCommands(app, c);
+  AddQuery(app, c);
+  AddPropose(app, c);
+  AddUsageCommands(app, c);
+  AddLifecycleCommands(app, c);
+  AddRetentionCommands(app, c);
+  AddVerify(app, c);
+  AddLlm(app, c);
+#ifdef SKILLDB_CLI_AGENTS
+  AddSolve(app, c);
+  AddRollouts(app, c);
+  AddDistill(app, c);
+#endif
+  for (CLI::App* sub : app.get_subcommands({})) {
+    sub->fallthrough();
+    sub->allow_extras();
+  }
+  const int parsed = Parse(app, c, argc, argv);
+  return parsed >= 0 ? parsed : c.run();
+}
 
 }  // namespace
 
 int Main(int argc, char** argv) {
-  CLI::App app(kDescription, "skilldb");
-  app.require_subcommand(1);
-  app.fallthrough();
-  GlobalArgs g;
-  app.add_option(
-      "--db", g.db,
-      "library directory (default: $SKILLDB_DB or the default library)");
-  app.add_flag("--json", g.json, "machine-readable JSON output");
-  app.add_option(
-         "--lock-timeout", g.lock_timeout_ms,
-         "milliseconds a write waits for another process that holds the "
-         "library open for writing (default 10000)")
-      ->check(CLI::NonNegativeNumber);
-
-  Io io{&std::cout, &std::cerr, &std::cin};
-  std::function<int()> run;
-
-  InitArgs init;
-  auto* c_init = app.add_subcommand("init", "create an empty library");
-  c_init
-      ->add_option("--analyzer", init.analyzer,
-                   "text analysis, fixed for the library's life: whitespace, "
-                   "standard (Unicode words, stemming) or code (standard + "
-                   "identifier splitting)")
-      ->check(CLI::IsMember({"whitespace", "standard", "code"}));
-  c_init->add_option("--k1", init.k1, "BM25 k1 (term-frequency saturation)");
-  c_init->add_option("--b", init.b, "BM25 b (length normalization, 0..1)");
-  c_init->add_option(
-      "--field-weights", init.field_weights,
-      "integer weight per field, e.g. title=4,tags=3 (a field of "
-      "weight w counts as its text repeated w times; default: all 1, "
-      "plain BM25 over the joined text; the default library uses "
-      "title=4,tags=3, chosen by the relevance evaluation)");
-  c_init->callback([&] { run = [&] { return RunInit(g, init, io); }; });
-
-  ImportArgs import;
-  auto* c_import = app.add_subcommand(
-      "import", "import a JSONL file of skills as one commit (all or nothing)");
-  c_import->add_option("file", import.file, "JSONL file, or - for stdin")
-      ->required();
-  c_import->add_option("-m,--message", import.message, "commit message");
-  c_import->add_option("--author", import.author,
-                       "commit author (default: $USER)");
-  c_import->callback([&] { run = [&] { return RunImport(g, import, io); }; });
-
-  ExportArgs exp;
-  auto* c_export =
-      app.add_subcommand("export", "write the skills as JSONL (re-importable)");
-  AddVersionOption(c_export, &exp.as_of,
-                   "export the library as of this version");
-  c_export->add_option("-o,--output", exp.output,
-                       "write to this file instead of stdout");
-  c_export->add_option(
-      "--sqlite", exp.sqlite,
-      "write an SQLite database (skills, revisions, commits, changes, "
-      "evidence, usage, audit, tags, and an FTS5 table skills_fts)");
-  c_export->callback([&] { run = [&] { return RunExport(g, exp, io); }; });
-
-  AddArgs add;
-  auto* c_add = app.add_subcommand(
-      "add",
-      "add one skill (a JSON object); an existing id gets a new revision");
-  c_add->add_option("file", add.file, "JSON file, or - for stdin")->required();
-  c_add->add_option("-m,--message", add.message, "commit message");
-  c_add->add_option("--author", add.author, "commit author (default: $USER)");
-  c_add->callback([&] { run = [&] { return RunAdd(g, add, io); }; });
-
-  RmArgs rm;
-  auto* c_rm = app.add_subcommand("rm", "delete a skill (its history stays)");
-  c_rm->add_option("id", rm.id, "skill id")->required();
-  c_rm->add_option("-m,--message", rm.message, "commit message");
-  c_rm->add_option("--author", rm.author, "commit author (default: $USER)");
-  c_rm->callback([&] { run = [&] { return RunRm(g, rm, io); }; });
-
-  ShowArgs show;
-  auto* c_show = app.add_subcommand("show", "print one skill");
-  c_show->add_option("id", show.id, "skill id")->required();
-  AddVersionOption(c_show, &show.as_of, "show the skill as of this version");
-  c_show->callback([&] { run = [&] { return RunShow(g, show, io); }; });
-
-  HistoryArgs history;
-  auto* c_history = app.add_subcommand(
-      "history", "list every revision of a skill, newest first");
-  c_history->add_option("id", history.id, "skill id")->required();
-  c_history->callback(
-      [&] { run = [&] { return RunHistory(g, history, io); }; });
-
-  LogArgs log;
-  auto* c_log = app.add_subcommand("log", "list commits, newest first");
-  c_log->add_option("-n,--limit", log.limit, "show at most this many commits");
-  c_log->callback([&] { run = [&] { return RunLog(g, log, io); }; });
-
-  DiffArgs diff;
-  auto* c_diff =
-      app.add_subcommand("diff", "what differs between two versions");
-  c_diff->add_option("from", diff.from, "first version")
-      ->required()
-      ->check(CLI::NonNegativeNumber);
-  c_diff->add_option("to", diff.to, "second version")
-      ->required()
-      ->check(CLI::NonNegativeNumber);
-  c_diff->callback([&] { run = [&] { return RunDiff(g, diff, io); }; });
-
-  StatsArgs stats;
-  auto* c_stats =
-      app.add_subcommand("stats", "counts, index and disk statistics");
-  AddVersionOption(c_stats, &stats.as_of, "statistics as of this version");
-  c_stats->callback([&] { run = [&] { return RunStats(g, stats, io); }; });
-
-  QueryArgs query;
-  auto* c_query = app.add_subcommand(
-      "query", "BM25 search: the top skills for TEXT (ties by id)");
-  c_query->add_option("text", query.text, "query text");
-  c_query->add_option(
-      "--file", query.file,
-      "run one query per line of FILE (- for stdin); with --json "
-      "prints one JSON object per line");
-  c_query
-      ->add_option("--threads", query.threads,
-                   "threads for --file (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
-  c_query->add_option("-k,--k", query.k, "number of hits");
-  AddVersionOption(c_query, &query.as_of,
-                   "search the library as of this version");
-  c_query->add_option("--tag", query.tags,
-                      "only skills with this tag (repeatable)");
-  c_query->add_option("--op", query.ops,
-                      "only skills for this op family (repeatable)");
-  c_query->add_option("--arch", query.arch,
-                      "only skills for this arch (repeatable)");
-  c_query
-      ->add_option("--language", query.language, "only skills in this language")
-      ->check(CLI::IsMember({"cuda", "triton", "any"}));
-  c_query
-      ->add_option(
-          "--status", query.status,
-          "only skills with this status (default: active and candidate)")
-      ->check(CLI::IsMember({"candidate", "active", "deprecated", "pruned"}));
-  c_query->add_option(
-      "--fields", query.fields,
-      "what each hit carries besides id and score, as of the version "
-      "queried: a comma-separated list of title, summary, body, code, tags, "
-      "ops, arch, language, status, usage (counters and utility), or all or "
-      "none (default: title,usage)");
-  c_query->callback([&] { run = [&] { return RunQuery(g, query, io); }; });
-
-  ProposeArgs propose;
-  auto* c_propose =
-      app.add_subcommand("propose",
-                         "verified insertion: deduplicate, verify, then commit "
-                         "or reject a candidate skill");
-  c_propose
-      ->add_option("file", propose.file,
-                   "candidate skill (a JSON object), or -")
-      ->required();
-  c_propose
-      ->add_option("--verifier", propose.verifier,
-                   "replay (a recorded report, --evidence), host or cuda (runs "
-                   "--candidate on --task)")
-      ->check(CLI::IsMember({"replay", "host", "cuda"}));
-  c_propose->add_option("--evidence", propose.evidence,
-                        "verification report JSON to replay");
-  c_propose->add_option("--task", propose.task,
-                        "verification task (skilldb verify --list-tasks)");
-  c_propose->add_option("--candidate", propose.candidate,
-                        "kernel source to verify (.cu or .cc)");
-  c_propose->add_option("--baseline", propose.baseline,
-                        "baseline source (default: the task's reference)");
-  c_propose->add_option("--rounds", propose.rounds, "timing rounds")
-      ->check(CLI::PositiveNumber);
-  c_propose->add_option(
-      "--policy", propose.policy,
-      "acceptance policy items: min-rounds=3, min-speedup=1.05, "
-      "min-ci-low=1.0, "
-      "max-speedup=50, correctness=true, device-class=sm_90 (repeatable or "
-      "comma-separated)");
-  c_propose
-      ->add_option("--dedup", propose.dedup,
-                   "duplicates: reject, supersede (deprecate them) or merge "
-                   "(new revision)")
-      ->check(CLI::IsMember({"reject", "supersede", "merge"}));
-  c_propose->add_option("--near-jaccard", propose.near_jaccard,
-                        "word 3-shingle Jaccard at which a skill is a near "
-                        "duplicate (default 0.6)");
-  c_propose->add_option("-m,--message", propose.message, "commit message");
-  c_propose->add_option("--author", propose.author, "author (default: $USER)");
-  c_propose->callback(
-      [&] { run = [&] { return RunPropose(g, propose, io); }; });
-
-  AuditArgs audit;
-  auto* c_audit =
-      app.add_subcommand("audit", "the audit log of proposals, oldest first");
-  c_audit->add_option("-n,--limit", audit.limit, "only the newest N entries");
-  c_audit->callback([&] { run = [&] { return RunAudit(g, audit, io); }; });
-
-  UsageArgs usage;
-  auto* c_usage = app.add_subcommand("usage",
-                                     "usage counters and utility (all skills, "
-                                     "or one); --record adds an event");
-  c_usage->add_option("id", usage.id, "skill id");
-  c_usage
-      ->add_option(
-          "--record", usage.record,
-          "record an event: retrieved, selected, applied, succeeded or failed")
-      ->check(CLI::IsMember(
-          {"retrieved", "selected", "applied", "succeeded", "failed"}));
-  c_usage->add_option("--count", usage.count, "events to record (default 1)");
-  c_usage->callback([&] { run = [&] { return RunUsage(g, usage, io); }; });
-
-  PruneArgs prune;
-  auto* c_prune = app.add_subcommand(
-      "prune",
-      "mark skills pruned by policy in one version (dry run unless --apply)");
-  c_prune
-      ->add_option("--policy", prune.policy,
-                   "low-utility=X[:MIN_APPLIED] (default min 10), superseded, "
-                   "unused=VERSIONS, near-duplicates=JACCARD (keeps each "
-                   "cluster's best); "
-                   "repeatable")
-      ->required();
-  c_prune->add_flag("--apply", prune.apply,
-                    "commit the change (default: only print it)");
-  c_prune->add_option("-m,--message", prune.message, "commit message");
-  c_prune->add_option("--author", prune.author, "author (default: $USER)");
-  c_prune->callback([&] { run = [&] { return RunPrune(g, prune, io); }; });
-
-  RevertArgs revert;
-  auto* c_revert = app.add_subcommand(
-      "revert", "undo one commit: a new version that restores what it changed");
-  c_revert->add_option("version", revert.version, "the commit to undo")
-      ->required();
-  c_revert->add_option("-m,--message", revert.message, "commit message");
-  c_revert->add_option("--author", revert.author, "author (default: $USER)");
-  c_revert->callback([&] { run = [&] { return RunRevert(g, revert, io); }; });
-
-  SetStatusArgs set_status;
-  auto* c_status =
-      app.add_subcommand("set-status", "set the lifecycle status of skills");
-  c_status
-      ->add_option("status", set_status.status,
-                   "candidate, active, deprecated or pruned")
-      ->required()
-      ->check(CLI::IsMember({"candidate", "active", "deprecated", "pruned"}));
-  c_status->add_option("ids", set_status.ids, "skill ids")->required();
-  c_status->add_option("-m,--message", set_status.message, "commit message");
-  c_status->add_option("--author", set_status.author,
-                       "author (default: $USER)");
-  c_status->callback(
-      [&] { run = [&] { return RunSetStatus(g, set_status, io); }; });
-
-  TagArgs tag;
-  auto* c_tag = app.add_subcommand(
-      "tag", "name a version (e.g. a training checkpoint); gc keeps it");
-  c_tag->add_option("name", tag.name, "tag name")->required();
-  c_tag->add_option("version", tag.version, "version (default: the newest)");
-  c_tag->add_flag("-d,--delete", tag.remove, "delete the tag");
-  c_tag->callback([&] { run = [&] { return RunTag(g, tag, io); }; });
-
-  auto* c_tags = app.add_subcommand("tags", "list tags");
-  c_tags->callback([&] { run = [&] { return RunTags(g, io); }; });
-
-  GcArgs gc;
-  auto* c_gc = app.add_subcommand(
-      "gc", "drop history older than the retention, never a tagged version");
-  c_gc->add_option("--keep-last", gc.keep_last, "keep the newest N versions");
-  c_gc->add_option("--keep-since", gc.keep_since, "keep versions >= V");
-  c_gc->callback([&] { run = [&] { return RunGc(g, gc, io); }; });
-
-  auto* c_compact = app.add_subcommand("compact",
-                                       "rewrite the index into one segment and "
-                                       "compact storage (no new version)");
-  c_compact->callback([&] { run = [&] { return RunCompact(g, io); }; });
-
-  VerifyArgs verify_args;
-  auto* c_verify = app.add_subcommand(
-      "verify", "check and time a candidate kernel against a task's reference");
-  c_verify->add_option("--task", verify_args.task,
-                       "task name (see --list-tasks)");
-  c_verify->add_option("--candidate", verify_args.candidate,
-                       "candidate source (.cu or .cc)");
-  c_verify->add_option("--baseline", verify_args.baseline,
-                       "baseline source (default: the task's reference)");
-  c_verify
-      ->add_option("--backend", verify_args.backend,
-                   "cuda (GPU) or host (CPU, sandboxed)")
-      ->check(CLI::IsMember({"cuda", "host"}));
-  c_verify
-      ->add_option("--rounds", verify_args.rounds,
-                   "independent timing rounds (>= 3)")
-      ->check(CLI::PositiveNumber);
-  c_verify->add_flag("--list-tasks", verify_args.list_tasks, "list the tasks");
-  c_verify->callback(
-      [&] { run = [&] { return RunVerify(g, verify_args, io); }; });
-
-#ifdef SKILLDB_CLI_AGENTS
-  AgentArgs agent_args;
-  AddAgentCommands(app, g, io, &run, &agent_args);
-#endif
-
-  for (CLI::App* sub : app.get_subcommands({})) sub->fallthrough();
-
+  FdStreamBuf stdout_buf(STDOUT_FILENO);
+  std::ostream out(&stdout_buf);
+  const Io io{&out, &std::cerr, &std::cin};
+  int code = kExitInternalError;
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "skilldb: error: " << e.what() << "\n"
-              << "run 'skilldb --help' or 'skilldb COMMAND --help' for usage\n";
-    return 1;
+    code = ParseAndRun(argc, argv, io);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "skilldb: internal error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "skilldb: internal error: " << EscapeBlock(e.what()) << "\n";
+  } catch (...) {
+    std::cerr << "skilldb: internal error: unknown exception\n";
   }
-  return run ? run() : 1;
+  // Output that did not arrive is an error, whatever the command said.
+  // (A command that failed has said why already.)
+  const Status written = StreamStatus(out, "stdout");
+  if (!written.ok() && code == kExitOk) {
+    std::cerr << "skilldb: error: " << written.message() << "\n";
+    code = kExitInternalError;
+  }
+  return code;
 }
 
 }  // namespace skilldb::cli

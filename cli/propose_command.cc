@@ -1,21 +1,14 @@
-#include <charconv>
-
 #include "context.h"
+#include "numbers.h"
 #include "skilldb/replay_verifier.h"
 #include "skilldb/verify/verify.h"
 
 namespace skilldb::cli {
 namespace {
 
+// A real policy value, 0 or more.
 Result<double> ParseNumber(std::string_view key, std::string_view value) {
-  double v = 0;
-  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || p != value.data() + value.size()) {
-    return Status::InvalidArgument("policy item '" + std::string(key) +
-                                   "' needs a number, got '" +
-                                   std::string(value) + "'");
-  }
-  return v;
+  return ParseRealArg("policy item " + std::string(key), value, RealRange{0});
 }
 
 // Items: min-rounds=N min-speedup=X min-ci-low=X correctness=true|false
@@ -35,7 +28,10 @@ Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items) {
       const std::string value =
           eq == std::string::npos ? "" : item.substr(eq + 1);
       if (key == "min-rounds") {
-        SKILLDB_ASSIGN_OR_RETURN(double v, ParseNumber(key, value));
+        // At most the rounds a verifier runs (1..100).
+        SKILLDB_ASSIGN_OR_RETURN(
+            int64_t v,
+            ParseSignedArg("policy item min-rounds", value, {1, 100}));
         policy.min_rounds = static_cast<int>(v);
       } else if (key == "min-speedup") {
         SKILLDB_ASSIGN_OR_RETURN(policy.min_speedup, ParseNumber(key, value));
@@ -99,15 +95,16 @@ Result<std::unique_ptr<Verifier>> MakeVerifierFor(
 }  // namespace
 
 int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io) {
+  // The arguments first: a bad policy fails before any input is read.
+  ProposalOptions options;
+  auto policy = ParsePolicy(a.policy);
+  if (!policy.ok()) return Fail(g, io, policy.status());
+  options.policy = *policy;
   auto text = ReadInput(a.file, io);
   if (!text.ok()) return Fail(g, io, text.status());
   auto candidate = ParseSkillJson(*text);
   if (!candidate.ok())
     return Fail(g, io, candidate.status().WithContext(a.file));
-  ProposalOptions options;
-  auto policy = ParsePolicy(a.policy);
-  if (!policy.ok()) return Fail(g, io, policy.status());
-  options.policy = *policy;
   auto dedup = ParseDedupPolicy(a.dedup);
   if (!dedup.ok()) return Fail(g, io, dedup.status());
   options.dedup = *dedup;
@@ -127,7 +124,10 @@ int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io) {
   if (!g.json && !dups->empty()) {
     *io.err << "skilldb: " << dups->size() << " duplicate(s) found\n";
   }
+  Progress progress(g.progress, io.err, "verifying", "");
+  progress.StartTicking();
   auto report = (*proposal)->Verify(**verifier, request);
+  progress.Finish();
   if (!report.ok()) return Fail(g, io, report.status());
   auto outcome = (*proposal)->Commit();
   if (!outcome.ok()) return Fail(g, io, outcome.status());
@@ -143,7 +143,7 @@ int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io) {
     j["ci_low"] = report->speedup.ci_low;
     PrintJson(io, j);
   } else if (outcome->accepted) {
-    *io.out << "accepted " << outcome->skill_id << " as version "
+    *io.out << "accepted " << EscapeLine(outcome->skill_id) << " as version "
             << outcome->version;
     if (!outcome->deprecated.empty()) {
       *io.out << " (deprecated " << outcome->deprecated.size()
@@ -151,8 +151,10 @@ int RunPropose(const GlobalArgs& g, const ProposeArgs& a, const Io& io) {
     }
     *io.out << "\n";
   } else {
-    *io.out << "rejected " << candidate->id << ":\n";
-    for (const auto& r : outcome->reasons) *io.out << "  - " << r << "\n";
+    *io.out << "rejected " << EscapeLine(candidate->id) << ":\n";
+    for (const auto& r : outcome->reasons) {
+      *io.out << "  - " << EscapeLine(r) << "\n";
+    }
   }
   // A rejection is a completed transaction, but scripts need to tell it
   // apart from acceptance: exit 1, as for other unmet requests.

@@ -1,20 +1,8 @@
-#include <charconv>
-
 #include "context.h"
+#include "numbers.h"
 
 namespace skilldb::cli {
 namespace {
-
-template <typename T>
-Result<T> Number(const std::string& item, std::string_view text) {
-  T v{};
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size()) {
-    return Status::InvalidArgument("policy '" + item + "' has a bad number '" +
-                                   std::string(text) + "'");
-  }
-  return v;
-}
 
 // low-utility=X[:N]  superseded  unused=K  near-duplicates=J
 Result<PrunePolicy> ParsePrunePolicy(const std::vector<std::string>& items) {
@@ -28,26 +16,29 @@ Result<PrunePolicy> ParsePrunePolicy(const std::vector<std::string>& items) {
       policy.superseded = true;
     } else if (key == "low-utility" && !value.empty()) {
       const size_t colon = value.find(':');
-      SKILLDB_ASSIGN_OR_RETURN(double x,
-                               Number<double>(item, value.substr(0, colon)));
+      // A utility is a success rate, in [0, 1].
+      SKILLDB_ASSIGN_OR_RETURN(
+          double x, ParseRealArg("policy low-utility", value.substr(0, colon),
+                                 RealRange{0, 1}));
       policy.low_utility_threshold = x;
       if (colon != std::string::npos) {
         SKILLDB_ASSIGN_OR_RETURN(
             policy.low_utility_min_applied,
-            Number<uint64_t>(item, value.substr(colon + 1)));
+            ParseUnsignedArg("policy low-utility's MIN_APPLIED",
+                             value.substr(colon + 1), IntRange{0}));
       }
     } else if (key == "unused" && !value.empty()) {
-      SKILLDB_ASSIGN_OR_RETURN(uint64_t k, Number<uint64_t>(item, value));
+      SKILLDB_ASSIGN_OR_RETURN(
+          uint64_t k, ParseUnsignedArg("policy unused", value, IntRange{1}));
       policy.unused_versions = k;
     } else if (key == "near-duplicates" && !value.empty()) {
-      SKILLDB_ASSIGN_OR_RETURN(double j, Number<double>(item, value));
-      if (!(j > 0 && j <= 1)) {
-        return Status::InvalidArgument(
-            "near-duplicates threshold must be in (0, 1]");
-      }
+      SKILLDB_ASSIGN_OR_RETURN(
+          double j, ParseRealArg("policy near-duplicates", value,
+                                 {.min = 0, .max = 1, .exclusive_min = true}));
       policy.near_duplicate_jaccard = j;
     } else {
-      return Status::InvalidArgument("unknown prune policy '" + item +
+      return Status::InvalidArgument("unknown prune policy '" +
+                                     EscapeLine(item) +
                                      "' (expected low-utility=X[:MIN_APPLIED], "
                                      "superseded, unused=VERSIONS, "
                                      "near-duplicates=JACCARD)");
@@ -87,8 +78,11 @@ int RunPrune(const GlobalArgs& g, const PruneArgs& a, const Io& io) {
     return kExitOk;
   }
   for (const PruneAction& p : *plan) {
-    *io.out << (version ? "pruned " : "would prune ") << p.id << "\n";
-    for (const auto& r : p.reasons) *io.out << "    - " << r << "\n";
+    *io.out << (version ? "pruned " : "would prune ") << EscapeLine(p.id)
+            << "\n";
+    for (const auto& r : p.reasons) {
+      *io.out << "    - " << EscapeLine(r) << "\n";
+    }
   }
   if (plan->empty()) {
     *io.out << "nothing to prune\n";

@@ -5,17 +5,23 @@ namespace {
 
 void PrintHuman(const Io& io, const std::string& text, const QueryResult& r) {
   *io.out << "version " << r.version << ": " << r.hits.size()
-          << (r.hits.size() == 1 ? " hit" : " hits") << " for \"" << text
-          << "\"\n";
+          << (r.hits.size() == 1 ? " hit" : " hits") << " for \""
+          << EscapeLine(text) << "\"\n";
   for (size_t i = 0; i < r.hits.size(); ++i) {
     const Hit& h = r.hits[i];
     *io.out << (i + 1 < 10 ? " " : "") << i + 1 << "  " << FormatScore(h.score)
-            << "  " << h.id << "  " << h.title << "\n";
+            << "  " << EscapeLine(h.id) << "  " << EscapeLine(h.title) << "\n";
   }
 }
 
-Result<QueryOptions> MakeOptions(const QueryArgs& a, bool json) {
-  if (a.k == 0) return Status::InvalidArgument("--k must be at least 1");
+}  // namespace
+
+Result<QueryOptions> MakeQueryOptions(const QueryArgs& a, bool json) {
+  // main.cc range-checks --k; this guards callers that build QueryArgs.
+  if (a.k == 0 || a.k > kMaxQueryK) {
+    return Status::InvalidArgument("--k must be between 1 and " +
+                                   std::to_string(kMaxQueryK));
+  }
   QueryOptions o;
   o.k = a.k;
   o.as_of = a.as_of;
@@ -33,6 +39,8 @@ Result<QueryOptions> MakeOptions(const QueryArgs& a, bool json) {
   return o;
 }
 
+namespace {
+
 // One query per non-empty line of the file, all as of one version.
 int RunBatch(const GlobalArgs& g, const QueryArgs& a, const QueryOptions& o,
              Library& library, const Io& io) {
@@ -48,7 +56,12 @@ int RunBatch(const GlobalArgs& g, const QueryArgs& a, const QueryOptions& o,
     if (!line.empty()) queries.push_back(std::move(line));
     pos = end + 1;
   }
+  Progress progress(g.progress, io.err,
+                    "running " + std::to_string(queries.size()) + " queries",
+                    "");
+  progress.StartTicking();
   auto results = library.QueryBatch(o, queries, a.threads);
+  progress.Finish();
   if (!results.ok()) return Fail(g, io, results.status());
   for (size_t i = 0; i < queries.size(); ++i) {
     const QueryResult& r = (*results)[i];
@@ -73,7 +86,8 @@ int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
                     "give either a query TEXT or --file FILE, not both "
                     "or neither"));
   }
-  auto options = MakeOptions(a, g.json);
+  if (!a.rerank.empty()) return RunRerankedQuery(g, a, io);
+  auto options = MakeQueryOptions(a, g.json);
   if (!options.ok()) return Fail(g, io, options.status());
   auto library = OpenLibrary(g, /*read_only=*/true, io);
   if (!library.ok()) return Fail(g, io, library.status());

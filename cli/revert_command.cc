@@ -31,7 +31,7 @@ int RunSetStatus(const GlobalArgs& g, const SetStatusArgs& a, const Io& io) {
   if (g.json) {
     PrintJson(io, Json{{"version", *v}, {"status", a.status}, {"ids", a.ids}});
   } else {
-    *io.out << "set " << a.ids.size() << " skill(s) to " << a.status
+    *io.out << "set " << a.ids.size() << " skill(s) to " << EscapeLine(a.status)
             << " as version " << *v << "\n";
   }
   return kExitOk;

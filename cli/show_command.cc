@@ -1,5 +1,3 @@
-#include <sstream>
-
 #include "context.h"
 
 namespace skilldb::cli {
@@ -9,7 +7,7 @@ std::string Join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) {
     if (!out.empty()) out += ", ";
-    out += s;
+    out += EscapeLine(s);
   }
   return out.empty() ? "-" : out;
 }
@@ -33,20 +31,22 @@ int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
     return kExitOk;
   }
   std::ostream& out = *io.out;
-  out << skill->id << "  (version " << version << ", "
+  out << EscapeLine(skill->id) << "  (version " << version << ", "
       << SkillStatusName(skill->status) << ", " << LanguageName(skill->language)
       << ")\n";
-  out << "title:    " << skill->title << "\n";
-  if (!skill->summary.empty()) out << "summary:  " << skill->summary << "\n";
+  out << "title:    " << EscapeLine(skill->title) << "\n";
+  if (!skill->summary.empty()) {
+    out << "summary:  " << EscapeLine(skill->summary) << "\n";
+  }
   out << "tags:     " << Join(skill->tags) << "\n";
   out << "ops:      " << Join(skill->ops) << "\n";
   out << "arch:     " << Join(skill->arch) << "\n";
   const Provenance& p = skill->provenance;
   if (!p.empty()) {
-    out << "source:   " << (p.source.empty() ? "-" : p.source);
-    if (!p.author.empty()) out << " by " << p.author;
-    if (!p.task_id.empty()) out << ", task " << p.task_id;
-    if (!p.rollout_id.empty()) out << ", rollout " << p.rollout_id;
+    out << "source:   " << (p.source.empty() ? "-" : EscapeLine(p.source));
+    if (!p.author.empty()) out << " by " << EscapeLine(p.author);
+    if (!p.task_id.empty()) out << ", task " << EscapeLine(p.task_id);
+    if (!p.rollout_id.empty()) out << ", rollout " << EscapeLine(p.rollout_id);
     if (p.model_step) out << ", step " << *p.model_step;
     out << "\n";
   }
@@ -61,17 +61,20 @@ int RunShow(const GlobalArgs& g, const ShowArgs& a, const Io& io) {
   for (const std::string& e : skill->evidence_json) {
     auto r = ReportFromJson(e);
     if (!r.ok()) continue;
-    out << "          " << (r->passed ? "passed" : "failed") << " " << r->task
-        << " on " << r->device << ": speedup " << FormatScore(r->speedup.ratio)
-        << " (CI " << FormatScore(r->speedup.ci_low) << ".."
+    out << "          " << (r->passed ? "passed" : "failed") << " "
+        << EscapeLine(r->task) << " on " << EscapeLine(r->device)
+        << ": speedup " << FormatScore(r->speedup.ratio) << " (CI "
+        << FormatScore(r->speedup.ci_low) << ".."
         << FormatScore(r->speedup.ci_high) << ")\n";
   }
   out << "usage:    applied " << usage->count(UsageEvent::kApplied)
       << ", succeeded " << usage->count(UsageEvent::kSucceeded) << ", failed "
       << usage->count(UsageEvent::kFailed) << "; utility "
       << FormatScore(usage->utility()) << "\n";
-  if (!skill->body.empty()) out << "\n" << skill->body << "\n";
-  if (!skill->code.empty()) out << "\n--- code ---\n" << skill->code << "\n";
+  if (!skill->body.empty()) out << "\n" << EscapeBlock(skill->body) << "\n";
+  if (!skill->code.empty()) {
+    out << "\n--- code ---\n" << EscapeBlock(skill->code) << "\n";
+  }
   return kExitOk;
 }
 

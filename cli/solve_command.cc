@@ -130,7 +130,7 @@ Status Build(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig* r) {
   SKILLDB_ASSIGN_OR_RETURN(r->library, OpenLibrary(g, /*read_only=*/true, io));
   SKILLDB_ASSIGN_OR_RETURN(r->verifier,
                            MakeAgentVerifier(a.backend, a.workers));
-  LlmArgs llm = a.llm;
+  AgentLlmArgs llm = a.llm;
   const int jobs = static_cast<int>(a.tasks.size()) * a.rollouts;
   if (llm.max_in_flight == 0) llm.max_in_flight = std::max(8, jobs);
   SKILLDB_ASSIGN_OR_RETURN(r->backbone, MakeBackbone(llm));

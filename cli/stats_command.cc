@@ -48,7 +48,7 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
     return kExitOk;
   }
   std::ostream& out = *io.out;
-  out << "library   " << info.path << "\n"
+  out << "library   " << EscapeLine(info.path) << "\n"
       << "version   " << s.version << " (head " << info.head
       << ", oldest retained " << info.oldest_retained << ")\n"
       << "analyzer  " << AnalyzerName(info.analyzer) << " (BM25 k1 " << info.k1

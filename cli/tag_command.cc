@@ -11,7 +11,7 @@ int RunTag(const GlobalArgs& g, const TagArgs& a, const Io& io) {
     if (g.json) {
       PrintJson(io, Json{{"deleted", a.name}});
     } else {
-      *io.out << "deleted tag " << a.name << "\n";
+      *io.out << "deleted tag " << EscapeLine(a.name) << "\n";
     }
     return kExitOk;
   }
@@ -21,7 +21,7 @@ int RunTag(const GlobalArgs& g, const TagArgs& a, const Io& io) {
   if (g.json) {
     PrintJson(io, Json{{"tag", a.name}, {"version", v}});
   } else {
-    *io.out << "tagged version " << v << " as " << a.name << "\n";
+    *io.out << "tagged version " << v << " as " << EscapeLine(a.name) << "\n";
   }
   return kExitOk;
 }
@@ -38,7 +38,7 @@ int RunTags(const GlobalArgs& g, const Io& io) {
     return kExitOk;
   }
   for (const TagInfo& t : *tags)
-    *io.out << t.name << "  v" << t.version << "\n";
+    *io.out << EscapeLine(t.name) << "  v" << t.version << "\n";
   if (tags->empty()) *io.out << "no tags\n";
   return kExitOk;
 }
@@ -54,8 +54,11 @@ int RunGc(const GlobalArgs& g, const GcArgs& a, const Io& io) {
   if (!g.json)
     *io.err << "skilldb: collecting garbage (this rewrites old index "
                "segments)...\n";
+  Progress progress(g.progress, io.err, "collecting garbage", "");
+  progress.StartTicking();
   auto report = (*library)->Gc(
       GcOptions{.keep_last = a.keep_last, .keep_since = a.keep_since});
+  progress.Finish();
   if (!report.ok()) return Fail(g, io, report.status());
   const GcReport& r = *report;
   if (g.json) {
@@ -86,7 +89,10 @@ int RunCompact(const GlobalArgs& g, const Io& io) {
   if (!g.json)
     *io.err << "skilldb: compacting " << before->num_segments
             << " segment(s)...\n";
+  Progress progress(g.progress, io.err, "compacting", "");
+  progress.StartTicking();
   Status s = (*library)->Compact();
+  progress.Finish();
   if (!s.ok()) return Fail(g, io, s);
   auto after = (*library)->Stats({});
   if (!after.ok()) return Fail(g, io, after.status());

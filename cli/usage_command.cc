@@ -11,7 +11,7 @@ Json CountersJson(const std::string& id, const UsageCounters& c) {
 
 void PrintCounters(const Io& io, const std::string& id,
                    const UsageCounters& c) {
-  *io.out << id << "  retrieved " << c.count(UsageEvent::kRetrieved)
+  *io.out << EscapeLine(id) << "  retrieved " << c.count(UsageEvent::kRetrieved)
           << ", selected " << c.count(UsageEvent::kSelected) << ", applied "
           << c.count(UsageEvent::kApplied) << ", succeeded "
           << c.count(UsageEvent::kSucceeded) << ", failed "

@@ -13,7 +13,7 @@ int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io) {
     if (g.json) {
       PrintJson(io, Json(*tasks));
     } else {
-      for (const auto& t : *tasks) *io.out << t << "\n";
+      for (const auto& t : *tasks) *io.out << EscapeLine(t) << "\n";
     }
     return kExitOk;
   }
@@ -36,14 +36,17 @@ int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io) {
   auto verifier = verify::MakeVerifier(options);
   if (!verifier.ok()) return Fail(g, io, verifier.status());
   if (!g.json)
-    *io.err << "skilldb: verifying " << a.candidate << " on " << a.task
-            << "...\n";
+    *io.err << "skilldb: verifying " << EscapeLine(a.candidate) << " on "
+            << EscapeLine(a.task) << "...\n";
+  Progress progress(g.progress, io.err, "verifying", "");
+  progress.StartTicking();
   auto report = (*verifier)->Verify(request);
+  progress.Finish();
   if (!report.ok()) return Fail(g, io, report.status());
   if (g.json) {
     PrintJson(io, Json::parse(ReportToJson(*report)));
   } else {
-    *io.out << verify::FormatReportText(*report);
+    *io.out << EscapeBlock(verify::FormatReportText(*report));
   }
   // A candidate that fails verification is a completed run with a verdict;
   // exit 1 so scripts can branch on it.

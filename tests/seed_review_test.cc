@@ -6,6 +6,9 @@
 //   file);
 // - Triton row-per-program patterns form row offsets in int64;
 // - Triton patterns that feed tl.dot zero-fill every masked load;
+// - wgmma MN-major descriptors set LBO and SBO as the PTX ISA's canonical
+//   layouts define them (the review's open question about the MN-major
+//   skill: they were right; the check replays them against TMA's layout);
 // - the retracted claims (persistence removes the wave tail, TMA below sm_90
 //   is dropped silently, ...) do not come back, and the corrected ones stay.
 //
@@ -141,14 +144,28 @@ class IntExpr {
   size_t pos_ = 0;
 };
 
-// `constexpr int NAME = expr;` bindings of `code`, in order.
-std::map<std::string, long> IntConstants(const std::string& code) {
+// `constexpr int NAME = expr, NAME2 = expr2;` bindings of `code` (static
+// class members included), in order, starting from `names` (e.g. a template
+// parameter's value). A binding whose expression cannot be evaluated is
+// skipped.
+std::map<std::string, long> IntConstants(
+    const std::string& code, std::map<std::string, long> names = {}) {
   static const std::regex kConst(
-      R"(constexpr\s+(?:int|unsigned|uint32_t|int32_t)\s+(\w+)\s*=\s*([^;]+);)");
-  std::map<std::string, long> names;
+      R"(constexpr\s+(?:int|unsigned|uint32_t|int32_t)\s+([^;]+);)");
+  static const std::regex kBinding(R"(^\s*(\w+)\s*=\s*(.+)$)");
   for (std::sregex_iterator it(code.begin(), code.end(), kConst), end;
        it != end; ++it) {
-    if (auto v = IntExpr((*it)[2], names).Value()) names[(*it)[1]] = *v;
+    const std::string list = (*it)[1];
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      const std::string part = list.substr(start, comma - start);
+      std::smatch m;
+      if (std::regex_match(part, m, kBinding)) {
+        if (auto v = IntExpr(m[2], names).Value()) names[m[1]] = *v;
+      }
+      start = comma + 1;
+    }
   }
   return names;
 }
@@ -268,10 +285,114 @@ TEST_CASE("the setmaxnreg bound follows the launch configuration") {
   const std::map<std::string, long> names = IntConstants(
       "constexpr int WG = 128;\nconstexpr int kThreads = (2 + 1) * WG;");
   CHECK(names.at("kThreads") == 384);
+  // Declarator lists, and a template parameter bound by the caller.
+  const std::map<std::string, long> list = IntConstants(
+      "constexpr int A = 2, B = A * 3;\nstatic constexpr int C = B * kW;",
+      {{"kW", 4}});
+  CHECK(list.at("B") == 6);
+  CHECK(list.at("C") == 24);
   const std::vector<LaunchBounds> lb =
       LaunchBoundsOf("constexpr int WG = 128;\n__launch_bounds__(3 * WG, 1)");
   REQUIRE(lb.size() == 1);
   CHECK(lb[0].threads == 384);
+}
+
+// ---- wgmma MN-major descriptors: LBO and SBO against the PTX ISA -----------
+
+// Byte offset (before swizzling) at which wgmma reads element (mn, k) of a
+// 16-bit MN-major operand whose descriptor has `lbo` and `sbo` and a
+// `swizzle_bytes`-wide swizzle. PTX ISA, wgmma "Shared Memory Matrix Layout"
+// and "Strides": canonical MN-major layout, in elements, T = 8,
+//   ((T, W/16, m), (8, k)) : ((1, T, LBO), (W/16 * T, SBO)),
+// i.e. LBO steps between W-byte groups along MN, SBO between 8-row groups
+// along K (CUTLASS make_gmma_desc<Major::MN> sets them the same way).
+long CanonicalMnMajorOffset(long mn, long k, long swizzle_bytes, long lbo,
+                            long sbo) {
+  const long t = 8, groups = swizzle_bytes / 16;
+  const long mn0 = mn % t, mn1 = (mn / t) % groups, mn2 = mn / (t * groups);
+  return 2 * (mn0 + t * mn1 + groups * t * (k % 8)) + mn2 * lbo + (k / 8) * sbo;
+}
+
+// Where 2D TMA loads put element (mn, k) of a K x MN tile stored as slabs of
+// swizzle_bytes / 2 columns (one box each, slab j at j * slab_bytes, rows of
+// swizzle_bytes). Both sides swizzle the same address bits (slab bases are
+// aligned to the swizzle repeat), so comparing unswizzled offsets suffices.
+long TmaSlabOffset(long mn, long k, long swizzle_bytes, long slab_bytes) {
+  const long cols = swizzle_bytes / 2;
+  return (mn / cols) * slab_bytes + k * swizzle_bytes + (mn % cols) * 2;
+}
+
+// Elements of an mn_extent x k_extent operand, read as k16 slices starting
+// k16_step bytes apart, that the descriptor reads from another place than
+// TMA wrote them to.
+long MnMajorMismatches(long swizzle_bytes, long slab_bytes, long lbo, long sbo,
+                       long k16_step, long mn_extent, long k_extent) {
+  long bad = 0;
+  for (long kk = 0; kk < k_extent / 16; ++kk) {
+    for (long mn = 0; mn < mn_extent; ++mn) {
+      for (long k = 0; k < 16; ++k) {
+        bad += kk * k16_step +
+                   CanonicalMnMajorOffset(mn, k, swizzle_bytes, lbo, sbo) !=
+               TmaSlabOffset(mn, 16 * kk + k, swizzle_bytes, slab_bytes);
+      }
+    }
+  }
+  return bad;
+}
+
+TEST_CASE("the MN-major layout model tells LBO from SBO") {
+  // 64B swizzle, 64 k-rows per slab: LBO = 4096, SBO = 512.
+  CHECK(MnMajorMismatches(64, 4096, 4096, 512, 1024, 128, 64) == 0);
+  CHECK(MnMajorMismatches(64, 4096, 512, 4096, 1024, 128, 64) > 0);
+  CHECK(MnMajorMismatches(64, 4096, 4096, 512, 512, 128, 64) > 0);
+  // One slab (MN extent = W / 2): LBO is never used, SBO still is.
+  CHECK(MnMajorMismatches(128, 8192, 0, 1024, 2048, 64, 64) == 0);
+  CHECK(MnMajorMismatches(128, 8192, 0, 2048, 2048, 64, 64) > 0);
+}
+
+TEST_CASE(
+    "wgmma MN-major descriptors in the seed read the bytes TMA wrote: LBO "
+    "steps between swizzle-wide slabs along N, SBO between 8-row groups "
+    "along K") {
+  const std::vector<Skill> skills = Skills();
+  // B [K, N] row-major fed as MN-major, in 64B and 32B swizzles.
+  const Skill* mn = FindSkill(skills, "tc-wgmma-mn-major-b-swizzle-modes");
+  REQUIRE(mn != nullptr);
+  for (const char* use :
+       {"(uint64_t(L::LBO >> 4) << 16)", "(uint64_t(L::SBO >> 4) << 32)",
+        "K16_STEP * kk", "j * MnMajorB<kSwB>::SLAB_BYTES"}) {
+    CHECK_MESSAGE(mn->code.find(use) != std::string::npos,
+                  "the descriptor no longer uses " << use);
+  }
+  for (long swizzle : {64L, 32L}) {
+    CAPTURE(swizzle);
+    const std::map<std::string, long> c =
+        IntConstants(mn->code, {{"kSwB", swizzle}});
+    for (const char* name :
+         {"BN", "BK", "SLAB_BYTES", "LBO", "SBO", "K16_STEP"}) {
+      REQUIRE_MESSAGE(c.count(name) == 1, "no constant " << name);
+    }
+    CHECK(MnMajorMismatches(swizzle, c.at("SLAB_BYTES"), c.at("LBO"),
+                            c.at("SBO"), c.at("K16_STEP"), c.at("BN"),
+                            c.at("BK")) == 0);
+  }
+  // V [keys, d] as the MN-major B operand of P V, 128B swizzle.
+  const Skill* fa = FindSkill(skills, "tc-wgmma-register-a-attention-pv");
+  REQUIRE(fa != nullptr);
+  for (const char* use :
+       {"(uint64_t(V_LBO >> 4) << 16)", "(uint64_t(V_SBO >> 4) << 32)",
+        "kk * V_K16_STEP", "dst + SLAB_BYTES"}) {
+    CHECK_MESSAGE(fa->code.find(use) != std::string::npos,
+                  "the descriptor no longer uses " << use);
+  }
+  const std::map<std::string, long> v = IntConstants(fa->code);
+  for (const char* name :
+       {"HEAD_DIM", "KV_ROWS", "SLAB_BYTES", "V_LBO", "V_SBO", "V_K16_STEP"}) {
+    REQUIRE_MESSAGE(v.count(name) == 1, "no constant " << name);
+  }
+  CHECK(MnMajorMismatches(128, v.at("SLAB_BYTES"), v.at("V_LBO"), v.at("V_SBO"),
+                          v.at("V_K16_STEP"), v.at("HEAD_DIM"),
+                          v.at("KV_ROWS")) == 0);
 }
 
 // ---- Triton: int64 row offsets, zero-filled dot operands -------------------
@@ -374,6 +495,8 @@ TEST_CASE("no seed skill repeats a claim the expert review retracted") {
       {"", "TMA/async on Hopper"},  // pointer tl.load is cp.async
       {"", "(or at least one, consistently)"},
       {"", "drops these instructions"},  // TMA below sm_90: ptxas error
+      // warp_specialize partitions on Hopper from Triton 3.5, not 3.4
+      {"triton-hopper-warp-specialize", "(Triton 3.4+: tl.range"},
   };
   for (const Skill& s : Skills()) {
     const std::string text =
@@ -413,6 +536,8 @@ TEST_CASE("the corrections of the expert review stay in the skills") {
       {"mem-tma-tile-load-mbarrier", "__CUDA_ARCH__"},
       {"triton-masking-other", "on both operands"},
       {"triton-matmul-tile-config", "tensor descriptors"},
+      {"triton-hopper-warp-specialize", "Triton 3.5 release"},
+      {"tc-wgmma-mn-major-b-swizzle-modes", "make_gmma_desc<Major::MN>"},
   };
   const std::vector<Skill> skills = Skills();
   for (const Claim& c : kept) {

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "fake_backbone.h"
+#include "skilldb/rerank/fake_backbone.h"
 
 namespace skilldb::rerank {
 namespace {

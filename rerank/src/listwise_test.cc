@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "fake_backbone.h"
+#include "skilldb/rerank/fake_backbone.h"
 
 namespace skilldb::rerank {
 namespace {
@@ -39,6 +39,8 @@ RerankerOptions ModelOnly() {
   RerankerOptions o;
   o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
       o.fusion.tail_bm25_weight = 0.0;
+  o.fusion.guard_ranks = 0;
+  o.fusion.min_agreement = -1.0;
   return o;
 }
 
@@ -244,6 +246,18 @@ TEST_CASE("no, one or dominated candidates never reach the model") {
   CHECK(!strong->applied);
   CHECK(strong->reason.find("strong BM25 top hit") != std::string::npos);
   CHECK(backbone.generate_calls() == 0);
+}
+
+TEST_CASE("a model that ranks against BM25 is distrusted by default") {
+  FakeBackbone backbone([](const llm::Chat& chat, const llm::SamplingOptions&) {
+    return TextSample(testing::RankBy(chat, ByIdDescending));  // reversed
+  });
+  auto r = Make(&backbone, {}, RerankerOptions())->Rerank(Request(6));
+  REQUIRE(r.ok());
+  CHECK(!r->applied);
+  CHECK(r->reason.find("disagrees with BM25") != std::string::npos);
+  CHECK(Order(*r)[0] == "s1");
+  CHECK(r->generations.size() == 1);
 }
 
 TEST_CASE("duplicate candidate ids are an invalid request") {

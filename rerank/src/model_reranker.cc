@@ -1,5 +1,6 @@
 #include "skilldb/rerank/model_reranker.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -94,6 +95,30 @@ Result<RerankResult> ModelReranker::Rerank(const RerankRequest& request) {
     RerankResult r =
         Bm25Order(request, mode,
                   std::string(mode) + " model failed: " + j.status.ToString());
+    r.generations = std::move(j.generations);
+    r.cached = lookup.from_cache;
+    return r;
+  }
+  const auto [low, high] =
+      std::minmax_element(j.scores.begin(), j.scores.end());
+  if (*high - *low < 1e-12) {
+    RerankResult r =
+        Bm25Order(request, mode,
+                  std::string(mode) +
+                      " model scored every candidate alike: BM25 order kept");
+    r.generations = std::move(j.generations);
+    r.cached = lookup.from_cache;
+    return r;
+  }
+  const double agreement = Bm25Agreement(j.scores);
+  if (agreement < options_.fusion.min_agreement) {
+    char reason[160];
+    std::snprintf(reason, sizeof(reason),
+                  "%s model disagrees with BM25 (Spearman %.2f below "
+                  "min_agreement %.2f): BM25 order kept",
+                  std::string(mode).c_str(), agreement,
+                  options_.fusion.min_agreement);
+    RerankResult r = Bm25Order(request, mode, reason);
     r.generations = std::move(j.generations);
     r.cached = lookup.from_cache;
     return r;

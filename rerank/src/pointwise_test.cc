@@ -6,7 +6,7 @@
 #include <limits>
 #include <map>
 
-#include "fake_backbone.h"
+#include "skilldb/rerank/fake_backbone.h"
 
 namespace skilldb::rerank {
 namespace {
@@ -141,6 +141,8 @@ RerankerOptions ModelOnly() {
   RerankerOptions o;
   o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
       o.fusion.tail_bm25_weight = 0.0;
+  o.fusion.guard_ranks = 0;
+  o.fusion.min_agreement = -1.0;
   return o;
 }
 
@@ -177,6 +179,16 @@ TEST_CASE("candidates without a verdict keep their BM25 standing") {
   CHECK(Order(*r) == std::vector<std::string>{"s1", "s2", "s4", "s3"});
   CHECK(r->reason.find("2 of 4 answers without a verdict") !=
         std::string::npos);
+}
+
+TEST_CASE("a model that scores every candidate alike keeps BM25 order") {
+  FakeBackbone backbone(Oracle({{"s1", 0.7}, {"s2", 0.7}, {"s3", 0.7}}));
+  auto r = (*MakePointwiseReranker(&backbone, {}, RerankerOptions()))
+               ->Rerank(Request(3));
+  REQUIRE(r.ok());
+  CHECK(!r->applied);
+  CHECK(r->reason.find("alike") != std::string::npos);
+  CHECK(Order(*r) == std::vector<std::string>{"s1", "s2", "s3"});
 }
 
 TEST_CASE("too few verdicts keep BM25 order") {

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "fake_backbone.h"
+#include "skilldb/rerank/fake_backbone.h"
 
 namespace skilldb::rerank {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "fake_backbone.h"
+#include "skilldb/rerank/fake_backbone.h"
 #include "skilldb/rerank/listwise.h"
 #include "test_util.h"
 
@@ -53,6 +53,8 @@ RerankerOptions ModelOnly() {
   RerankerOptions o;
   o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
       o.fusion.tail_bm25_weight = 0.0;
+  o.fusion.guard_ranks = 0;
+  o.fusion.min_agreement = -1.0;
   return o;
 }
 

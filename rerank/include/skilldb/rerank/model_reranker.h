@@ -45,10 +45,12 @@ class ModelReranker final : public Reranker {
 
   // Reorders request.candidates (see reranker.h): applied == true when the
   // model's judgment shaped the order (reason: the judge's note, e.g. ids
-  // appended); otherwise BM25 order with the reason ("no candidates", "one
-  // candidate", "strong BM25 top hit ...", or the model's failure, whose
-  // generations are kept). Errors: InvalidArgument for duplicate candidate
-  // ids or an empty id.
+  // appended); otherwise BM25 order with the reason: "no candidates", "one
+  // candidate", "strong BM25 top hit ...", the model's failure, a model
+  // that scored every candidate alike, or one that disagrees with BM25
+  // (fusion.min_agreement); the generations of a model that answered are
+  // kept in every case. Errors: InvalidArgument for duplicate candidate ids
+  // or an empty id.
   Result<RerankResult> Rerank(const RerankRequest& request) override;
 
   Judge& judge() { return *judge_; }

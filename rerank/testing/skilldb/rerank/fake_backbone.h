@@ -1,10 +1,11 @@
-// Test support (unit tests and the bench, never the library): a Backbone
-// double whose answers come from functions the test gives, counting its
-// calls, and helpers to read the candidates a listwise prompt numbered.
+// Test support for rerank/'s unit tests, tests/rerank/ and the bench (never
+// the library): a Backbone double whose answers come from functions the
+// test gives, counting its calls, and helpers that read the candidates a
+// listwise or pointwise prompt shows.
 //
 // FakeBackbone is safe for concurrent use when its functions are.
-#ifndef SKILLDB_RERANK_SRC_FAKE_BACKBONE_H_
-#define SKILLDB_RERANK_SRC_FAKE_BACKBONE_H_
+#ifndef SKILLDB_RERANK_TESTING_FAKE_BACKBONE_H_
+#define SKILLDB_RERANK_TESTING_FAKE_BACKBONE_H_
 
 #include <algorithm>
 #include <atomic>
@@ -167,4 +168,4 @@ inline Hit MakeHit(std::string id, double score, std::string title = "",
 
 }  // namespace skilldb::rerank::testing
 
-#endif  // SKILLDB_RERANK_SRC_FAKE_BACKBONE_H_
+#endif  // SKILLDB_RERANK_TESTING_FAKE_BACKBONE_H_
