@@ -107,6 +107,22 @@ struct QueryArgs {
   std::string llm_model;  // "" = $SKILLDB_LLM_MODEL, else the server's first
   std::string rerank_api = "cohere";  // endpoint shape: cohere | tei
   size_t candidates = 20;
+  // --rerank dense (dense_command.cc): the sentence encoder's checkpoint
+  // ("" = $SKILLDB_EMBED_MODEL, else the all-MiniLM-L6-v2 setup installs),
+  // the fusion with BM25 (none, rrf, blend) and the embedding store (""
+  // = LIBRARY.embeddings.sqlite).
+  std::string model;
+  std::string fusion = "blend";
+  std::string embeddings;
+};
+
+// skilldb embed (dense_command.cc): the background pass that embeds every
+// retained revision the embedding store lacks.
+struct EmbedArgs {
+  std::string model;       // as QueryArgs
+  std::string embeddings;  // as QueryArgs
+  bool prune = false;      // --prune: drop embeddings of revisions gc removed
+  size_t batch = 32;       // --batch: texts per forward and per store write
 };
 
 // skilldb llm ACTION (llm_command.cc); ACTION: check.
@@ -192,6 +208,9 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io);
 int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
 // query --rerank (rerank_query_command.cc); RunQuery hands over to it.
 int RunRerankedQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
+// query --rerank dense, and embed: NotSupported in a build without libtorch.
+int RunDenseQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
+int RunEmbed(const GlobalArgs& g, const EmbedArgs& a, const Io& io);
 // The BM25 options of a query's arguments (query_command.cc).
 Result<QueryOptions> MakeQueryOptions(const QueryArgs& a, bool json);
 int RunLlm(const GlobalArgs& g, const LlmArgs& a, const Io& io);

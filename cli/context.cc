@@ -161,6 +161,19 @@ std::string FormatTime(int64_t time_ms) {
   return buf;
 }
 
+namespace {
+std::vector<std::string>& ProcessArgsStorage() {
+  static std::vector<std::string> args;
+  return args;
+}
+}  // namespace
+
+void SetProcessArgs(int argc, char** argv) {
+  ProcessArgsStorage().assign(argv, argv + argc);
+}
+
+const std::vector<std::string>& ProcessArgs() { return ProcessArgsStorage(); }
+
 std::string FormatScore(double score) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.4f", score);

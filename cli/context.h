@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "skilldb/json.h"
@@ -25,6 +26,11 @@ std::string ResolveDbPath(const GlobalArgs& g, bool* is_default);
 // from the seed library the first time any command other than init uses it.
 Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
                                              bool read_only, const Io& io);
+
+// The command line the process was started with (Main records it): what a
+// command hands to skilldb-ml when it needs libtorch (dense_command.cc).
+void SetProcessArgs(int argc, char** argv);
+const std::vector<std::string>& ProcessArgs();
 
 // Prints `status` as the error of the command (control characters in it
 // escaped; with --json also as {"error": ...}) and returns its exit code:

@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "commands.h"
+#include "context.h"
 #ifdef SKILLDB_CLI_AGENTS
 #include "agent_commands.h"
 #endif
@@ -171,6 +172,7 @@ struct Cli {
   GcArgs gc;
   VerifyArgs verify;
   LlmArgs llm;
+  EmbedArgs embed;
 #ifdef SKILLDB_CLI_AGENTS
   SolveArgs solve;
   RolloutsArgs rollouts;
@@ -309,6 +311,25 @@ void AddLlm(CLI::App& app, Cli& c) {
   Runs(cmd, c, [&c] { return RunLlm(c.g, c.llm, c.io); });
 }
 
+void AddEmbed(CLI::App& app, Cli& c) {
+  auto* cmd = app.add_subcommand(
+      "embed",
+      "embed every retained skill revision the embedding store lacks (the "
+      "background pass of query --rerank dense; commits never wait for it)");
+  cmd->add_option("--model", c.embed.model,
+                  "sentence-transformers checkpoint directory (default: "
+                  "$SKILLDB_EMBED_MODEL, else the all-MiniLM-L6-v2 "
+                  "scripts/setup.sh installs)");
+  cmd->add_option("--embeddings", c.embed.embeddings,
+                  "the embedding store (default: LIBRARY.embeddings.sqlite)");
+  cmd->add_flag("--prune", c.embed.prune,
+                "also drop embeddings of revisions the library no longer "
+                "retains (after gc)");
+  c.numbers.Int(cmd, "--batch", &c.embed.batch, {1, 4096},
+                "texts per forward pass and per store write");
+  Runs(cmd, c, [&c] { return RunEmbed(c.g, c.embed, c.io); });
+}
+
 void AddQuery(CLI::App& app, Cli& c) {
   auto* cmd = app.add_subcommand(
       "query",
@@ -350,9 +371,24 @@ void AddQuery(CLI::App& app, Cli& c) {
   cmd->add_option("--rerank", c.query.rerank,
                   "rerank the BM25 candidates with an LLM: listwise (one "
                   "ranking), pointwise (a yes/no per candidate) or endpoint "
-                  "(a /v1/rerank or TEI server); BM25 order is kept, with the "
-                  "reason, whenever the model fails")
-      ->check(CLI::IsMember({"listwise", "pointwise", "endpoint"}));
+                  "(a /v1/rerank or TEI server); or dense: sentence "
+                  "embeddings of every live skill, fused with BM25 (--fusion); "
+                  "BM25 order is kept, with the reason, whenever the model "
+                  "fails")
+      ->check(CLI::IsMember({"listwise", "pointwise", "endpoint", "dense"}));
+  cmd->add_option("--model", c.query.model,
+                  "--rerank dense: the sentence-transformers checkpoint "
+                  "directory (default: $SKILLDB_EMBED_MODEL, else the "
+                  "all-MiniLM-L6-v2 scripts/setup.sh installs)");
+  cmd->add_option("--fusion", c.query.fusion,
+                  "--rerank dense: how the dense ranking meets BM25's: blend "
+                  "(scores, half each), rrf (reciprocal rank), none (dense "
+                  "alone)")
+      ->check(CLI::IsMember({"rrf", "blend", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--embeddings", c.query.embeddings,
+                  "--rerank dense: the embedding store (default: "
+                  "LIBRARY.embeddings.sqlite)");
   AddLlmOptions(cmd, &c.query.llm_url, &c.query.llm_model);
   cmd->add_option("--rerank-api", c.query.rerank_api,
                   "the endpoint's shape: cohere (/v1/rerank) or tei (/rerank)")
@@ -738,6 +774,7 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
   AddRetentionCommands(app, c);
   AddVerify(app, c);
   AddLlm(app, c);
+  AddEmbed(app, c);
 #ifdef SKILLDB_CLI_AGENTS
   AddSolve(app, c);
   AddRollouts(app, c);
@@ -754,6 +791,7 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  SetProcessArgs(argc, argv);
   FdStreamBuf stdout_buf(STDOUT_FILENO);
   std::ostream out(&stdout_buf);
   const Io io{&out, &std::cerr, &std::cin};

@@ -86,6 +86,7 @@ int RunQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
                     "give either a query TEXT or --file FILE, not both "
                     "or neither"));
   }
+  if (a.rerank == "dense") return RunDenseQuery(g, a, io);
   if (!a.rerank.empty()) return RunRerankedQuery(g, a, io);
   auto options = MakeQueryOptions(a, g.json);
   if (!options.ok()) return Fail(g, io, options.status());

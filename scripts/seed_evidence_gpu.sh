@@ -272,7 +272,7 @@ stamp "summary"
 finish
 if [ "$VENDOR" = 1 ]; then
   stamp "vendor baselines (same protocol)"
-  "$PY" "$ROOT/scripts/seed_vendor_bench.py" --out "$OUT/vendor.json" --only "$ONLY" \
+  "$PY" "$ROOT/scripts/seed_vendor_bench.py" --out "$OUT/vendor.json" --work "$RUN/vendor-build" --only "$ONLY" \
       --deadline 110 > "$RUN/vendor.txt" 2> "$RUN/logs/vendor.err" || echo "vendor bench exit $?"
   tail -c 20000 "$RUN/logs/vendor.err" > "$OUT/vendor.err" 2>/dev/null
 fi

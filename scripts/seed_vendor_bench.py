@@ -25,6 +25,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 
 import torch
@@ -141,6 +142,8 @@ def main():
     ap.add_argument("--deadline", type=float, default=150.0, help="start no entry after S seconds")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     ap.add_argument("--nvcc", default="/usr/local/cuda/bin/nvcc")
+    ap.add_argument("--work", default="", help="where the compiled .so files go (default: a temporary "
+                    "folder; never beside --out, whose folder the device tool returns)")
     args = ap.parse_args()
     t0 = time.time()
     torch.backends.cuda.matmul.allow_tf32 = False   # the fp32 tasks are fp32, not TF32
@@ -149,7 +152,7 @@ def main():
     only = {s for s in args.only.split(",") if s}
     entries = [e for e in entries if not only or e["skill"] in only]
     baselines = json.load(open(os.path.join(ROOT, "data", "evidence", "baselines.json")))
-    work = os.path.join(os.path.dirname(os.path.abspath(args.out)), "vendor-build")
+    work = args.work or tempfile.mkdtemp(prefix="skilldb-vendor-build-")
     os.makedirs(work, exist_ok=True)
     sources = sorted({os.path.join(ROOT, "verify", "tasks", e["task"], "reference.cu") for e in entries} |
                      {os.path.join(ROOT, e["candidate"]) for e in entries})

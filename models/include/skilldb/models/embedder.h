@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "skilldb/llm/encoder.h"
 #include "skilldb/status.h"
 
 namespace skilldb::models {
@@ -34,7 +35,9 @@ struct EmbedderOptions {
   std::string model_id;
 };
 
-class Embedder {
+// The llm::TextEncoder of a BERT checkpoint (rerank/'s dense stage takes
+// it through that interface).
+class Embedder : public llm::TextEncoder {
  public:
   // Loads the checkpoint at `dir` and hashes its weights. Errors: NotFound,
   // Corruption, NotSupported (not BERT, pooling other than mean), and
@@ -47,14 +50,14 @@ class Embedder {
   // One embedding per text, in order, each of dimension() floats (unit
   // length when the checkpoint normalizes, as all-MiniLM-L6-v2 does).
   // Empty texts embed too ([CLS] [SEP]). Internal for a torch failure.
-  virtual Result<std::vector<std::vector<float>>> Embed(
-      const std::vector<std::string>& texts) = 0;
+  Result<std::vector<std::vector<float>>> Embed(
+      const std::vector<std::string>& texts) override = 0;
 
-  virtual const std::string& model_id() const = 0;
+  const std::string& model_id() const override = 0;
   // SHA-256 of model.safetensors: what `sha256sum` prints; identifies the
   // weights an embedding was computed with.
-  virtual const std::string& weights_sha256() const = 0;
-  virtual int dimension() const = 0;
+  const std::string& weights_sha256() const override = 0;
+  int dimension() const override = 0;
   virtual int max_seq_length() const = 0;
   virtual bool normalizes() const = 0;
 };

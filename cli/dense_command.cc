@@ -1,0 +1,242 @@
+// skilldb query TEXT --rerank dense and skilldb embed: the dense stage of
+// retrieval from the command line (rerank/dense.h), with a sentence encoder
+// on libtorch (models/'s Embedder). `embed` is the background pass: it
+// embeds every retained revision the embedding store lacks and never
+// blocks commits (it only reads the library). A query embeds what the pass
+// has not reached, so its answer never depends on whether the pass ran.
+// They run in skilldb-ml, the build of the CLI linked with libtorch:
+// `skilldb` itself hands them over (exec) so that no other command pays
+// for loading libtorch; without skilldb-ml they say so (NotSupported).
+#include <limits.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "context.h"
+#include "progress.h"
+#include "text.h"
+
+#ifdef SKILLDB_CLI_DENSE
+#include "skilldb/models/embedder.h"
+#include "skilldb/rerank/dense.h"
+#endif
+
+namespace skilldb::cli {
+
+#ifndef SKILLDB_CLI_DENSE
+
+namespace {
+
+// Replaces this process with skilldb-ml (the same commands, linked with
+// libtorch) beside this binary, on the same command line. Returns only on
+// failure.
+int RunInCompanion(const GlobalArgs& g, const Io& io) {
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string dir = ".";
+  if (n > 0) {
+    self[n] = '\0';
+    dir = self;
+    dir = dir.substr(0, dir.rfind('/'));
+  }
+  const std::string path = dir + "/skilldb-ml";
+  if (::access(path.c_str(), X_OK) != 0) {
+    return Fail(g, io,
+                Status::NotSupported(
+                    "this command needs a model on libtorch, which this "
+                    "skilldb leaves to skilldb-ml, and there is none at " +
+                    path + " (build skilldb with libtorch-dev installed, or "
+                    "Torch_DIR set)"));
+  }
+  std::vector<std::string> args = ProcessArgs();
+  if (args.empty()) {
+    return Fail(g, io, Status::Internal("the command line was not recorded"));
+  }
+  args[0] = path;
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  io.out->flush();
+  io.err->flush();
+  ::execv(path.c_str(), argv.data());
+  return Fail(g, io,
+              Status::IOError("cannot run " + path + ": " +
+                              std::strerror(errno)));
+}
+
+}  // namespace
+
+int RunDenseQuery(const GlobalArgs& g, const QueryArgs&, const Io& io) {
+  return RunInCompanion(g, io);
+}
+int RunEmbed(const GlobalArgs& g, const EmbedArgs&, const Io& io) {
+  return RunInCompanion(g, io);
+}
+
+#else
+
+namespace {
+
+std::string ModelDir(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("SKILLDB_EMBED_MODEL")) {
+    if (*env) return env;
+  }
+  return SKILLDB_CLI_MINILM_DIR;
+}
+
+std::string StorePath(const GlobalArgs& g, const std::string& flag) {
+  if (!flag.empty()) return flag;
+  bool is_default = false;
+  return rerank::DefaultEmbeddingStorePath(ResolveDbPath(g, &is_default));
+}
+
+Result<std::unique_ptr<models::Embedder> > OpenEncoder(
+    const std::string& flag) {
+  const std::string dir = ModelDir(flag);
+  auto e = models::Embedder::Open(dir);
+  if (!e.ok()) {
+    return Status(e.status().code(),
+                  "embedding model '" + dir + "': " + e.status().message() +
+                      " (give --model DIR or set SKILLDB_EMBED_MODEL)");
+  }
+  return e;
+}
+
+Json ModelJson(const llm::TextEncoder& e) {
+  return Json{{"id", e.model_id()},
+              {"weights_sha256", e.weights_sha256()},
+              {"dimension", e.dimension()}};
+}
+
+}  // namespace
+
+int RunDenseQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
+  if (!a.file.empty()) {
+    return Fail(g, io,
+                Status::InvalidArgument(
+                    "--rerank dense takes one query TEXT, not --file"));
+  }
+  auto fusion = rerank::ParseDenseFusion(a.fusion);
+  if (!fusion.ok()) return Fail(g, io, fusion.status());
+  auto options = MakeQueryOptions(a, g.json);
+  if (!options.ok()) return Fail(g, io, options.status());
+  auto library = OpenLibrary(g, /*read_only=*/true, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto encoder = OpenEncoder(a.model);
+  if (!encoder.ok()) return Fail(g, io, encoder.status());
+  // Writable when it can be (so what this query embeds is kept), else
+  // read-only (a library on a read-only medium still answers).
+  const std::string path = StorePath(g, a.embeddings);
+  auto store = rerank::EmbeddingStore::Open(path);
+  if (!store.ok() && store.status().code() != StatusCode::kCorruption) {
+    store = rerank::EmbeddingStore::Open(path, {.read_only = true});
+  }
+  if (!store.ok()) return Fail(g, io, store.status());
+  rerank::DenseOptions dense;
+  dense.fusion = *fusion;
+  dense.candidates = std::max(a.candidates, a.k);
+  auto retriever = rerank::DenseRetriever::Create(
+      library->get(), encoder->get(), store->get(), dense);
+  if (!retriever.ok()) return Fail(g, io, retriever.status());
+  auto r = (*retriever)->Retrieve(a.text, *options);
+  if (!r.ok()) return Fail(g, io, r.status());
+  const RerankResult& res = r->result;
+  if (g.json) {
+    Json hits = Json::array();
+    for (size_t i = 0; i < res.hits.size(); ++i) {
+      const RankedHit& h = res.hits[i];
+      Json j{{"rank", i + 1},
+             {"id", h.hit.id},
+             {"bm25_rank", h.bm25_rank},
+             {"bm25_score", h.hit.score},
+             {"cosine", h.rerank_score},
+             {"score", h.score}};
+      Json fields = AsJson(h.hit);
+      fields.erase("id");
+      fields.erase("score");
+      j.update(fields);
+      hits.push_back(j);
+    }
+    PrintJson(io, Json{{"version", r->version},
+                       {"query", a.text},
+                       {"rerank",
+                        {{"mode", res.mode},
+                         {"applied", res.applied},
+                         {"reason", res.reason},
+                         {"fusion", a.fusion},
+                         {"model", ModelJson(**encoder)},
+                         {"embeddings", path},
+                         {"live", r->live},
+                         {"embedded_now", r->embedded_now},
+                         {"embed_query_ms", r->embed_query_ms},
+                         {"search_ms", r->search_ms}}},
+                       {"hits", hits}});
+    return kExitOk;
+  }
+  *io.out << "version " << r->version << ": " << res.hits.size()
+          << (res.hits.size() == 1 ? " hit" : " hits") << " for \""
+          << EscapeLine(a.text) << "\", ";
+  if (res.applied) {
+    *io.out << "dense (" << EscapeLine(res.reason) << ")";
+  } else {
+    *io.out << "in BM25 order: " << EscapeLine(res.reason);
+  }
+  if (r->embedded_now) *io.out << "; embedded " << r->embedded_now << " now";
+  *io.out << "\n";
+  for (size_t i = 0; i < res.hits.size(); ++i) {
+    const RankedHit& h = res.hits[i];
+    *io.out << (i + 1 < 10 ? " " : "") << i + 1 << "  cos "
+            << FormatScore(h.rerank_score) << "  bm25 "
+            << (h.bm25_rank ? "#" + std::to_string(h.bm25_rank) : "-") << "  "
+            << EscapeLine(h.hit.id) << "  " << EscapeLine(h.hit.title) << "\n";
+  }
+  return kExitOk;
+}
+
+int RunEmbed(const GlobalArgs& g, const EmbedArgs& a, const Io& io) {
+  auto library = OpenLibrary(g, /*read_only=*/true, io);
+  if (!library.ok()) return Fail(g, io, library.status());
+  auto encoder = OpenEncoder(a.model);
+  if (!encoder.ok()) return Fail(g, io, encoder.status());
+  const std::string path = StorePath(g, a.embeddings);
+  auto store = rerank::EmbeddingStore::Open(path);
+  if (!store.ok()) return Fail(g, io, store.status());
+  Progress progress(g.progress, io.err, "embedding", "revisions");
+  rerank::EmbedOptions options;
+  options.batch_size = a.batch;
+  options.prune = a.prune;
+  options.progress = [&](const rerank::EmbedProgress& p) {
+    progress.Update(p.done, p.total);
+  };
+  auto report = rerank::EmbedRevisions(library->get(), encoder->get(),
+                                       store->get(), options);
+  progress.Finish();
+  if (!report.ok()) return Fail(g, io, report.status());
+  if (g.json) {
+    PrintJson(io, Json{{"embeddings", path},
+                       {"model", ModelJson(**encoder)},
+                       {"revisions", report->revisions},
+                       {"embedded", report->embedded},
+                       {"present", report->present},
+                       {"pruned", report->pruned},
+                       {"seconds", report->seconds}});
+    return kExitOk;
+  }
+  *io.out << "embedded " << report->embedded << " of " << report->revisions
+          << " revisions (" << report->present << " already stored";
+  if (a.prune) *io.out << ", " << report->pruned << " pruned";
+  *io.out << ") with " << EscapeLine((*encoder)->model_id()) << " into "
+          << EscapeLine(path) << "\n";
+  return kExitOk;
+}
+
+#endif  // SKILLDB_CLI_DENSE
+
+}  // namespace skilldb::cli
