@@ -112,6 +112,8 @@ Status TaskVerifierImpl::Init() {
   co.protocol_dir = o.protocol_dir;
   co.timeout_s = o.limits.compile_timeout_s;
   co.max_source_bytes = o.limits.max_source_bytes;
+  co.memory_bytes = o.limits.compile_memory_bytes;
+  co.confine = o.confine_compiler;
   SKILLDB_ASSIGN_OR_RETURN(compiler_, Compiler::Make(co));
   oracles_ = std::make_unique<OracleSet>(compiler_.get());
   SKILLDB_ASSIGN_OR_RETURN(
@@ -214,9 +216,16 @@ Result<bool> TaskVerifierImpl::CompileCandidate(Job* job) {
   rep.compile_log = job->candidate.log;
   rep.compiled = job->candidate.ok;
   if (!job->candidate.ok) {
-    job->Add(FindingCode::kCompileError,
-             "the candidate does not compile (the compiler output is in "
-             "compile_log)");
+    if (job->candidate.failure == CompileFailure::kLimit &&
+        job->candidate.limit != "output") {
+      job->Add(FindingCode::kResourceLimit,
+               "the compiler was stopped by its " + job->candidate.limit +
+                   " limit (the compiler output is in compile_log)");
+    } else {
+      job->Add(FindingCode::kCompileError,
+               "the candidate does not compile (the compiler output is in "
+               "compile_log)");
+    }
     return false;
   }
   if (options_.static_screen) {
