@@ -299,6 +299,10 @@ Status TaskVerifierImpl::DescribeSlot(Job* job) {
   d.cache_bytes = m.header.value("cache_bytes", int64_t{0});
   d.notes = m.header.value("notes", "");
   d.devices = pool_->size();
+  {
+    std::lock_guard<std::mutex> lock(notes_mu_);
+    last_worker_notes_ = d.notes;
+  }
   SKILLDB_ASSIGN_OR_RETURN(ok,
                            CallWorker(job, {{"op", "ceilings"}}, {}, 120, &m));
   if (!ok) return Status::Unavailable("the worker could not measure ceilings");
@@ -431,8 +435,33 @@ Status TaskVerifierImpl::RunOnWorker(Job* job) {
   return Status::Ok();
 }
 
+IsolationInfo IsolationFrom(const std::string& worker_notes,
+                            const Compiler& compiler) {
+  IsolationInfo i;
+  auto has = [&](const char* word) {
+    return worker_notes.find(word) != std::string::npos;
+  };
+  i.namespaces = has("mntns");
+  i.seccomp = has("seccomp");
+  i.network = !has("netns");
+  i.pid_namespace = has("pidns");
+  i.compiler_confined = compiler.confined();
+  i.notes = (worker_notes.empty() ? std::string("worker: did not run")
+                                  : worker_notes) +
+            "; " + compiler.confinement();
+  return i;
+}
+
 void TaskVerifierImpl::Finish(Job* job) {
   VerificationReport& rep = job->out.report;
+  std::string notes;
+  if (job->slot != nullptr && job->slot->described) {
+    notes = job->slot->device.notes;
+  } else {
+    std::lock_guard<std::mutex> lock(notes_mu_);
+    notes = last_worker_notes_;
+  }
+  rep.isolation = IsolationFrom(notes, *compiler_);
   rep.passed = job->out.findings.empty();
   rep.reasons.clear();
   for (const Finding& f : job->out.findings) rep.reasons.push_back(FormatFinding(f));
