@@ -190,7 +190,8 @@ TEST_CASE("a verification report's isolation survives a JSON round trip") {
     CHECK(b->isolation.compiler_confined == (flag == 4));
   }
   // A report from before the field reads as unconfined, with network.
-  auto old = FromJson<VerificationReport>(R"({"verifier":"cuda","passed":true})");
+  auto old =
+      FromJson<VerificationReport>(R"({"verifier":"cuda","passed":true})");
   REQUIRE(old.ok());
   CHECK(!old->isolation.namespaces);
   CHECK(!old->isolation.seccomp);
@@ -198,8 +199,9 @@ TEST_CASE("a verification report's isolation survives a JSON round trip") {
   CHECK(!old->isolation.compiler_confined);
   CHECK(FromJson<VerificationReport>(R"({"isolation":3})").status().code() ==
         StatusCode::kInvalidArgument);
-  CHECK(FromJson<VerificationReport>(R"({"isolation":{"seccomp":"yes"}})").status().code() ==
-        StatusCode::kInvalidArgument);
+  CHECK(FromJson<VerificationReport>(R"({"isolation":{"seccomp":"yes"}})")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("an audit entry keeps its stored JSON verbatim") {

@@ -148,6 +148,10 @@ VerifierOptions OptionsFrom(const Args& args) {
     o.sandbox = false;
     o.confine_compiler = false;
   }
+  if (args.Has("compile-memory-mib")) {
+    o.limits.compile_memory_bytes =
+        int64_t{args.GetInt("compile-memory-mib", 8192)} << 20;
+  }
   if (args.Has("tau")) o.decision.min_speedup = args.GetDouble("tau", 1.05);
   if (args.Has("workers")) o.host_workers = args.GetInt("workers", 1);
   if (args.Has("min-calls")) {

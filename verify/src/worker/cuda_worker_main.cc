@@ -54,12 +54,18 @@ int main(int argc, char** argv) {
   // Namespaces first: CUDA starts threads, after which they cannot be
   // entered. This process becomes a relay; the worker continues below.
   std::string namespaces;
-  if (sandbox && !Flag(argc, argv, "--no-fs-isolation")) {
+  if (sandbox && !Flag(argc, argv, "--no-fs-isolation") &&
+      !Flag(argc, argv, "--namespaces-failed")) {
     skilldb::Status st =
         skilldb::verify::internal::EnterGpuNamespaces(so, &namespaces);
     if (!st.ok()) return ServeFailure(fd, st.message());
   } else if (sandbox) {
-    namespaces = " (no namespaces: off)";
+    const char* why = Arg(argc, argv, "--namespaces-failed");
+    namespaces =
+        why != nullptr
+            ? std::string(" (no namespaces: CUDA did not start inside them: ") +
+                  why + ")"
+            : std::string(" (no namespaces: off)");
   }
   const char* dev = Arg(argc, argv, "--device");
   const char* mem = Arg(argc, argv, "--gpu-memory-bytes");

@@ -163,10 +163,10 @@ Program HostFilter(bool writes_ok) {
 // entered before it, see EnterGpuNamespaces). Broader than the host's: the
 // runtime keeps calling ioctl on the device nodes, maps and unmaps memory,
 // starts threads, polls and uses NUMA calls on every launch or allocation.
-// Opens are allowed (read-only and device opens happen lazily); where the
-// mount namespace does not hold, `writes_ok` is false and an open for
-// writing of anything but a device traps instead (O_RDWR is how the driver
-// opens /dev/nvidia*, so only creating, truncating and appending trap then).
+// Opens are allowed (the driver and the loader open files lazily); where
+// the mount namespace does not hold, `writes_ok` is false and every open
+// for writing, unlink, rename or mkdir traps instead (the device nodes are
+// open by then).
 // Processes, exec, sockets other than AF_UNIX, ptrace, mounts, namespaces,
 // clock setting, module loading and anything unlisted trap.
 Program GpuFilter(bool writes_ok) {
@@ -202,15 +202,26 @@ Program GpuFilter(bool writes_ok) {
         SYS_ftruncate, SYS_fallocate, SYS_fstatfs, SYS_statfs, SYS_fsync,
         SYS_fdatasync, SYS_flock, SYS_timerfd_create, SYS_timerfd_settime,
         SYS_timerfd_gettime, SYS_sched_getattr, SYS_prctl, SYS_capget,
-        SYS_arch_prctl, SYS_set_tid_address, SYS_unlink, SYS_unlinkat,
-        SYS_futex_waitv, SYS_tgkill, SYS_close_range}) {
+        SYS_arch_prctl, SYS_set_tid_address,
+        SYS_futex_waitv, SYS_tgkill, SYS_close_range, SYS_move_pages,
+        SYS_timer_create, SYS_timer_settime, SYS_timer_gettime,
+        SYS_timer_delete, SYS_getitimer, SYS_setitimer, SYS_alarm,
+        SYS_fadvise64, SYS_mlock2, SYS_getxattr, SYS_lgetxattr,
+        SYS_fgetxattr, SYS_wait4, SYS_waitid, SYS_sched_setattr}) {
     if (nr == SYS_tgkill) continue;
     p.OnNr(nr, SECCOMP_RET_ALLOW);
   }
-  constexpr uint32_t kCreateFlags = O_CREAT | O_TRUNC | O_APPEND;
+  // Inside the mount namespace only the scratch is writable, so directory
+  // changes (the driver's JIT cache) are harmless there; without it they
+  // trap.
+  for (long nr : {SYS_mkdir, SYS_mkdirat, SYS_rename, SYS_renameat,
+                  SYS_renameat2, SYS_utimensat, SYS_fchmod, SYS_unlink,
+                  SYS_unlinkat}) {
+    p.OnNr(nr, writes_ok ? SECCOMP_RET_ALLOW : trap);
+  }
   const uint32_t open_action = writes_ok ? SECCOMP_RET_ALLOW : trap;
-  p.IfNr(SYS_openat, FlagBlock(2, writes_ok ? 0 : kCreateFlags, open_action));
-  p.IfNr(SYS_open, FlagBlock(1, writes_ok ? 0 : kCreateFlags, open_action));
+  p.IfNr(SYS_openat, FlagBlock(2, writes_ok ? 0 : kWriteFlags, open_action));
+  p.IfNr(SYS_open, FlagBlock(1, writes_ok ? 0 : kWriteFlags, open_action));
   p.OnNr(SYS_creat, open_action);
   p.OnNr(SYS_openat2, SECCOMP_RET_ERRNO | ENOSYS);  // glibc falls back
   // Threads only: a clone without CLONE_THREAD is a new process.

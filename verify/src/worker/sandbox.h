@@ -30,7 +30,8 @@
 //      capabilities, no_new_privs and a seccomp allowlist broad enough for
 //      the runtime (ioctl, mmap, threads, NUMA calls); processes, exec,
 //      non-AF_UNIX sockets, ptrace, mounts and anything unlisted trap. If
-//      phase 1 did not hold, opens that create, truncate or append trap too.
+//      phase 1 did not hold, opens for writing, unlink, rename and mkdir
+//      trap too.
 //
 // Not thread-safe: call from the worker's main thread before starting any.
 #ifndef SKILLDB_VERIFY_WORKER_SANDBOX_H_
@@ -45,12 +46,13 @@
 namespace skilldb::verify::internal {
 
 struct HostSandboxOptions {
-  std::string scratch_dir;               // REQUIRED; becomes "/"
-  int64_t memory_bytes = int64_t{4} << 30;     // RLIMIT_AS. Default: 4 GiB.
-  int64_t cpu_seconds = 3600;                   // RLIMIT_CPU. Default: 1 h.
-  int64_t file_size_bytes = int64_t{64} << 20;  // RLIMIT_FSIZE. Default: 64 MiB.
-  bool isolate_filesystem = true;  // namespaces + chroot. Default: true.
-  int keep_fd = -1;                // the IPC socket (stays open)
+  std::string scratch_dir;                  // REQUIRED; becomes "/"
+  int64_t memory_bytes = int64_t{4} << 30;  // RLIMIT_AS. Default: 4 GiB.
+  int64_t cpu_seconds = 3600;               // RLIMIT_CPU. Default: 1 h.
+  int64_t file_size_bytes = int64_t{64}
+                            << 20;  // RLIMIT_FSIZE. Default: 64 MiB.
+  bool isolate_filesystem = true;   // namespaces + chroot. Default: true.
+  int keep_fd = -1;                 // the IPC socket (stays open)
 };
 
 // Enters the host sandbox. Returns a short description of the layers that

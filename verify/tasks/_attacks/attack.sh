@@ -24,6 +24,7 @@ for attack in ctor_write launch_write read_host_file fork_survivor socket includ
   rm -f /tmp/skilldb-attack-ctor /tmp/skilldb-attack-launch /tmp/skilldb-attack-climb
   t0=$EPOCHREALTIME
   "$BENCH" verify --backend "$BACKEND" --task "$TASK" --candidate "$cand" --rounds 1 \
+    --compile-memory-mib 2048 \
     --json "$OUT/$attack.json" > "$OUT/$attack.txt" 2>&1
   rc=$?
   secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
