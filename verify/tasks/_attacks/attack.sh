@@ -41,8 +41,8 @@ except Exception as e: print("no-report")' "$OUT/$attack.json")
       { contained=no; why="file written"; } ;;
     read_host_file) { grep -q 'returned 77\|root:' "$OUT/$attack.txt" "$OUT/$attack.json"; } &&
       { contained=no; why="host file read"; } ;;
-    fork_survivor) pgrep -x skdb-attack-kid > /dev/null &&
-      { contained=no; why="child outlived"; pkill -x skdb-attack-kid; } ;;
+    fork_survivor) grep -lx skdb-attack-kid /proc/[0-9]*/comm > /dev/null 2>&1 &&
+      { contained=no; why="child outlived"; } ;;
     socket) grep -q 'returned 7[89]' "$OUT/$attack.txt" && { contained=no; why="socket opened"; } ;;
     include_host_file) grep -q 'root:x:0' "$OUT/$attack.txt" "$OUT/$attack.json" &&
       { contained=no; why="host file in the log"; } ;;
