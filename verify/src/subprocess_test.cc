@@ -83,6 +83,16 @@ struct Scratch {
   std::string dir;
 };
 
+// A machine that refuses namespaces: the run says which step failed, and
+// the confined assertions cannot apply.
+bool NoNamespaces(const RunResult& r) {
+  if (r.confine_error.empty()) return false;
+  WARN_MESSAGE(false, "no namespaces here: " << r.confine_error);
+  CHECK(r.confine_error.find("unshare") != std::string::npos);
+  CHECK(r.exit_code == 125);
+  return true;
+}
+
 RunOptions Confined(const Scratch& s, const std::string& script) {
   RunOptions o;
   o.argv = {"/bin/sh", "-c", script};
@@ -105,7 +115,7 @@ TEST_CASE(
                "echo kept > out.txt; echo done"));
   REQUIRE(r.ok());
   INFO(r->output);
-  REQUIRE(r->confine_error.empty());
+  if (NoNamespaces(*r)) return;
   CHECK(r->output.find("done") != std::string::npos);
   CHECK(r->output.find("/etc/passwd: No such file or directory") !=
         std::string::npos);
@@ -120,7 +130,7 @@ TEST_CASE("a confined child has no network and no capabilities") {
   auto r = Run(Confined(s, "cat /proc/net/dev; grep CapEff /proc/self/status"));
   REQUIRE(r.ok());
   INFO(r->output);
-  REQUIRE(r->confine_error.empty());
+  if (NoNamespaces(*r)) return;
   CHECK(r->output.find("lo:") != std::string::npos);
   // Only the loopback interface: one "name:" line after the two headers.
   size_t interfaces = 0;
@@ -145,7 +155,7 @@ TEST_CASE("nothing a confined child starts outlives it") {
   o.timeout_s = 10;
   auto r = Run(o);
   REQUIRE(r.ok());
-  REQUIRE(r->confine_error.empty());
+  if (NoNamespaces(*r)) return;
   CHECK(!r->timed_out);
   CHECK(r->output.find("started") != std::string::npos);
   CHECK(r->wall_ms < 5000);
