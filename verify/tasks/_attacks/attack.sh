@@ -48,7 +48,9 @@ except Exception as e: print("no-report")' "$OUT/$attack.json")
       { contained=no; why="host file in the log"; } ;;
     macro_bomb) grep -q 'resource_limit' <<< "$findings" || { contained=no; why="no resource verdict"; } ;;
   esac
-  [ "$contained" = no ] && failed=1
+  # No report: the verifier did not run the candidate; that proves nothing.
+  [ "$findings" = no-report ] && { contained=unknown; why="no report (see $attack.txt)"; }
+  [ "$contained" != yes ] && failed=1
   printf '%-18s %-5s contained=%-3s %6.1f s  findings=%s %s\n' "$attack" "$BACKEND" "$contained" \
     "$secs" "$findings" "$why"
   rows+=("{\"attack\":\"$attack\",\"backend\":\"$BACKEND\",\"contained\":\"$contained\",\"why\":\"$why\",\"findings\":\"$findings\",\"seconds\":$secs,\"exit\":$rc}")
