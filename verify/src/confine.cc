@@ -12,6 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 namespace skilldb::verify::internal {
@@ -39,6 +42,41 @@ unsigned long MountFlags(const std::string& path) {
   return f;
 }
 
+// Every mount point of this process's namespace, parents first
+// (/proc/self/mountinfo, field 5, octal escapes decoded).
+std::vector<std::string> MountPoints() {
+  std::vector<std::string> out;
+  FILE* f = std::fopen("/proc/self/mountinfo", "re");
+  if (f == nullptr) return out;
+  char* line = nullptr;
+  size_t cap = 0;
+  while (::getline(&line, &cap, f) > 0) {
+    const char* q = line;
+    for (int field = 0; field < 4 && q != nullptr; ++field) {
+      q = std::strchr(q, ' ');
+      if (q != nullptr) ++q;
+    }
+    if (q == nullptr) continue;
+    std::string m;
+    for (; *q != ' ' && *q != '\0' && *q != '\n'; ++q) {
+      if (q[0] == '\\' && q[1] >= '0' && q[1] <= '3' && q[2] != '\0' &&
+          q[3] != '\0') {
+        m += static_cast<char>((q[1] - '0') * 64 + (q[2] - '0') * 8 +
+                               (q[3] - '0'));
+        q += 3;
+      } else {
+        m += *q;
+      }
+    }
+    out.push_back(m);
+  }
+  std::free(line);
+  std::fclose(f);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::string Parent(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
@@ -64,10 +102,35 @@ Plan MakePlan(const RootSpec& c) {
   p.steps.push_back({Step::kTmpfs, "", p.root, "tmpfs root"});
   std::vector<std::string> paths = c.visible;
   std::sort(paths.begin(), paths.end());  // parents before children
+  const std::vector<std::string> mounts = MountPoints();
+  std::vector<std::string> trees;  // directories bound with their submounts
+  auto under = [](const std::string& path, const std::string& dir) {
+    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+           path[dir.size()] == '/';
+  };
   for (const std::string& path : paths) {
     struct stat st;
     if (path.empty() || path[0] != '/' || ::lstat(path.c_str(), &st) != 0)
       continue;
+    if (std::any_of(trees.begin(), trees.end(),
+                    [&](const std::string& t) { return under(path, t); })) {
+      continue;  // already visible, read-only, through its parent's bind
+    }
+    // /sys holds many special submounts (cgroup, bpf, debugfs) a reader of
+    // the topology does not need: bound alone.
+    if (S_ISDIR(st.st_mode) && path != "/sys") {
+      AddDirs(p.root, path, &made, &p.steps);
+      p.steps.push_back({Step::kBindRoTree, path, p.root + path, "bind " + path,
+                         MountFlags(path)});
+      for (const std::string& m : mounts) {
+        if (under(m, path)) {
+          p.steps.push_back({Step::kRemountRo, "", p.root + m, "read-only " + m,
+                             MountFlags(m)});
+        }
+      }
+      trees.push_back(path);
+      continue;
+    }
     AddDirs(p.root, Parent(path), &made, &p.steps);
     if (S_ISLNK(st.st_mode)) {
       char buf[PATH_MAX];
@@ -152,13 +215,22 @@ bool EnterRoot(const Plan& plan, int* step, int* err) {
         break;
       }
       case Step::kBindRo:
+      case Step::kBindRoTree:
       case Step::kBindRw: {
-        rc = ::mount(s.source.c_str(), t, nullptr, MS_BIND, nullptr);
+        rc = ::mount(s.source.c_str(), t, nullptr,
+                     MS_BIND | (s.kind == Step::kBindRoTree ? MS_REC : 0),
+                     nullptr);
         unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | s.keep;
-        if (s.kind == Step::kBindRo) flags |= MS_RDONLY | MS_NODEV;
+        if (s.kind != Step::kBindRw) flags |= MS_RDONLY | MS_NODEV;
         if (rc == 0) rc = ::mount(nullptr, t, nullptr, flags, nullptr);
         break;
       }
+      case Step::kRemountRo:
+        rc = ::mount(
+            nullptr, t, nullptr,
+            MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | s.keep,
+            nullptr);
+        break;
       case Step::kProc:
         rc = ::mount("proc", t, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
                      nullptr);

@@ -2,7 +2,9 @@
 // (subprocess.cc) and the workers (worker/sandbox.cc).
 //
 // MakePlan (before fork: it allocates) lays out a fresh root: a small tmpfs
-// on which each visible path appears read-only at its own place, the
+// on which each visible path appears read-only at its own place (a
+// directory with the mounts below it, each made read-only; a visible path
+// inside one already bound is covered by it), the
 // listed device nodes (and /dev/null) read-write, an optional /proc of the
 // caller's PID namespace, and the one writable directory; the tmpfs is then
 // made read-only. EnterRoot (after unshare(CLONE_NEWNS), in the process
@@ -30,6 +32,8 @@ struct Step {
     kSymlink,
     kTouch,
     kBindRo,
+    kBindRoTree,  // recursive: submounts (a driver mounted under /usr) too
+    kRemountRo,   // one submount of a kBindRoTree, made read-only
     kBindRw,
     kProc,
     kSeal

@@ -1,6 +1,11 @@
 #include "subprocess.h"
 
 #include <doctest/doctest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -159,6 +164,56 @@ TEST_CASE("nothing a confined child starts outlives it") {
   CHECK(!r->timed_out);
   CHECK(r->output.find("started") != std::string::npos);
   CHECK(r->wall_ms < 5000);
+}
+
+// The H200 machine mounts its driver at /usr/local/nvidia (a mount inside
+// /usr) and lists /usr/local/nvidia/lib64 in LD_LIBRARY_PATH: the root must
+// show a visible directory's submounts (read-only) and accept a visible
+// path inside one. Reproduced with a tmpfs mounted in a private mount
+// namespace of a forked child (root only).
+TEST_CASE("a visible directory's submounts are visible, read-only") {
+  Scratch top, work;
+  const std::string sub = top.dir + "/driver";
+  REQUIRE(::mkdir(sub.c_str(), 0755) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("tmpfs", sub.c_str(), "tmpfs", 0, "size=1m") != 0) {
+      ::_exit(77);  // no mount namespaces here
+    }
+    if (::mkdir((sub + "/lib64").c_str(), 0755) != 0 ||
+        !WriteFileAtomic(sub + "/lib64/libprobe.so", "driver library").ok()) {
+      ::_exit(10);
+    }
+    RunOptions o = Confined(
+        work, "cat " + sub + "/lib64/libprobe.so; echo x > " + sub +
+                  "/lib64/new; echo x > " + top.dir + "/new; echo done");
+    o.confine.visible.push_back(top.dir);
+    o.confine.visible.push_back(sub + "/lib64");  // inside the submount
+    auto r = Run(o);
+    if (!r.ok()) ::_exit(11);
+    if (!r->confine_error.empty()) ::_exit(12);
+    if (r->output.find("driver library") == std::string::npos) ::_exit(13);
+    if (r->output.find("done") == std::string::npos) ::_exit(14);
+    if (FileExists(sub + "/lib64/new") || FileExists(top.dir + "/new"))
+      ::_exit(15);
+    size_t ro = 0;
+    for (size_t at = r->output.find("Read-only"); at != std::string::npos;
+         at = r->output.find("Read-only", at + 1)) {
+      ++ro;
+    }
+    ::_exit(ro == 2 ? 0 : 16);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) {
+    WARN_MESSAGE(false, "no mount namespaces here");
+    return;
+  }
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 }  // namespace

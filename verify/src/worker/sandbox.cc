@@ -165,8 +165,8 @@ Program HostFilter(bool writes_ok) {
 // starts threads, polls and uses NUMA calls on every launch or allocation.
 // Opens are allowed (the driver and the loader open files lazily); where
 // the mount namespace does not hold, `writes_ok` is false and every open
-// for writing, unlink, rename or mkdir traps instead (the device nodes are
-// open by then).
+// that creates, truncates or appends, and every unlink, rename or mkdir,
+// traps instead (an existing file opened O_RDWR stays writable then).
 // Processes, exec, sockets other than AF_UNIX, ptrace, mounts, namespaces,
 // clock setting, module loading and anything unlisted trap.
 Program GpuFilter(bool writes_ok) {
@@ -223,8 +223,12 @@ Program GpuFilter(bool writes_ok) {
     p.OnNr(nr, writes_ok ? SECCOMP_RET_ALLOW : trap);
   }
   const uint32_t open_action = writes_ok ? SECCOMP_RET_ALLOW : trap;
-  p.IfNr(SYS_openat, FlagBlock(2, writes_ok ? 0 : kWriteFlags, open_action));
-  p.IfNr(SYS_open, FlagBlock(1, writes_ok ? 0 : kWriteFlags, open_action));
+  // The driver opens device nodes O_RDWR lazily (measured on the H200: a
+  // task whose kernel sets its shared memory size), so without the mount
+  // namespace only creating, truncating and appending opens trap.
+  constexpr uint32_t kCreateFlags = O_CREAT | O_TRUNC | O_APPEND;
+  p.IfNr(SYS_openat, FlagBlock(2, writes_ok ? 0 : kCreateFlags, open_action));
+  p.IfNr(SYS_open, FlagBlock(1, writes_ok ? 0 : kCreateFlags, open_action));
   p.OnNr(SYS_creat, open_action);
   p.OnNr(SYS_openat2, SECCOMP_RET_ERRNO | ENOSYS);  // glibc falls back
   // Threads only: a clone without CLONE_THREAD is a new process.

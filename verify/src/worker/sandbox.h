@@ -30,8 +30,9 @@
 //      capabilities, no_new_privs and a seccomp allowlist broad enough for
 //      the runtime (ioctl, mmap, threads, NUMA calls); processes, exec,
 //      non-AF_UNIX sockets, ptrace, mounts and anything unlisted trap. If
-//      phase 1 did not hold, opens for writing, unlink, rename and mkdir
-//      trap too.
+//      phase 1 did not hold, opens that create, truncate or append, unlink,
+//      rename and mkdir trap too (existing files opened O_RDWR stay
+//      writable: the driver opens its device nodes so, lazily).
 //
 // Not thread-safe: call from the worker's main thread before starting any.
 #ifndef SKILLDB_VERIFY_WORKER_SANDBOX_H_
