@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
   so.scratch_dir = scratch;
   if (const char* v = Arg(argc, argv, "--file-size-bytes"))
     so.file_size_bytes = std::atoll(v);
+  // No JIT cache in $HOME: candidates must not leave files for later ones,
+  // and without the mount namespace its writes would trap.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 1);
   // Namespaces first: CUDA starts threads, after which they cannot be
   // entered. This process becomes a relay; the worker continues below.
   std::string namespaces;
