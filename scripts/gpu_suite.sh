@@ -11,10 +11,14 @@
 #   build        configure and build verify/ standalone into $BUILD
 #   describe     the device and its measured ceilings
 #   precompile   every candidate of every task into the compile cache
+#   containment  the attack candidates (verify/tasks/_attacks) on both
+#                backends: each must be contained (attack.sh checks how)
 #   candidates   every shipped candidate (team + hacks), static screen on
 #   fp           reference vs identical copy, >= 200 trials, tau 1.05
 #   power        a true ~1.3x speedup (reference vs a 1.3x-work baseline)
 #   throughput   team candidates with a cold, then a warm compile cache
+#   confinement  the cost of confinement: throughput (cold and warm cache)
+#                with the sandbox and compiler namespaces on, then off
 #   kb           KernelBench's protocol (load_inline + 100 trials) on them
 #   test         the GPU tests (ctest -L gpu, or the test binary directly)
 #   noscreen     the hacks again with the static symbol screen off
@@ -39,7 +43,7 @@ BUILD="${BUILD:-$ROOT/build-verify-gpu}"
 JOBS="${JOBS:-$(nproc)}"
 QUICK=0
 PREBUILT=""
-PHASES="build,describe,precompile,candidates,fp,power,throughput,kb,test,noscreen,cputest"
+PHASES="build,describe,containment,precompile,candidates,fp,power,throughput,confinement,kb,test,noscreen,cputest"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -68,10 +72,12 @@ if [ "$QUICK" = 1 ]; then
   FP_TRIALS="${FP_TRIALS:-32}"; POWER_TRIALS="${POWER_TRIALS:-20}"
   TASKS="--tasks softmax_rows_fp32,matmul_fp32,attention_fp32"
   TP_TASKS="${TP_TASKS:-softmax_rows_fp32,layernorm_fp32}"; KB_TASKS="${KB_TASKS:-softmax_rows_fp32}"
+  CONF_TASKS="${CONF_TASKS:-softmax_rows_fp32}"
 else
   FP_TRIALS="${FP_TRIALS:-208}"; POWER_TRIALS="${POWER_TRIALS:-200}"; TASKS=""
   TP_TASKS="${TP_TASKS:-softmax_rows_fp32,layernorm_fp32,matmul_fp32,attention_fp32}"
   KB_TASKS="${KB_TASKS:-softmax_rows_fp32,layernorm_fp32}"
+  CONF_TASKS="${CONF_TASKS:-softmax_rows_fp32,layernorm_fp32}"
 fi
 
 # Refreshes $OUT from $RUN: summary and archive.
@@ -79,6 +85,7 @@ checkpoint() {
   "$PY" "$ROOT/verify/bench/suite_summary.py" "$RUN" > "$RUN/table.txt" 2>&1
   cp "$RUN/summary.md" "$RUN/summary.json" "$OUT/" 2>/dev/null
   tar czf "$OUT/suite.tgz" -C "$RUN" --exclude compile-cache --exclude throughput-cache \
+    --exclude 'confinement-cache-*' \
     --exclude torch-ext . 2>/dev/null
 }
 
@@ -118,6 +125,15 @@ if has describe; then
   checkpoint
 fi
 
+if has containment; then
+  stamp "containment: the attack candidates on the cuda and host backends"
+  for backend in cuda host; do
+    "$ROOT/verify/tasks/_attacks/attack.sh" "$BENCH" "$backend" "$RUN/containment-$backend" \
+      2>&1 | tee "$RUN/containment-$backend.log"
+  done
+  checkpoint
+fi
+
 if has precompile; then
   stamp "precompile every candidate into the cache ($JOBS threads)"
   "$BENCH" precompile --backend cuda --threads "$JOBS" $TASKS 2>&1 | tail -1
@@ -152,6 +168,19 @@ if has throughput; then
   "$BENCH" throughput --backend cuda --tasks "$TP_TASKS" --cache "$RUN/throughput-cache" \
     --json "$RUN/throughput.json" > "$RUN/throughput.log" 2>&1
   tail -2 "$RUN/throughput.log"
+  checkpoint
+fi
+
+if has confinement; then
+  stamp "confinement cost: throughput with confinement on, then off ($CONF_TASKS)"
+  for mode in on off; do
+    flag=""; [ "$mode" = off ] && flag="--no-confine"
+    "$BENCH" throughput --backend cuda --tasks "$CONF_TASKS" $flag \
+      --cache "$RUN/confinement-cache-$mode" --json "$RUN/confinement_$mode.json" \
+      > "$RUN/confinement_$mode.log" 2>&1
+    echo "confinement $mode:"; tail -2 "$RUN/confinement_$mode.log"
+  done
+  rm -rf "$RUN/confinement-cache-on" "$RUN/confinement-cache-off"
   checkpoint
 fi
 

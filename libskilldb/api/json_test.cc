@@ -151,6 +151,59 @@ TEST_CASE("every public type survives a JSON round trip") {
   CheckRoundTrip(rr);
 }
 
+TEST_CASE("a verification report's isolation survives a JSON round trip") {
+  VerificationReport r;
+  r.verifier = "host";
+  r.task = "softmax_rows_fp32";
+  r.isolation = {.namespaces = true,
+                 .seccomp = true,
+                 .network = false,
+                 .pid_namespace = true,
+                 .compiler_confined = true,
+                 .notes = "sandbox: netns mntns chroot seccomp-allowlist"};
+  const std::string text = ToJson(r);
+  CHECK(text.find("\"isolation\":{") != std::string::npos);
+  CHECK(text.find("\"network\":false") != std::string::npos);
+  auto back = FromJson<VerificationReport>(text);
+  REQUIRE(back.ok());
+  CHECK(back->isolation.namespaces);
+  CHECK(back->isolation.seccomp);
+  CHECK(!back->isolation.network);
+  CHECK(back->isolation.pid_namespace);
+  CHECK(back->isolation.compiler_confined);
+  CHECK(back->isolation.notes == r.isolation.notes);
+  CHECK(ToJson(*back) == text);
+  // Each flag on its own, so no field is read from another's key.
+  for (int flag = 0; flag < 5; ++flag) {
+    VerificationReport one;
+    one.isolation.namespaces = flag == 0;
+    one.isolation.seccomp = flag == 1;
+    one.isolation.network = flag == 2;
+    one.isolation.pid_namespace = flag == 3;
+    one.isolation.compiler_confined = flag == 4;
+    auto b = FromJson<VerificationReport>(ToJson(one));
+    REQUIRE(b.ok());
+    CHECK(b->isolation.namespaces == (flag == 0));
+    CHECK(b->isolation.seccomp == (flag == 1));
+    CHECK(b->isolation.network == (flag == 2));
+    CHECK(b->isolation.pid_namespace == (flag == 3));
+    CHECK(b->isolation.compiler_confined == (flag == 4));
+  }
+  // A report from before the field reads as unconfined, with network.
+  auto old =
+      FromJson<VerificationReport>(R"({"verifier":"cuda","passed":true})");
+  REQUIRE(old.ok());
+  CHECK(!old->isolation.namespaces);
+  CHECK(!old->isolation.seccomp);
+  CHECK(old->isolation.network);
+  CHECK(!old->isolation.compiler_confined);
+  CHECK(FromJson<VerificationReport>(R"({"isolation":3})").status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(FromJson<VerificationReport>(R"({"isolation":{"seccomp":"yes"}})")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("an audit entry keeps its stored JSON verbatim") {
   const std::string stored =
       R"({"seq":3,"time_ms":5,"event":"rejected","proposal_id":"p-1",)"

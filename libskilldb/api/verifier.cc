@@ -126,6 +126,13 @@ std::string ReportToJson(const VerificationReport& report) {
       {"passed", report.passed},
       {"reasons", report.reasons},
       {"finished_at_ms", report.finished_at_ms},
+      {"isolation",
+       {{"namespaces", report.isolation.namespaces},
+        {"seccomp", report.isolation.seccomp},
+        {"network", report.isolation.network},
+        {"pid_namespace", report.isolation.pid_namespace},
+        {"compiler_confined", report.isolation.compiler_confined},
+        {"notes", report.isolation.notes}}},
   };
   if (report.max_plausible_speedup) {
     j["max_plausible_speedup"] = *report.max_plausible_speedup;
@@ -177,6 +184,20 @@ Result<VerificationReport> ReportFromJson(std::string_view text) {
       SKILLDB_RETURN_IF_ERROR(RoundFromJson(round, &t));
       r.rounds.push_back(std::move(t));
     }
+  }
+  if (auto it = j.find("isolation"); it != j.end()) {
+    if (!it->is_object()) {
+      return Status::InvalidArgument(
+          "report field 'isolation' is not an object");
+    }
+    IsolationInfo& i = r.isolation;
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "namespaces", &i.namespaces));
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "seccomp", &i.seccomp));
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "network", &i.network));
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "pid_namespace", &i.pid_namespace));
+    SKILLDB_RETURN_IF_ERROR(
+        Read(*it, "compiler_confined", &i.compiler_confined));
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "notes", &i.notes));
   }
   if (auto it = j.find("speedup"); it != j.end()) {
     if (!it->is_object()) {

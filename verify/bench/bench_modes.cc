@@ -142,6 +142,16 @@ VerifierOptions OptionsFrom(const Args& args) {
   VerifierOptions o = DefaultOptions(backend.ok() ? *backend : Backend::kHost);
   if (args.Has("cache")) o.cache_dir = args.Get("cache");
   if (args.Has("no-screen")) o.static_screen = false;
+  // Confinement off, to measure its cost: the worker sandbox and the
+  // compiler's namespaces (the compiler's resource limits stay).
+  if (args.Has("no-confine")) {
+    o.sandbox = false;
+    o.confine_compiler = false;
+  }
+  if (args.Has("compile-memory-mib")) {
+    o.limits.compile_memory_bytes =
+        int64_t{args.GetInt("compile-memory-mib", 8192)} << 20;
+  }
   if (args.Has("tau")) o.decision.min_speedup = args.GetDouble("tau", 1.05);
   if (args.Has("workers")) o.host_workers = args.GetInt("workers", 1);
   if (args.Has("min-calls")) {

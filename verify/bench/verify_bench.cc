@@ -10,7 +10,9 @@
 //   skilldb_verify_bench describe
 //   skilldb_verify_bench precompile [--threads 8] [--tasks a,b]
 //
-// Common: --backend (default host), --json FILE, --cache DIR, --workers N.
+// Common: --backend (default host), --json FILE, --cache DIR, --workers N,
+// --no-confine (worker sandbox and compiler namespaces off, for measuring),
+// --compile-memory-mib N (each compiler process's address space).
 #include <cstdio>
 #include <cstring>
 #include <string>

@@ -183,6 +183,14 @@ std::string FormatReportText(const VerificationReport& r) {
     }
   }
   for (const std::string& reason : r.reasons) out += "reason: " + reason + "\n";
+  const IsolationInfo& i = r.isolation;
+  auto yes = [](bool b) { return b ? "yes" : "NO"; };
+  out += std::string("isolation: namespaces ") + yes(i.namespaces) +
+         ", seccomp " + yes(i.seccomp) + ", network " +
+         (i.network ? "REACHABLE" : "none") + ", pid namespace " +
+         yes(i.pid_namespace) + ", compiler confined " +
+         yes(i.compiler_confined) + "\n";
+  if (!i.notes.empty()) out += "  " + i.notes + "\n";
   return out;
 }
 

@@ -84,6 +84,10 @@ WorkerSpec TaskVerifierImpl::SpecFor(int device, int slot) const {
                    "--cpu-seconds", std::to_string(l.cpu_seconds)});
   }
   if (!options_.sandbox) s.args.push_back("--no-sandbox");
+  if (gpu_namespaces_failed_) {
+    s.args.insert(s.args.end(),
+                  {"--namespaces-failed", namespace_error_.substr(0, 200)});
+  }
   return s;
 }
 
@@ -112,6 +116,8 @@ Status TaskVerifierImpl::Init() {
   co.protocol_dir = o.protocol_dir;
   co.timeout_s = o.limits.compile_timeout_s;
   co.max_source_bytes = o.limits.max_source_bytes;
+  co.memory_bytes = o.limits.compile_memory_bytes;
+  co.confine = o.confine_compiler;
   SKILLDB_ASSIGN_OR_RETURN(compiler_, Compiler::Make(co));
   oracles_ = std::make_unique<OracleSet>(compiler_.get());
   SKILLDB_ASSIGN_OR_RETURN(
@@ -126,6 +132,21 @@ Status TaskVerifierImpl::Init() {
     if (!hello.ok) {
       return Status::Unavailable("the CUDA worker did not start: " +
                                  hello.failure.message);
+    }
+    if (!hello.reply.header.value("ok", false) && o.sandbox &&
+        !gpu_namespaces_failed_) {
+      // CUDA may fail to start inside the worker's namespaces (a driver
+      // file the root does not hold): retry without them, and say so in
+      // every report's isolation notes.
+      gpu_namespaces_failed_ = true;
+      namespace_error_ = hello.reply.header.value("error", "");
+      probe.reset();
+      SKILLDB_ASSIGN_OR_RETURN(probe, WorkerProcess::Start(SpecFor(0, 0)));
+      hello = probe->Call({{"op", "hello"}}, {}, 120);
+      if (!hello.ok) {
+        return Status::Unavailable("the CUDA worker did not start: " +
+                                   hello.failure.message);
+      }
     }
     if (!hello.reply.header.value("ok", false)) {
       return Status::Unavailable("no usable CUDA device: " +
@@ -160,12 +181,11 @@ Result<const LoadedTask*> TaskVerifierImpl::GetTask(const std::string& name) {
   auto loaded = std::make_unique<LoadedTask>();
   loaded->task = std::move(*task);
   const SourceLanguage lang = LanguageFor(options_.backend);
-  SKILLDB_ASSIGN_OR_RETURN(
-      loaded->reference,
-      compiler_->Compile(lang == SourceLanguage::kCuda
-                             ? loaded->task.reference_cuda
-                             : loaded->task.reference_cpp,
-                         lang));
+  SKILLDB_ASSIGN_OR_RETURN(loaded->reference,
+                           compiler_->Compile(lang == SourceLanguage::kCuda
+                                                  ? loaded->task.reference_cuda
+                                                  : loaded->task.reference_cpp,
+                                              lang));
   if (!loaded->reference.ok) {
     return Status::Internal("the reference of task " + name +
                             " does not compile:\n" + loaded->reference.log);
@@ -183,10 +203,10 @@ Status TaskVerifierImpl::Validate(const VerificationRequest& r) const {
   const std::string want(SourceLanguageName(LanguageFor(options_.backend)));
   for (const Artifact* a : {&r.candidate, &r.baseline}) {
     if (!a->language.empty() && a->language != want && !a->source.empty()) {
-      return Status::InvalidArgument(
-          "artifact '" + a->name + "' is written in '" + a->language +
-          "' but the " + std::string(Name()) + " backend compiles '" + want +
-          "'");
+      return Status::InvalidArgument("artifact '" + a->name +
+                                     "' is written in '" + a->language +
+                                     "' but the " + std::string(Name()) +
+                                     " backend compiles '" + want + "'");
     }
   }
   if (r.rounds < 1 || r.rounds > 100) {
@@ -214,9 +234,16 @@ Result<bool> TaskVerifierImpl::CompileCandidate(Job* job) {
   rep.compile_log = job->candidate.log;
   rep.compiled = job->candidate.ok;
   if (!job->candidate.ok) {
-    job->Add(FindingCode::kCompileError,
-             "the candidate does not compile (the compiler output is in "
-             "compile_log)");
+    if (job->candidate.failure == CompileFailure::kLimit &&
+        job->candidate.limit != "output") {
+      job->Add(FindingCode::kResourceLimit,
+               "the compiler was stopped by its " + job->candidate.limit +
+                   " limit (the compiler output is in compile_log)");
+    } else {
+      job->Add(FindingCode::kCompileError,
+               "the candidate does not compile (the compiler output is in "
+               "compile_log)");
+    }
     return false;
   }
   if (options_.static_screen) {
@@ -260,7 +287,8 @@ Result<bool> TaskVerifierImpl::CallWorker(Job* job, const json& header,
                  "); the worker was replaced");
     job->replace_worker = true;
   } else if (kind == "launch") {
-    job->Add(FindingCode::kLaunchError, "a CUDA error during the call: " + error);
+    job->Add(FindingCode::kLaunchError,
+             "a CUDA error during the call: " + error);
   } else if (kind == "load") {
     job->Add(FindingCode::kLoadError, error);
   } else if (kind == "reference") {
@@ -290,6 +318,10 @@ Status TaskVerifierImpl::DescribeSlot(Job* job) {
   d.cache_bytes = m.header.value("cache_bytes", int64_t{0});
   d.notes = m.header.value("notes", "");
   d.devices = pool_->size();
+  {
+    std::lock_guard<std::mutex> lock(notes_mu_);
+    last_worker_notes_ = d.notes;
+  }
   SKILLDB_ASSIGN_OR_RETURN(ok,
                            CallWorker(job, {{"op", "ceilings"}}, {}, 120, &m));
   if (!ok) return Status::Unavailable("the worker could not measure ceilings");
@@ -391,16 +423,16 @@ Status TaskVerifierImpl::RunOnWorker(Job* job) {
   rep.device_class = dev.device_class;
   if (!job->request->device_class.empty() &&
       job->request->device_class != dev.device_class) {
-    return Status::Unavailable("evidence from device class '" +
-                               job->request->device_class +
-                               "' was asked for, this verifier runs on '" +
-                               dev.device_class + "'");
+    return Status::Unavailable(
+        "evidence from device class '" + job->request->device_class +
+        "' was asked for, this verifier runs on '" + dev.device_class + "'");
   }
-  for (const auto& [slot, lib] :
-       {std::pair<std::string, const CompileOutput*>{"ref", &job->task->reference},
-        {"base", &job->baseline},
-        {"cand", &job->candidate}}) {
-    SKILLDB_ASSIGN_OR_RETURN(bool loaded, LoadSlot(job, slot, lib->library_path));
+  for (const auto& [slot, lib] : {std::pair<std::string, const CompileOutput*>{
+                                      "ref", &job->task->reference},
+                                  {"base", &job->baseline},
+                                  {"cand", &job->candidate}}) {
+    SKILLDB_ASSIGN_OR_RETURN(bool loaded,
+                             LoadSlot(job, slot, lib->library_path));
     if (!loaded) {
       if (slot != "cand" && !job->failed()) {
         return Status::Internal("cannot load the " + slot + " library");
@@ -422,11 +454,37 @@ Status TaskVerifierImpl::RunOnWorker(Job* job) {
   return Status::Ok();
 }
 
+IsolationInfo IsolationFrom(const std::string& worker_notes,
+                            const Compiler& compiler) {
+  IsolationInfo i;
+  auto has = [&](const char* word) {
+    return worker_notes.find(word) != std::string::npos;
+  };
+  i.namespaces = has("mntns");
+  i.seccomp = has("seccomp");
+  i.network = !has("netns");
+  i.pid_namespace = has("pidns");
+  i.compiler_confined = compiler.confined();
+  i.notes = (worker_notes.empty() ? std::string("worker: did not run")
+                                  : worker_notes) +
+            "; " + compiler.confinement();
+  return i;
+}
+
 void TaskVerifierImpl::Finish(Job* job) {
   VerificationReport& rep = job->out.report;
+  std::string notes;
+  if (job->slot != nullptr && job->slot->described) {
+    notes = job->slot->device.notes;
+  } else {
+    std::lock_guard<std::mutex> lock(notes_mu_);
+    notes = last_worker_notes_;
+  }
+  rep.isolation = IsolationFrom(notes, *compiler_);
   rep.passed = job->out.findings.empty();
   rep.reasons.clear();
-  for (const Finding& f : job->out.findings) rep.reasons.push_back(FormatFinding(f));
+  for (const Finding& f : job->out.findings)
+    rep.reasons.push_back(FormatFinding(f));
   rep.finished_at_ms = NowUnixMs();
 }
 

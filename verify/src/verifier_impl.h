@@ -102,6 +102,11 @@ class TaskVerifierImpl final : public TaskVerifier {
   std::unique_ptr<WorkerPool> pool_;
   std::vector<SlotState> slots_;  // slot i used only under its lease
   std::mutex mu_;
+  // Set by Init when CUDA did not start inside the worker's namespaces.
+  bool gpu_namespaces_failed_ = false;
+  std::string namespace_error_;
+  std::mutex notes_mu_;
+  std::string last_worker_notes_;  // the sandbox layers a worker reported
   std::map<std::string, std::unique_ptr<LoadedTask>> tasks_;  // GUARDED_BY(mu_)
 };
 

@@ -69,6 +69,20 @@ struct SpeedupEstimate {
   double confidence = 0.95;
 };
 
+// Which confinement held while the candidate was compiled and run, so that a
+// trainer can refuse to learn from an unconfined verifier. Each field is
+// true only if that layer was in place (network: true means the candidate
+// could reach a network; a report without the object, from an older
+// verifier, reads as no isolation at all).
+struct IsolationInfo {
+  bool namespaces = false;     // the worker runs in its own mount namespace
+  bool seccomp = false;        // a system-call filter held on the worker
+  bool network = true;         // false: no network interface but a down lo
+  bool pid_namespace = false;  // nothing the candidate starts outlives it
+  bool compiler_confined = false;  // the compiler saw only the toolchain
+  std::string notes;  // the layers in words ("sandbox: netns mntns ...")
+};
+
 // Everything a verifier found out about one request. Expected outcomes
 // (a compile error, a wrong answer, a hack) are reports with passed == false,
 // not errors.
@@ -89,6 +103,7 @@ struct VerificationReport {
   bool passed = false;               // the verifier's own verdict
   std::vector<std::string> reasons;  // why it failed, or notes if it passed
   int64_t finished_at_ms = 0;        // Unix time in milliseconds
+  IsolationInfo isolation;
 };
 
 // What the engine requires before a candidate may enter the library.

@@ -1,6 +1,8 @@
 #include "worker/sandbox.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/audit.h>
@@ -18,11 +20,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "confine.h"
 #include "worker/worker_loop.h"
 
 namespace skilldb::verify::internal {
@@ -153,26 +158,94 @@ Program HostFilter(bool writes_ok) {
   return p;
 }
 
-Program GpuFilter() {
+// The CUDA worker's allowlist, installed after the CUDA context exists (the
+// driver's initialisation makes calls no candidate needs: namespaces are
+// entered before it, see EnterGpuNamespaces). Broader than the host's: the
+// runtime keeps calling ioctl on the device nodes, maps and unmaps memory,
+// starts threads, polls and uses NUMA calls on every launch or allocation.
+// Opens are allowed (the driver and the loader open files lazily); where
+// the mount namespace does not hold, `writes_ok` is false and every open
+// that creates, truncates or appends, and every unlink, rename or mkdir,
+// traps instead (an existing file opened O_RDWR stays writable then).
+// Processes, exec, sockets other than AF_UNIX, ptrace, mounts, namespaces,
+// clock setting, module loading and anything unlisted trap.
+Program GpuFilter(bool writes_ok) {
   Program p;
-  const uint32_t deny = SECCOMP_RET_ERRNO | EPERM;
+  const uint32_t trap = SECCOMP_RET_TRAP;
   const uint32_t pid = static_cast<uint32_t>(::getpid());
-  Prologue(&p, deny);
-  p.IfNr(SYS_socket, EqBlock(0, AF_UNIX, deny));
-  p.IfNr(SYS_clone, {Ld(ArgLo(0)), Jset(CLONE_THREAD, 0, 1),
-                     RetK(SECCOMP_RET_ALLOW), RetK(deny)});
-  p.OnNr(SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS);
-  p.IfNr(SYS_kill, EqBlock(0, pid, deny));
-  p.IfNr(SYS_tgkill, EqBlock(0, pid, deny));
-  for (long nr : {SYS_execve, SYS_execveat, SYS_fork, SYS_vfork, SYS_ptrace,
-                  SYS_process_vm_readv, SYS_process_vm_writev,
-                  SYS_clock_settime, SYS_settimeofday, SYS_adjtimex,
-                  SYS_clock_adjtime, SYS_mount, SYS_umount2, SYS_chroot,
-                  SYS_pivot_root, SYS_setns, SYS_unshare, SYS_kexec_load,
-                  SYS_init_module, SYS_finit_module, SYS_reboot}) {
-    p.OnNr(nr, deny);
+  Prologue(&p, trap);
+  for (long nr :
+       {SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_pread64, SYS_pwrite64,
+        SYS_close, SYS_fstat, SYS_stat, SYS_lstat, SYS_newfstatat, SYS_statx,
+        SYS_lseek, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise,
+        SYS_msync, SYS_mlock, SYS_munlock, SYS_mincore, SYS_brk, SYS_ioctl,
+        SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_rt_sigtimedwait,
+        SYS_sigaltstack, SYS_exit, SYS_exit_group, SYS_futex,
+        SYS_set_robust_list, SYS_get_robust_list, SYS_getpid, SYS_gettid,
+        SYS_getppid, SYS_getpgrp, SYS_clock_gettime, SYS_clock_getres,
+        SYS_gettimeofday, SYS_time, SYS_nanosleep, SYS_clock_nanosleep,
+        SYS_sched_yield, SYS_sched_getaffinity, SYS_sched_setaffinity,
+        SYS_sched_getparam, SYS_sched_getscheduler, SYS_sched_get_priority_max,
+        SYS_sched_get_priority_min, SYS_getpriority, SYS_setpriority,
+        SYS_getcpu, SYS_getrandom, SYS_restart_syscall, SYS_getrusage,
+        SYS_times, SYS_sysinfo, SYS_uname, SYS_rseq, SYS_membarrier,
+        SYS_fcntl, SYS_dup, SYS_dup2, SYS_dup3, SYS_pipe, SYS_pipe2,
+        SYS_eventfd, SYS_eventfd2, SYS_getcwd, SYS_chdir, SYS_access,
+        SYS_faccessat, 439 /* faccessat2 */, SYS_readlink, SYS_readlinkat,
+        SYS_getdents64, SYS_getuid, SYS_geteuid, SYS_getgid, SYS_getegid,
+        SYS_getresuid, SYS_getresgid, SYS_getgroups, SYS_poll, SYS_ppoll,
+        SYS_select, SYS_pselect6, SYS_epoll_create, SYS_epoll_create1,
+        SYS_epoll_ctl, SYS_epoll_wait, SYS_epoll_pwait, 441 /* epoll_pwait2 */,
+        SYS_sendto, SYS_recvfrom, SYS_sendmsg, SYS_recvmsg, SYS_shutdown,
+        SYS_getsockopt, SYS_setsockopt, SYS_getsockname, SYS_getpeername,
+        SYS_mbind, SYS_get_mempolicy, SYS_set_mempolicy, SYS_memfd_create,
+        SYS_ftruncate, SYS_fallocate, SYS_fstatfs, SYS_statfs, SYS_fsync,
+        SYS_fdatasync, SYS_flock, SYS_timerfd_create, SYS_timerfd_settime,
+        SYS_timerfd_gettime, SYS_sched_getattr, SYS_prctl, SYS_capget,
+        SYS_arch_prctl, SYS_set_tid_address,
+        SYS_futex_waitv, SYS_tgkill, SYS_close_range, SYS_move_pages,
+        SYS_timer_create, SYS_timer_settime, SYS_timer_gettime,
+        SYS_timer_delete, SYS_getitimer, SYS_setitimer, SYS_alarm,
+        SYS_fadvise64, SYS_mlock2, SYS_getxattr, SYS_lgetxattr,
+        SYS_fgetxattr, SYS_wait4, SYS_waitid, SYS_sched_setattr,
+        SYS_rt_sigsuspend, SYS_rt_sigpending, SYS_sched_setparam,
+        SYS_sched_setscheduler, SYS_getsid, SYS_getpgid, SYS_fchdir,
+        SYS_umask, SYS_pause, SYS_sendmmsg, SYS_recvmmsg}) {
+    if (nr == SYS_tgkill) continue;
+    p.OnNr(nr, SECCOMP_RET_ALLOW);
   }
-  p.Ret(SECCOMP_RET_ALLOW);
+  // Inside the mount namespace only the scratch is writable, so directory
+  // changes (the driver's JIT cache) are harmless there; without it they
+  // trap.
+  for (long nr : {SYS_mkdir, SYS_mkdirat, SYS_rename, SYS_renameat,
+                  SYS_renameat2, SYS_utimensat, SYS_fchmod, SYS_unlink,
+                  SYS_unlinkat}) {
+    p.OnNr(nr, writes_ok ? SECCOMP_RET_ALLOW : trap);
+  }
+  const uint32_t open_action = writes_ok ? SECCOMP_RET_ALLOW : trap;
+  // The driver opens device nodes O_RDWR lazily (measured on the H200: a
+  // task whose kernel sets its shared memory size), so without the mount
+  // namespace only creating, truncating and appending opens trap.
+  constexpr uint32_t kCreateFlags = O_CREAT | O_TRUNC | O_APPEND;
+  p.IfNr(SYS_openat, FlagBlock(2, writes_ok ? 0 : kCreateFlags, open_action));
+  p.IfNr(SYS_open, FlagBlock(1, writes_ok ? 0 : kCreateFlags, open_action));
+  p.OnNr(SYS_creat, open_action);
+  p.OnNr(SYS_openat2, SECCOMP_RET_ERRNO | ENOSYS);  // glibc falls back
+  // Threads only: a clone without CLONE_THREAD is a new process.
+  p.IfNr(SYS_clone, {Ld(ArgLo(0)), Jset(CLONE_THREAD, 0, 1),
+                     RetK(SECCOMP_RET_ALLOW), RetK(trap)});
+  p.OnNr(SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS);  // glibc falls back to clone
+  p.IfNr(SYS_socket, EqBlock(0, AF_UNIX, trap));
+  p.IfNr(SYS_socketpair, EqBlock(0, AF_UNIX, trap));
+  p.IfNr(SYS_connect, {RetK(SECCOMP_RET_ERRNO | EACCES)});
+  p.IfNr(SYS_kill, EqBlock(0, pid, trap));
+  p.IfNr(SYS_tgkill, EqBlock(0, pid, trap));
+  p.IfNr(SYS_rt_sigaction, {Ld(ArgLo(0)), Jeq(SIGSYS, 0, 1), RetK(trap),
+                            RetK(SECCOMP_RET_ALLOW)});
+  p.IfNr(SYS_prlimit64, {Ld(ArgLo(2)), Jeq(0, 0, 3), Ld(ArgHi(2)),
+                         Jeq(0, 0, 1), RetK(SECCOMP_RET_ALLOW), RetK(trap)});
+  p.OnNr(SYS_getrlimit, SECCOMP_RET_ALLOW);
+  p.Ret(trap);
   return p;
 }
 
@@ -323,15 +396,205 @@ Result<std::string> EnterHostSandbox(const HostSandboxOptions& o) {
 #endif
 }
 
-Result<std::string> EnterGpuSandbox(int64_t file_size_bytes) {
+namespace {
+
+// What the CUDA worker's root holds: the system libraries (the driver's
+// libcuda and its JIT libraries live under /usr), the toolkit, the
+// directories of LD_LIBRARY_PATH, /sys read-only (the driver reads the PCI
+// and NUMA topology there), the GPU device nodes, and the scratch.
+RootSpec GpuRoot(const std::string& scratch) {
+  RootSpec r;
+  r.visible = {"/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache",
+               "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/sys"};
+  char buf[PATH_MAX];
+  if (::realpath("/usr/local/cuda", buf) != nullptr) r.visible.push_back(buf);
+  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
+    std::string dirs = ld;
+    size_t start = 0;
+    while (start < dirs.size()) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      const std::string d = dirs.substr(start, end - start);
+      if (!d.empty() && d[0] == '/' && ::realpath(d.c_str(), buf) != nullptr) {
+        r.visible.push_back(buf);
+      }
+      start = end + 1;
+    }
+  }
+  std::sort(r.visible.begin(), r.visible.end());
+  r.visible.erase(std::unique(r.visible.begin(), r.visible.end()), r.visible.end());
+  r.devices = {"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"};
+  for (const char* dir : {"/dev", "/dev/nvidia-caps"}) {
+    if (DIR* d = ::opendir(dir)) {
+      while (dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.rfind("nvidia", 0) == 0) {
+          const std::string path = std::string(dir) + "/" + name;
+          struct stat st;
+          if (::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+            r.devices.push_back(path);
+          }
+        }
+      }
+      ::closedir(d);
+    }
+  }
+  r.writable_dir = scratch;
+  r.mount_proc = true;
+  return r;
+}
+
+constexpr int kNamespaceFlags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID |
+                                CLONE_NEWIPC | CLONE_NEWUTS;
+
+// In a process about to become the namespaces' first: unshare, maps, fork;
+// the child builds the root. Returns the child's pid in the parent (0 in
+// the child), or -1 with *step/*err set.
+pid_t ForkIntoNamespaces(const Plan& plan, int* step, int* err) {
+  if (::unshare(kNamespaceFlags | (plan.user_ns ? CLONE_NEWUSER : 0)) != 0) {
+    *step = kStepUnshare;
+    *err = errno;
+    return -1;
+  }
+  if (!WriteIdMaps(plan)) {
+    *step = kStepMaps;
+    *err = errno;
+    return -1;
+  }
+  const pid_t child = ::fork();
+  if (child < 0) {
+    *step = kStepFork;
+    *err = errno;
+    return -1;
+  }
+  return child;
+}
+
+int WaitFor(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
+
+Status EnterGpuNamespaces(const GpuSandboxOptions& o, std::string* notes) {
+  if (o.scratch_dir.empty()) {
+    return Status::InvalidArgument("GpuSandboxOptions.scratch_dir is empty");
+  }
+  const Plan plan = MakePlan(GpuRoot(o.scratch_dir));
+  // Probe in a throwaway child first (an environment may kill a process for
+  // unshare instead of failing the call): the worker must survive that.
+  int err_pipe[2];
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    return Status::FailedPrecondition("pipe for the namespace probe");
+  }
+  const pid_t probe = ::fork();
+  if (probe == 0) {
+    ::close(err_pipe[0]);
+    int step = 0, err = 0;
+    const pid_t inner = ForkIntoNamespaces(plan, &step, &err);
+    if (inner == 0) {
+      if (!EnterRoot(plan, &step, &err)) {
+        int msg[2] = {step, err};
+        [[maybe_unused]] ssize_t n = ::write(err_pipe[1], msg, sizeof(msg));
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    if (inner < 0) {
+      int msg[2] = {step, err};
+      [[maybe_unused]] ssize_t n = ::write(err_pipe[1], msg, sizeof(msg));
+      ::_exit(1);
+    }
+    const int st = WaitFor(inner);
+    ::_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+  }
+  ::close(err_pipe[1]);
+  if (probe < 0) {
+    ::close(err_pipe[0]);
+    *notes += " (no namespaces: fork failed)";
+    return Status::Ok();
+  }
+  const int st = WaitFor(probe);
+  int msg[2] = {0, 0};
+  const bool reported = ::read(err_pipe[0], msg, sizeof(msg)) == sizeof(msg);
+  ::close(err_pipe[0]);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    *notes += reported ? " (no namespaces: " + StepName(&plan, msg[0]) + ": " +
+                             std::strerror(msg[1]) + ")"
+              : WIFSIGNALED(st)
+                  ? " (no namespaces: the probe was killed by signal " +
+                        std::to_string(WTERMSIG(st)) + ")"
+                  : std::string(" (no namespaces)");
+    return Status::Ok();
+  }
+  // The real thing. This process stays outside as a relay: it waits for the
+  // confined worker and exits as it did, so the verifier's view (its child's
+  // exit status, a kill of its process group) is unchanged.
+  int step = 0, err = 0;
+  const pid_t worker = ForkIntoNamespaces(plan, &step, &err);
+  if (worker < 0) {
+    *notes += " (no namespaces: " + StepName(&plan, step) + ": " +
+              std::strerror(err) + ")";
+    return Status::Ok();
+  }
+  if (worker > 0) {
+    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    const int status = WaitFor(worker);
+    if (WIFSIGNALED(status)) {
+      struct sigaction dfl;
+      std::memset(&dfl, 0, sizeof(dfl));
+      dfl.sa_handler = SIG_DFL;
+      ::sigaction(WTERMSIG(status), &dfl, nullptr);
+      SetLimit(RLIMIT_CORE, 0);
+      ::kill(::getpid(), WTERMSIG(status));
+      ::_exit(128 + WTERMSIG(status));
+    }
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : kWorkerExitSandboxSetup);
+  }
+  // The worker: PID 1 of its namespace, dies with the relay.
+  const pid_t relay = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (::getppid() != relay) ::_exit(kWorkerExitSandboxSetup);
+  if (!EnterRoot(plan, &step, &err)) {
+    return Status::FailedPrecondition("entering the worker's root: " +
+                                      StepName(&plan, step) + ": " +
+                                      std::strerror(err));
+  }
+  if (::chdir(o.scratch_dir.c_str()) != 0) {
+    return Status::FailedPrecondition("cannot enter the scratch directory");
+  }
+  *notes += std::string(plan.user_ns ? " userns" : "") + " netns mntns pidns";
+  return Status::Ok();
+}
+
+Result<std::string> EnterGpuSandbox(const GpuSandboxOptions& o,
+                                    const std::string& namespace_notes) {
 #if !defined(__x86_64__)
   return Status::FailedPrecondition("the seccomp filter is x86-64 only");
 #else
+  std::string notes = "sandbox:" + namespace_notes;
+  const bool confined = namespace_notes.find("mntns") != std::string::npos;
   SetLimit(RLIMIT_CORE, 0);
-  SetLimit(RLIMIT_FSIZE, file_size_bytes);
-  Program p = GpuFilter();
+  SetLimit(RLIMIT_FSIZE, o.file_size_bytes);
+  int step = 0, err = 0;
+  if (DropPrivileges(&step, &err)) {
+    notes += " no-caps";
+  } else {
+    notes += std::string(" (capabilities kept: ") + std::strerror(err) + ")";
+  }
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = OnSigsys;
+  sa.sa_flags = SA_SIGINFO;
+  ::sigaction(SIGSYS, &sa, nullptr);
+  Program p = GpuFilter(/*writes_ok=*/confined);
   SKILLDB_RETURN_IF_ERROR(Install(&p));
-  return std::string("sandbox: seccomp-denylist");
+  notes += confined ? " seccomp-allowlist(after-cuda-init)"
+                    : " seccomp-allowlist(after-cuda-init,no-writes)";
+  return notes;
 #endif
 }
 

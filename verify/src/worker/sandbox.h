@@ -16,11 +16,23 @@
 // If step 2 or 3 is unavailable, the filter also traps every open for
 // writing, so the no-writes guarantee holds without the chroot.
 //
-// GPU workers cannot chroot (the driver opens device files and libraries
-// lazily) and must allow threads (the CUDA runtime creates them), so they
-// get resource limits and a seccomp denylist applied after CUDA is
-// initialised: no sockets but AF_UNIX, no exec/fork, no ptrace, no clock
-// setting, no signals to other processes (answered with EPERM).
+// GPU workers (untrusted CUDA runs on the GPU) in two phases, because the
+// CUDA driver starts threads and namespaces can only be entered before:
+//   1. EnterGpuNamespaces, before CUDA is initialised: new network, mount,
+//      PID, IPC and UTS namespaces (through a user namespace when not
+//      root) on a fresh root holding the system libraries, the toolkit,
+//      /sys read-only, the /dev/nvidia* nodes and the scratch directory,
+//      the only writable place. The calling process stays outside as a
+//      relay; the worker continues as PID 1 of its namespace, so nothing a
+//      candidate starts outlives it. A probe in a throwaway child comes
+//      first; without namespaces the worker carries on and says why.
+//   2. EnterGpuSandbox, after the CUDA context exists: resource limits, no
+//      capabilities, no_new_privs and a seccomp allowlist broad enough for
+//      the runtime (ioctl, mmap, threads, NUMA calls); processes, exec,
+//      non-AF_UNIX sockets, ptrace, mounts and anything unlisted trap. If
+//      phase 1 did not hold, opens that create, truncate or append, unlink,
+//      rename and mkdir trap too (existing files opened O_RDWR stay
+//      writable: the driver opens its device nodes so, lazily).
 //
 // Not thread-safe: call from the worker's main thread before starting any.
 #ifndef SKILLDB_VERIFY_WORKER_SANDBOX_H_
@@ -35,12 +47,13 @@
 namespace skilldb::verify::internal {
 
 struct HostSandboxOptions {
-  std::string scratch_dir;               // REQUIRED; becomes "/"
-  int64_t memory_bytes = int64_t{4} << 30;     // RLIMIT_AS. Default: 4 GiB.
-  int64_t cpu_seconds = 3600;                   // RLIMIT_CPU. Default: 1 h.
-  int64_t file_size_bytes = int64_t{64} << 20;  // RLIMIT_FSIZE. Default: 64 MiB.
-  bool isolate_filesystem = true;  // namespaces + chroot. Default: true.
-  int keep_fd = -1;                // the IPC socket (stays open)
+  std::string scratch_dir;                  // REQUIRED; becomes "/"
+  int64_t memory_bytes = int64_t{4} << 30;  // RLIMIT_AS. Default: 4 GiB.
+  int64_t cpu_seconds = 3600;               // RLIMIT_CPU. Default: 1 h.
+  int64_t file_size_bytes = int64_t{64}
+                            << 20;  // RLIMIT_FSIZE. Default: 64 MiB.
+  bool isolate_filesystem = true;   // namespaces + chroot. Default: true.
+  int keep_fd = -1;                 // the IPC socket (stays open)
 };
 
 // Enters the host sandbox. Returns a short description of the layers that
@@ -50,8 +63,21 @@ struct HostSandboxOptions {
 // above) and is named in the description.
 Result<std::string> EnterHostSandbox(const HostSandboxOptions& options);
 
-// Applies the GPU worker's limits and seccomp denylist.
-Result<std::string> EnterGpuSandbox(int64_t file_size_bytes);
+struct GpuSandboxOptions {
+  std::string scratch_dir;                      // REQUIRED
+  int64_t file_size_bytes = int64_t{64} << 20;  // RLIMIT_FSIZE
+};
+
+// Phase 1 (see above). Appends the layers that held (" netns mntns pidns")
+// or why none did to *notes; FailedPrecondition only if the worker is
+// inside the namespaces but cannot finish its root (it must not go on).
+// Returns in the confined worker; the relay never returns.
+Status EnterGpuNamespaces(const GpuSandboxOptions& options, std::string* notes);
+
+// Phase 2, with the notes phase 1 produced. Returns the full description
+// ("sandbox: netns mntns pidns no-caps seccomp-allowlist(after-cuda-init)").
+Result<std::string> EnterGpuSandbox(const GpuSandboxOptions& options,
+                                    const std::string& namespace_notes);
 
 // The name of x86-64 system call `nr` for messages ("socket", "clone"), or
 // its number as text.

@@ -46,6 +46,9 @@ inline constexpr char kVerifierVersion[] = "skilldb-verify/1";
 
 struct VerifierLimits {
   double compile_timeout_s = 120;  // per compile. Default: 120 s.
+  // Address space of each compiler process (CompilerOptions::memory_bytes).
+  // Default: 8 GiB.
+  int64_t compile_memory_bytes = int64_t{8} << 30;
   // One candidate call, including the device-wide synchronize; a hang is
   // killed after this. Default: 20 s.
   double call_timeout_s = 20;
@@ -92,6 +95,8 @@ struct VerifierOptions {
   double device_tolerance_factor = 2.0;
   bool static_screen = true;  // ELF import/export screen. Default: true.
   bool sandbox = true;        // worker sandboxes. Default: true.
+  // Compilers in namespaces (CompilerOptions::confine). Default: true.
+  bool confine_compiler = true;
   bool use_cupti = true;      // CUPTI kernel counting (GPU). Default: true.
   // Multiplies the roofline floor's peak rates (> 1 loosens the bound).
   // Default: 1.0 (peaks are already max(measured, datasheet)).
