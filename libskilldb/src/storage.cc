@@ -2,6 +2,7 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/sst_file_reader.h>
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/transaction_log.h>
@@ -155,12 +156,39 @@ bool BulkIsWhole(rocksdb::DB* db,
   return GetBe64(loaded.data()) >= GetBe64(committed.data());
 }
 
+// The table files in `path` that cannot even be opened (footer, index or
+// properties damaged), by name.
+std::vector<std::string> UnopenableTables(const std::string& path) {
+  std::vector<std::string> damaged;
+  std::error_code ec;
+  rocksdb::Options options;
+  for (auto it = fs::directory_iterator(path, ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() != ".sst") continue;
+    const std::string name = it->path().filename().string();
+    if (name.starts_with("ingest-")) continue;
+    rocksdb::SstFileReader reader(options);
+    if (!reader.Open(it->path().string()).ok()) damaged.push_back(name);
+  }
+  std::sort(damaged.begin(), damaged.end());
+  return damaged;
+}
+
 // "000123.ldb" (RocksDB's fallback name, tried after .sst) names the .sst.
+// When RocksDB names only the MANIFEST (a table whose properties block is
+// damaged), the table files that do not open are named here.
 std::string DamageMessage(const std::string& path, const rocksdb::Status& s) {
   std::string detail = s.ToString();
   for (size_t at = detail.find(".ldb"); at != std::string::npos;
        at = detail.find(".ldb", at)) {
     detail.replace(at, 4, ".sst");
+  }
+  if (detail.find(".sst") == std::string::npos) {
+    const std::vector<std::string> damaged = UnopenableTables(path);
+    for (size_t i = 0; i < damaged.size(); ++i) {
+      detail += (i == 0 ? " (damaged table file: " : ", ") + damaged[i];
+    }
+    if (!damaged.empty()) detail += ")";
   }
   return "library at '" + path +
          "' is damaged (a table file is missing or unreadable; run 'skilldb "
