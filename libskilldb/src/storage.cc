@@ -310,6 +310,12 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   // Bound the log a reader (or a reopen) has to replay: column families
   // whose data sits in older logs are flushed once the logs pass this.
   db_options.max_total_wal_size = 64 << 20;
+  // A writer's open replays the log into the memtable without writing a
+  // table first: it needs no free space to start (on a nearly full disk a
+  // large log made every write command fail to open), and it schedules no
+  // background work (a new library's second open would otherwise start
+  // RocksDB's thread pool, which a process that forks must not have).
+  db_options.avoid_flush_during_recovery = true;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (int i = 0; i < kNumCfs; ++i) {
