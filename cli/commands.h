@@ -224,6 +224,8 @@ int RunTag(const GlobalArgs& g, const TagArgs& a, const Io& io);
 int RunTags(const GlobalArgs& g, const Io& io);
 int RunGc(const GlobalArgs& g, const GcArgs& a, const Io& io);
 int RunCompact(const GlobalArgs& g, const Io& io);
+// Exit 2 when the library is damaged (see Library::Check).
+int RunCheck(const GlobalArgs& g, const Io& io);
 int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io);
 // export --sqlite (export_sqlite.cc)
 int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io);

@@ -1,9 +1,15 @@
 #include "context.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -40,7 +46,7 @@ std::string SeedDir() {
 }
 
 // Imports every data/seed/*.jsonl file, in name order, as one commit.
-Status ImportSeed(Library& library, const Io& io) {
+Status ImportSeed(Library& library, const Io& io, const std::string& path) {
   const std::string dir = SeedDir();
   std::vector<fs::path> files;
   std::error_code ec;
@@ -61,14 +67,74 @@ Status ImportSeed(Library& library, const Io& io) {
     SKILLDB_ASSIGN_OR_RETURN(auto parsed, ParseJsonl(text, file.string()));
     for (Skill& s : parsed) skills.push_back(std::move(s));
   }
-  *io.err << "skilldb: creating the default library at '"
-          << EscapeLine(library.Info().path) << "' from " << skills.size()
-          << " seed skills\n";
+  *io.err << "skilldb: creating the default library at '" << EscapeLine(path)
+          << "' from " << skills.size() << " seed skills\n";
   CommitOptions commit;
   commit.message = "seed library";
   commit.author = "skilldb";
   commit.kind = "import";
   return library.PutMany(skills, commit).status();
+}
+
+// Creates the default library from the seed, once: under an exclusive lock
+// on library.lock beside it, built (and seeded) in a directory beside it and
+// renamed into place, so a process that starts meanwhile either waits for
+// the lock or finds the whole library, and exactly one process creates it
+// (and says so).
+Status CreateDefaultLibrary(const std::string& path, const GlobalArgs& g,
+                            const Io& io) {
+  const fs::path target(path);
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) {
+    return Status::IOError("cannot create '" + target.parent_path().string() +
+                           "': " + ec.message());
+  }
+  const std::string lock_path =
+      (target.parent_path() / "library.lock").string();
+  const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Status::IOError("cannot open '" + lock_path +
+                           "': " + std::strerror(errno));
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { close(fd); }  // closing releases the lock
+  } unlock{fd};
+  while (flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      return Status::IOError("cannot lock '" + lock_path +
+                             "': " + std::strerror(errno));
+    }
+  }
+  if (fs::exists(target / "CURRENT", ec))
+    return Status::Ok();  // made meanwhile
+  // A creator that died under the lock left its build: nobody else builds
+  // while this process holds the lock.
+  const std::string prefix = "." + target.filename().string() + ".seeding-";
+  for (auto it = fs::directory_iterator(target.parent_path(), ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().filename().string().starts_with(prefix)) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+  const std::string build =
+      (target.parent_path() / (prefix + std::to_string(getpid()))).string();
+  Status made = [&]() -> Status {
+    Options create;
+    create.create_if_missing = true;
+    create.field_weights = kSkillLibraryWeights;
+    create.lock_timeout_ms = g.lock_timeout_ms;
+    SKILLDB_ASSIGN_OR_RETURN(auto library, Library::Open(create, build));
+    return ImportSeed(*library, io, path);
+  }();
+  if (made.ok() && std::rename(build.c_str(), path.c_str()) != 0) {
+    made = Status::IOError("cannot move the new default library into '" + path +
+                           "': " + std::strerror(errno));
+  }
+  if (!made.ok()) fs::remove_all(build, ec);
+  return made;
 }
 
 }  // namespace
@@ -88,14 +154,7 @@ Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
   const std::string path = ResolveDbPath(g, &is_default);
   std::error_code ec;
   if (is_default && !fs::exists(fs::path(path) / "CURRENT", ec)) {
-    Options create;
-    create.create_if_missing = true;
-    create.field_weights = kSkillLibraryWeights;
-    create.lock_timeout_ms = g.lock_timeout_ms;
-    SKILLDB_ASSIGN_OR_RETURN(auto library, Library::Open(create, path));
-    if (library->CurrentVersion() == 0) {
-      SKILLDB_RETURN_IF_ERROR(ImportSeed(*library, io));
-    }
+    SKILLDB_RETURN_IF_ERROR(CreateDefaultLibrary(path, g, io));
   }
   Options options;
   options.read_only = read_only;

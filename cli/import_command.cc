@@ -34,21 +34,40 @@ int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io) {
       g.progress, io.err,
       "committing " + std::to_string(skills->size()) + " skills", "skills");
   committing.StartTicking();
+  const Version before = (*library)->CurrentVersion();
   auto version =
       (*library)->PutMany(*skills, MakeCommit(a.message, a.author, "import"));
   committing.Finish();
   if (!version.ok()) return Fail(g, io, version.status());
-  auto commit = (*library)->GetCommit(*version);
-  if (!commit.ok()) return Fail(g, io, commit.status());
+  // Skills identical to their live revision make no revision; when none
+  // differs, no version is made.
+  const bool committed = *version != before;
+  uint64_t added = 0, updated = 0, num_skills = 0;
+  if (committed || *version > 0) {
+    auto commit = (*library)->GetCommit(*version);
+    if (!commit.ok()) return Fail(g, io, commit.status());
+    num_skills = commit->num_skills;
+    if (committed) {
+      added = commit->added;
+      updated = commit->updated;
+    }
+  }
+  const uint64_t unchanged = skills->size() - added - updated;
   if (g.json) {
     PrintJson(io, Json{{"version", *version},
-                       {"added", commit->added},
-                       {"updated", commit->updated},
-                       {"skills", commit->num_skills}});
+                       {"committed", committed},
+                       {"added", added},
+                       {"updated", updated},
+                       {"unchanged", unchanged},
+                       {"skills", num_skills}});
+  } else if (!committed) {
+    *io.out << "nothing to commit: all " << skills->size()
+            << " skills are identical to version " << *version
+            << " (no new version)\n";
   } else {
-    *io.out << "imported " << skills->size() << " skills (" << commit->added
-            << " added, " << commit->updated << " updated) as version "
-            << *version << "\n";
+    *io.out << "imported " << skills->size() << " skills (" << added
+            << " added, " << updated << " updated, " << unchanged
+            << " unchanged) as version " << *version << "\n";
   }
   return kExitOk;
 }
@@ -64,12 +83,15 @@ int RunAdd(const GlobalArgs& g, const AddArgs& a, const Io& io) {
   }
   auto library = OpenLibrary(g, /*read_only=*/false, io);
   if (!library.ok()) return Fail(g, io, library.status());
+  const Version before = (*library)->CurrentVersion();
   auto version =
       (*library)->Put(*skill, MakeCommit(a.message, a.author, "put"));
   if (!version.ok()) return Fail(g, io, version.status());
   auto commit = (*library)->GetCommit(*version);
   if (!commit.ok()) return Fail(g, io, commit.status());
-  const char* what = commit->updated > 0 ? "updated" : "added";
+  const char* what = *version == before    ? "unchanged"
+                     : commit->updated > 0 ? "updated"
+                                           : "added";
   if (g.json) {
     PrintJson(io,
               Json{{"version", *version}, {"id", skill->id}, {"change", what}});

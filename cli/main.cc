@@ -535,6 +535,12 @@ void AddRetentionCommands(CLI::App& app, Cli& c) {
                                      "rewrite the index into one segment and "
                                      "compact storage (no new version)");
   Runs(compact, c, [&c] { return RunCompact(c.g, c.io); });
+
+  auto* check = app.add_subcommand(
+      "check",
+      "verify the library: checksums of every table file, the index against "
+      "the records (exit 2 if damaged)");
+  Runs(check, c, [&c] { return RunCheck(c.g, c.io); });
 }
 
 void AddVerify(CLI::App& app, Cli& c) {

@@ -249,5 +249,36 @@ TEST_CASE("help explains the commands and exits 0") {
   CHECK(q.out.find("--as-of") != std::string::npos);
 }
 
+TEST_CASE("re-importing identical content makes no new version and says so") {
+  Fixture cli;
+  cli.Init();
+  Run again = cli({"import", cli.file, "-m", "same again", "--json"});
+  REQUIRE_MESSAGE(again.code == 0, again.err);
+  Json j = Json::parse(again.out);
+  CHECK(j["committed"] == false);
+  CHECK(j["version"] == 1);
+  CHECK(j["unchanged"] == 4);
+  Run human = cli({"import", cli.file});
+  CHECK(human.code == 0);
+  CHECK(human.out.find("nothing to commit") != std::string::npos);
+  Run log = cli({"log", "--json"});
+  REQUIRE(log.code == 0);
+  CHECK(Json::parse(log.out).size() == 1);
+  Run history = cli({"history", "smem-tiling", "--json"});
+  REQUIRE(history.code == 0);
+  CHECK(Json::parse(history.out).size() == 1);
+  // One changed skill among the same ones: one updated revision.
+  std::string changed = testing::kFixture;
+  changed.replace(changed.find("Load a tile"), 11, "Load a TILE");
+  std::ofstream(cli.file) << changed;
+  Run one = cli({"import", cli.file, "--json"});
+  REQUIRE(one.code == 0);
+  Json k = Json::parse(one.out);
+  CHECK(k["committed"] == true);
+  CHECK(k["version"] == 2);
+  CHECK(k["updated"] == 1);
+  CHECK(k["unchanged"] == 3);
+}
+
 }  // namespace
 }  // namespace skilldb

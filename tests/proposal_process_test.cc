@@ -126,7 +126,10 @@ TEST_CASE("parallel proposers in processes take turns and all land") {
         o.lock_timeout_ms = 60000;  // wait for the other processes' turns
         o.sync_commits = false;
         auto lib = Library::Open(o, path);
-        if (!lib.ok()) _exit(10);
+        if (!lib.ok()) {
+          fprintf(stderr, "child open: %s\n", lib.status().ToString().c_str());
+          _exit(10);
+        }
         auto p = (*lib)->Propose(Candidate(c * 10 + i), {});
         if (!p.ok() || !(*p)->Verify(verifier, {}).ok()) _exit(11);
         auto outcome = (*p)->Commit();

@@ -77,6 +77,17 @@ class BatchWriter {
   Status Finish(bool sync) {
     if (bulk_) {
       SKILLDB_RETURN_IF_ERROR(LoadBuffers());
+      // The ingestions and the final batch reach a reader by two paths (the
+      // MANIFEST and the log), which a read-only open reads at different
+      // moments: this last table file tells it whether it has all the bulk
+      // that the final batch it sees refers to (LibraryImpl::LoadState).
+      // The token increases from one bulk write to the next (a merge's and
+      // the next commit's may share a version; never a sequence number).
+      const std::string token = Be64(storage_.db()->GetLatestSequenceNumber());
+      std::vector<std::pair<std::string, std::string>> loaded = {
+          {std::string(kBulkLoadedKey), token}};
+      SKILLDB_RETURN_IF_ERROR(storage_.IngestSorted(kMeta, &loaded));
+      batch_.Put(storage_.cf(kMeta), std::string(kBulkCommittedKey), token);
       const std::string key(kStagingKey);
       batch_.Delete(storage_.cf(kMeta), key);
     }

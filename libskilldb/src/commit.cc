@@ -191,7 +191,7 @@ Result<Version> LibraryImpl::Commit(const std::vector<Skill>& puts,
 }
 
 Result<Version> LibraryImpl::CommitLocked(
-    const std::vector<Skill>& puts, const std::vector<std::string>& deletes,
+    const std::vector<Skill>& all_puts, const std::vector<std::string>& deletes,
     const CommitOptions& options, const ExtraWrites& extra) {
   auto head_state = state();
   const Version head = head_state->head;
@@ -204,16 +204,37 @@ Result<Version> LibraryImpl::CommitLocked(
   if (options.precondition) SKILLDB_RETURN_IF_ERROR(options.precondition(head));
 
   // Previous live revisions: puts over them are updates, deletes need them.
+  // A put identical to the live revision changes nothing and is left out
+  // (re-importing a library makes no new revisions); a plain commit in
+  // which nothing changes writes nothing and returns the head.
   std::vector<Ended> ended;
-  std::vector<ChangeKind> put_kinds(puts.size(), ChangeKind::kAdded);
-  for (size_t i = 0; i < puts.size(); ++i) {
+  std::vector<ChangeKind> put_kinds;
+  std::vector<Skill> changed_puts;
+  std::vector<bool> unchanged(all_puts.size(), false);
+  size_t num_unchanged = 0;
+  for (size_t i = 0; i < all_puts.size(); ++i) {
     SKILLDB_ASSIGN_OR_RETURN(auto prev,
-                             ReadRevision(*head_state, puts[i].id, head));
+                             ReadRevision(*head_state, all_puts[i].id, head));
     if (prev && prev->kind == RevisionKind::kPut) {
-      put_kinds[i] = ChangeKind::kUpdated;
+      if (!extra && prev->skill_json == SkillToJson(all_puts[i])) {
+        unchanged[i] = true;
+        ++num_unchanged;
+        continue;
+      }
       ended.push_back({prev->docid, std::move(prev->skill_json)});
     }
+    put_kinds.push_back(prev && prev->kind == RevisionKind::kPut
+                            ? ChangeKind::kUpdated
+                            : ChangeKind::kAdded);
   }
+  if (num_unchanged > 0) {
+    changed_puts.reserve(all_puts.size() - num_unchanged);
+    for (size_t i = 0; i < all_puts.size(); ++i) {
+      if (!unchanged[i]) changed_puts.push_back(all_puts[i]);
+    }
+  }
+  const std::vector<Skill>& puts = num_unchanged > 0 ? changed_puts : all_puts;
+  if (puts.empty() && deletes.empty() && !extra) return head;
   for (const std::string& id : deletes) {
     SKILLDB_ASSIGN_OR_RETURN(auto prev, ReadRevision(*head_state, id, head));
     if (!prev || prev->kind != RevisionKind::kPut) {

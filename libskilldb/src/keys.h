@@ -62,6 +62,12 @@ inline constexpr std::string_view kNextDocidKey = "next_docid";
 inline constexpr std::string_view kNextSegmentKey = "next_segment";
 inline constexpr std::string_view kManifestKey = "manifest";
 inline constexpr std::string_view kStagingKey = "staging";
+// A token (increasing) of the newest bulk commit or merge: written by its final
+// batch (through the log), and by a table file ingested after all of its
+// bulk (through the MANIFEST). A reader that sees the first newer than the
+// second opened between the two and must open again.
+inline constexpr std::string_view kBulkCommittedKey = "bulk_committed";
+inline constexpr std::string_view kBulkLoadedKey = "bulk_loaded";
 inline constexpr std::string_view kAuditSeqKey = "audit_seq";
 // Per spool file: how many bytes of it are already folded into usage.
 inline constexpr std::string_view kSpoolKeyPrefix = "spool/";

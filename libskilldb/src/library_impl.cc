@@ -1,8 +1,16 @@
 #include "library_impl.h"
 
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 
 #include "analysis.h"
 #include "records.h"
@@ -48,8 +56,86 @@ Result<uint64_t> ReadCounter(const Storage& storage, std::string_view key,
 
 }  // namespace
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// Whether `path` holds a database (its CURRENT file).
+bool HasDatabase(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(fs::path(path) / "CURRENT", ec);
+}
+
+// The prefix of the directories a library at `path` is built in before it
+// is renamed into place: ".NAME.creating-" beside it.
+std::string BuildPrefix(const fs::path& path) {
+  return "." + path.filename().string() + ".creating-";
+}
+
+// Removes the build directories of creators that died (their pid is gone).
+void RemoveStaleBuilds(const fs::path& path) {
+  std::error_code ec;
+  const std::string prefix = BuildPrefix(path);
+  for (auto it = fs::directory_iterator(path.parent_path(), ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Library>> LibraryImpl::Open(const Options& options,
-                                                   std::string_view path) {
+                                                   std::string_view path_view) {
+  // A new library is built beside its path and renamed into place, so no
+  // other process ever opens one half-made (no column families yet, or no
+  // meta), and of several creating it at once exactly one creates it: the
+  // others find it there and open it (or, with error_if_exists, say so).
+  const std::string path(path_view);
+  if (options.create_if_missing && !options.read_only && !HasDatabase(path)) {
+    fs::path target = fs::absolute(fs::path(path)).lexically_normal();
+    if (target.filename().empty()) target = target.parent_path();
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) {
+      return Status::IOError("cannot create '" + target.parent_path().string() +
+                             "': " + ec.message());
+    }
+    RemoveStaleBuilds(target);
+    std::string build =
+        (target.parent_path() /
+         (BuildPrefix(target) + std::to_string(getpid()) + "-XXXXXX"))
+            .string();
+    if (mkdtemp(build.data()) == nullptr) {
+      return Status::IOError("cannot create a directory beside '" + path +
+                             "': " + std::strerror(errno));
+    }
+    Options create = options;
+    create.error_if_exists = false;
+    Status built = OpenHere(create, build).status();
+    if (built.ok() && !HasDatabase(path)) {
+      // rename(2) replaces an empty directory and fails on a non-empty one:
+      // then another process won the race (or the path holds something
+      // else, which the open below reports).
+      if (std::rename(build.c_str(), path.c_str()) == 0) {
+        Options open = options;
+        open.error_if_exists = false;
+        return OpenHere(open, path);
+      }
+    }
+    fs::remove_all(build, ec);
+    if (!built.ok()) return built;
+  }
+  return OpenHere(options, path);
+}
+
+Result<std::unique_ptr<Library>> LibraryImpl::OpenHere(const Options& options,
+                                                       std::string_view path) {
   // The enum is the API's; its name is what the engine stores and what
   // retrieval parses (a value outside the enum has no name and fails here).
   SKILLDB_RETURN_IF_ERROR(

@@ -109,10 +109,14 @@ class LibraryImpl final : public Library {
   Result<std::vector<TagInfo>> Tags() override;
   Result<GcReport> Gc(const GcOptions& options) override;
   Status Compact() override;
+  Result<CheckReport> Check() override;
 
  private:
   friend class ProposalImpl;
   LibraryImpl() = default;
+  // Open without building a new library beside its path first.
+  static Result<std::unique_ptr<Library>> OpenHere(const Options& options,
+                                                   std::string_view path);
 
   // library_impl.cc
   Status Initialize(const Options& options, bool created);

@@ -319,6 +319,56 @@ TEST_CASE("opening creation settings are validated and stored") {
   CHECK((*again)->Info().k1 == 0.9);
 }
 
+TEST_CASE(
+    "an unchanged skill makes no revision; a commit of nothing new makes no "
+    "version") {
+  TempLibrary lib;
+  std::vector<Skill> skills = {Skill::Make("a", "shared memory tiling"),
+                               Skill::Make("b", "warp shuffle reduction"),
+                               Skill::Make("c", "tensor core async copy")};
+  auto v1 = lib->PutMany(skills);
+  REQUIRE(v1.ok());
+  // The same import again: nothing changes.
+  auto again = lib->PutMany(skills);
+  REQUIRE(again.ok());
+  CHECK(*again == *v1);
+  CHECK(lib->CurrentVersion() == *v1);
+  auto same = lib->Put(skills[1]);
+  REQUIRE(same.ok());
+  CHECK(*same == *v1);
+  // One changed among unchanged ones: one new revision, one change.
+  skills[2].body = "cp.async with a pipeline";
+  auto v2 = lib->PutMany(skills);
+  REQUIRE(v2.ok());
+  CHECK(*v2 == *v1 + 1);
+  auto commit = lib->GetCommit(*v2);
+  REQUIRE(commit.ok());
+  CHECK(commit->added == 0);
+  CHECK(commit->updated == 1);
+  CHECK(commit->num_skills == 3);
+  auto changes = lib->CommitChanges(*v2);
+  REQUIRE(changes.ok());
+  REQUIRE(changes->size() == 1);
+  CHECK((*changes)[0].id == "c");
+  auto history = lib->History("a");
+  REQUIRE(history.ok());
+  CHECK(history->size() == 1);
+  auto diff = lib->Diff(*v1, *v2);
+  REQUIRE(diff.ok());
+  CHECK(diff->size() == 1);
+  // Still indexed once: queries see each skill once.
+  auto hits = lib->Query(QueryOptions{.k = 10}, "shared memory tiling");
+  REQUIRE(hits.ok());
+  CHECK(hits->hits.size() == 1);
+  auto report = lib->Check();
+  REQUIRE(report.ok());
+  CHECK(report->ok());
+  CHECK(report->skills == 3);
+  // A delete of a live skill is still a change.
+  auto v3 = lib->Commit(skills, {"x-missing"});
+  CHECK(v3.status().code() == StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace skilldb
 

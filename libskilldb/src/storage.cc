@@ -2,15 +2,19 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/sst_file_reader.h>
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/transaction_log.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "usage_codec.h"
@@ -96,6 +100,161 @@ Status CheckPath(const std::string& path, bool* exists) {
   return Status::Ok();
 }
 
+// What identifies the MANIFEST's state: the name in CURRENT and that
+// file's size (every flush, compaction or ingestion appends to it, and a new
+// MANIFEST changes CURRENT).
+std::string ManifestFingerprint(const std::string& path) {
+  std::error_code ec;
+  std::string current;
+  if (FILE* f = std::fopen((fs::path(path) / "CURRENT").c_str(), "rb")) {
+    char buf[256];
+    const size_t n = std::fread(buf, 1, sizeof(buf), f);
+    std::fclose(f);
+    current.assign(buf, n);
+  }
+  while (!current.empty() && (current.back() == '\n' || current.back() == '\r'))
+    current.pop_back();
+  const uint64_t size = fs::file_size(fs::path(path) / current, ec);
+  return current + ":" + (ec ? std::string("?") : std::to_string(size));
+}
+
+// The write-ahead logs in the library directory, sorted.
+std::vector<std::string> LogFiles(const std::string& path) {
+  std::vector<std::string> logs;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(path, ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() == ".log") {
+      logs.push_back(it->path().filename().string());
+    }
+  }
+  std::sort(logs.begin(), logs.end());
+  return logs;
+}
+
+// Whether a log of `before` is missing from `after`.
+bool LostLog(const std::vector<std::string>& before,
+             const std::vector<std::string>& after) {
+  return !std::includes(after.begin(), after.end(), before.begin(),
+                        before.end());
+}
+
+// Whether the newest bulk commit's final batch, if visible, comes with its
+// last ingested table (see kBulkLoadedKey). Read errors are left to the
+// reads that follow.
+bool BulkIsWhole(rocksdb::DB* db,
+                 const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  std::string committed, loaded;
+  rocksdb::ReadOptions ro;
+  const rocksdb::Status c =
+      db->Get(ro, handles[kMeta], std::string(kBulkCommittedKey), &committed);
+  if (!c.ok() || committed.size() != 8) return true;
+  const rocksdb::Status l =
+      db->Get(ro, handles[kMeta], std::string(kBulkLoadedKey), &loaded);
+  if (l.IsNotFound()) return false;
+  if (!l.ok() || loaded.size() != 8) return true;
+  return GetBe64(loaded.data()) >= GetBe64(committed.data());
+}
+
+// The table files in `path` that cannot even be opened (footer, index or
+// properties damaged), by name.
+std::vector<std::string> UnopenableTables(const std::string& path) {
+  std::vector<std::string> damaged;
+  std::error_code ec;
+  rocksdb::Options options;
+  for (auto it = fs::directory_iterator(path, ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() != ".sst") continue;
+    const std::string name = it->path().filename().string();
+    if (name.starts_with("ingest-")) continue;
+    rocksdb::SstFileReader reader(options);
+    if (!reader.Open(it->path().string()).ok()) damaged.push_back(name);
+  }
+  std::sort(damaged.begin(), damaged.end());
+  return damaged;
+}
+
+// "000123.ldb" (RocksDB's fallback name, tried after .sst) names the .sst.
+// When RocksDB names only the MANIFEST (a table whose properties block is
+// damaged), the table files that do not open are named here.
+std::string DamageMessage(const std::string& path, const rocksdb::Status& s) {
+  std::string detail = s.ToString();
+  for (size_t at = detail.find(".ldb"); at != std::string::npos;
+       at = detail.find(".ldb", at)) {
+    detail.replace(at, 4, ".sst");
+  }
+  if (detail.find(".sst") == std::string::npos) {
+    const std::vector<std::string> damaged = UnopenableTables(path);
+    for (size_t i = 0; i < damaged.size(); ++i) {
+      detail += (i == 0 ? " (damaged table file: " : ", ") + damaged[i];
+    }
+    if (!damaged.empty()) detail += ")";
+  }
+  return "library at '" + path +
+         "' is damaged (a table file is missing or unreadable; run 'skilldb "
+         "check'): " +
+         detail;
+}
+
+// The info log of a reader: nothing (a reader never writes into the
+// library directory).
+class SilentLogger : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char*, va_list) override {}
+};
+
+// The writer's info log (LOG in the library directory). RocksDB's own
+// logger asserts that its writes succeed, so a full disk aborted the
+// process inside it; this one drops what it cannot write (the write that
+// matters fails on its own, with its file's name) and keeps the file to
+// about 1 MiB, the previous one as LOG.old.
+class TolerantFileLogger : public rocksdb::Logger {
+ public:
+  explicit TolerantFileLogger(std::string path)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL),
+        path_(std::move(path)) {}
+  ~TolerantFileLogger() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (file_ == nullptr && !Reopen()) return;
+    if (written_ > (1u << 20)) {
+      std::fclose(file_);
+      file_ = nullptr;
+      std::error_code ec;
+      fs::rename(path_, path_ + ".old", ec);
+      if (!Reopen()) return;
+    }
+    const int n = std::vfprintf(file_, format, ap);
+    if (n > 0) written_ += static_cast<uint64_t>(n);
+    std::fputc('\n', file_);
+    if (std::fflush(file_) != 0) std::clearerr(file_);
+  }
+
+ private:
+  bool Reopen() {
+    file_ = std::fopen(path_.c_str(), "a");
+    if (file_ == nullptr) return false;
+    std::error_code ec;
+    const uint64_t size = fs::file_size(path_, ec);
+    written_ = ec ? 0 : size;
+    return true;
+  }
+
+  const std::string path_;
+  std::mutex mu_;
+  FILE* file_ = nullptr;
+  uint64_t written_ = 0;
+};
+
+std::shared_ptr<rocksdb::FileSystem>& TestFileSystem() {
+  static std::shared_ptr<rocksdb::FileSystem> fs;
+  return fs;
+}
+
 }  // namespace
 
 Status FromRocks(const rocksdb::Status& s, std::string_view context) {
@@ -110,6 +269,10 @@ Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   if (s.IsNotSupported()) return Status::NotSupported(message);
   if (s.IsBusy() || s.IsTryAgain()) return Status::Unavailable(message);
   return Status::Internal(message);
+}
+
+void SetFileSystemForTesting(std::shared_ptr<rocksdb::FileSystem> fs) {
+  TestFileSystem() = std::move(fs);
 }
 
 Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
@@ -147,6 +310,12 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   // Bound the log a reader (or a reopen) has to replay: column families
   // whose data sits in older logs are flushed once the logs pass this.
   db_options.max_total_wal_size = 64 << 20;
+  // A writer's open replays the log into the memtable without writing a
+  // table first: it needs no free space to start (on a nearly full disk a
+  // large log made every write command fail to open), and it schedules no
+  // background work (a new library's second open would otherwise start
+  // RocksDB's thread pool, which a process that forks must not have).
+  db_options.avoid_flush_during_recovery = true;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (int i = 0; i < kNumCfs; ++i) {
@@ -157,43 +326,63 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   auto storage = std::unique_ptr<Storage>(new Storage());
   storage->path_ = path;
   storage->read_only_ = options.read_only;
+  if (TestFileSystem()) {
+    storage->env_ = rocksdb::NewCompositeEnv(TestFileSystem());
+    db_options.env = storage->env_.get();
+  }
   if (options.read_only) {
-    SKILLDB_RETURN_IF_ERROR(storage->secondary_dir_.Create());
+    // A reader writes nothing into the library (no LOG of its own).
+    db_options.info_log = std::make_shared<SilentLogger>();
+  } else {
+    db_options.info_log =
+        std::make_shared<TolerantFileLogger>((fs::path(path) / "LOG").string());
   }
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(options.lock_timeout_ms);
   while (true) {
+    bool retry = false;
     if (options.read_only) {
-      // A secondary instance, not OpenForReadOnly: the latter may read the
-      // MANIFEST and the log list at different moments of a live writer's
-      // flush and see neither the old log nor the new table. A secondary
-      // replays both consistently, whole write batches at a time.
-      s = rocksdb::DB::OpenAsSecondary(db_options, path,
-                                       storage->secondary_dir_.path(),
-                                       descriptors, &storage->handles_, &raw);
+      // OpenForReadOnly, not a secondary instance: a secondary recovers "to
+      // a point in time" and silently drops every table it cannot open (a
+      // deleted or damaged file, or one a compaction removed while it
+      // listed them), answering from an older state; a read-only open fails
+      // with the file's name instead. It reads the MANIFEST and the logs at
+      // different moments, so beside a live writer it opens again when
+      //  - it failed and the MANIFEST changed meanwhile (a compaction
+      //    removed a table it listed), or a log vanished as it read it;
+      //  - the MANIFEST changed and a log it could have missed was deleted
+      //    (a flush moved that log's data into a table it did not list);
+      //  - it sees a bulk commit's final batch (from the log) but not its
+      //    last ingested table (from the MANIFEST): see kBulkLoadedKey.
+      const std::string before = ManifestFingerprint(path);
+      const std::vector<std::string> logs_before = LogFiles(path);
+      s = rocksdb::DB::OpenForReadOnly(db_options, path, descriptors,
+                                       &storage->handles_, &raw);
+      const bool moved = ManifestFingerprint(path) != before;
       if (s.ok()) {
-        s = raw->TryCatchUpWithPrimary();
-        if (!s.ok()) {
+        bool consistent = !moved || !LostLog(logs_before, LogFiles(path));
+        if (consistent) consistent = BulkIsWhole(raw, storage->handles_);
+        if (!consistent) {
           for (auto* h : storage->handles_) raw->DestroyColumnFamilyHandle(h);
           storage->handles_.clear();
           delete raw;
           raw = nullptr;
+          s = rocksdb::Status::TryAgain("the library changed while it opened");
         }
+        retry = !consistent;
+      } else {
+        const bool log_vanished =
+            s.ToString().find("No such file") != std::string::npos &&
+            s.ToString().find(".log") != std::string::npos;
+        retry = moved || log_vanished || s.IsPathNotFound();
       }
     } else {
       s = rocksdb::DB::Open(db_options, path, descriptors, &storage->handles_,
                             &raw);
+      retry = IsLockError(s);
     }
-    // A read-only open can race the writer deleting a log or table file it
-    // just listed (flush, compaction); the next attempt sees the new set.
-    const bool vanished =
-        s.ToString().find("No such file") != std::string::npos;
-    const bool retry = options.read_only
-                           ? s.IsIOError() || s.IsPathNotFound() ||
-                                 (s.IsCorruption() && vanished)
-                           : IsLockError(s);
     if (s.ok() || !retry || std::chrono::steady_clock::now() >= deadline) {
       break;
     }
@@ -208,29 +397,32 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
       return Status::Corruption("'" + path + "' is not a skilldb library (" +
                                 s.ToString() + ")");
     }
+    if (s.IsCorruption() || s.IsPathNotFound() ||
+        (s.IsIOError() &&
+         s.ToString().find("No such file") != std::string::npos)) {
+      return Status::Corruption(DamageMessage(path, s));
+    }
     return FromRocks(s, "opening '" + path + "'");
   }
   storage->db_.reset(raw);
+  if (!options.read_only) {
+    // Table files a bulk load wrote but never ingested (a writer killed in
+    // an import or a compaction): only the writer, which holds the lock,
+    // makes them, so every one found now is a dead writer's leftover.
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(path, ec);
+         !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.starts_with("ingest-") && name.ends_with(".sst")) {
+        std::error_code ignored;
+        fs::remove(it->path(), ignored);
+      }
+    }
+  }
   storage->db_options_ = db_options;
   for (const auto& d : descriptors) storage->cf_options_.push_back(d.options);
   *created = !exists;
   return storage;
-}
-
-Status Storage::ScratchDir::Create() {
-  std::string pattern =
-      (fs::temp_directory_path() / "skilldb-reader-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return Status::IOError("cannot create a temporary directory for a reader");
-  }
-  path_ = pattern;
-  return Status::Ok();
-}
-
-Storage::ScratchDir::~ScratchDir() {
-  if (path_.empty()) return;
-  std::error_code ec;
-  fs::remove_all(path_, ec);
 }
 
 Storage::~Storage() {

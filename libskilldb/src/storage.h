@@ -8,6 +8,8 @@
 #define SKILLDB_LIBSKILLDB_STORAGE_H_
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
 #include <rocksdb/write_batch.h>
 
 #include <memory>
@@ -24,6 +26,10 @@ namespace skilldb::internal {
 
 // Converts a RocksDB status, prefixing `context` to the message.
 Status FromRocks(const rocksdb::Status& s, std::string_view context);
+
+// Tests: every Storage opened afterwards does its file I/O through `fs`
+// (null restores the default). Not thread-safe against concurrent opens.
+void SetFileSystemForTesting(std::shared_ptr<rocksdb::FileSystem> fs);
 
 class Storage {
  public:
@@ -75,21 +81,9 @@ class Storage {
  private:
   Storage() = default;
 
-  // The private directory a secondary (read-only) instance keeps its own
-  // logs in; removed when the Storage closes.
-  class ScratchDir {
-   public:
-    ~ScratchDir();
-    Status Create();
-    const std::string& path() const { return path_; }
-
-   private:
-    std::string path_;
-  };
-
+  std::unique_ptr<rocksdb::Env> env_;  // a test's file system; outlives db_
   std::string path_;
   bool read_only_ = false;
-  ScratchDir secondary_dir_;  // destroyed after db_ (declared before it)
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   rocksdb::DBOptions db_options_;

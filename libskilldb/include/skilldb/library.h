@@ -178,6 +178,10 @@ class Library {
   virtual Result<Version> Delete(std::string_view id,
                                  const CommitOptions& options = {}) = 0;
   // Puts and deletes in one commit. REQUIRES: no id in both lists.
+  // A put identical to the skill's live revision is no change and makes no
+  // revision (for Put and PutMany too); when nothing changes at all, no
+  // version is made and the current head is returned (compare it with
+  // CurrentVersion() before the call to tell).
   virtual Result<Version> Commit(const std::vector<Skill>& puts,
                                  const std::vector<std::string>& deletes,
                                  const CommitOptions& options = {}) = 0;
@@ -280,6 +284,15 @@ class Library {
   // touch the fewest files. Changes no content and makes no version; the
   // work is proportional to the library's size.
   virtual Status Compact() = 0;
+
+  // Verifies the whole library: the checksum of every block of every table
+  // file, every index segment's doc table against the manifest, and the
+  // index against the records (the skills live at the head are exactly the
+  // documents the index holds live, under the same ids, and as many as the
+  // head commit counts). Damage is reported in the CheckReport, one problem
+  // per thing found wrong; the Status fails only when the check itself
+  // cannot run. Reads everything: proportional to the library's size.
+  virtual Result<CheckReport> Check() = 0;
 
   // Drops history older than the options keep, except tagged versions:
   // afterwards reads as of any kept version (and any tag) return exactly

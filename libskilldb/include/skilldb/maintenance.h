@@ -51,6 +51,19 @@ struct UsageRecord {
   bool operator==(const UsageRecord&) const = default;
 };
 
+// ---- Integrity (Library::Check) ----
+
+// What Library::Check verified and what it found wrong. Each problem names
+// what is damaged: a table file, a segment, a skill id.
+struct CheckReport {
+  uint64_t tables = 0;       // table files whose every block was verified
+  uint64_t table_bytes = 0;  // their total size
+  uint64_t segments = 0;     // index segments whose doc table was read
+  uint64_t skills = 0;  // skills live at the head, checked against the index
+  std::vector<std::string> problems;
+  bool ok() const { return problems.empty(); }
+};
+
 // ---- Audit log ----
 
 struct AuditEntry {
