@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 namespace skilldb::trainer {
@@ -21,6 +22,8 @@ LearnerOptions Opts() {
   o.optim.warmup_steps = 0;
   o.optim.micro_batch = 8;
   o.seed = 7;
+  // The GPU script runs the same tests on cuda (bf16 autocast included).
+  if (const char* d = std::getenv("SKILLDB_TRAINER_TEST_DEVICE")) o.device = d;
   return o;
 }
 

@@ -22,7 +22,7 @@
 #include "skilldb/policy/rollout_store.h"
 #include "skilldb/policy/selection.h"
 #include "skilldb/policy/task_context.h"
-#include "skilldb/rerank/listwise.h"
+#include "skilldb/reranker.h"
 #include "skilldb/skill.h"
 #include "skilldb/summarize/summary_agent.h"
 #include "skilldb/trainer/advantages.h"
@@ -177,6 +177,104 @@ class CachingVerifier : public verify::TaskVerifier {
   int64_t hits_ = 0, misses_ = 0;
 };
 
+// The Selection Agent of this loop: the shared backbone reads the query
+// and the numbered BM25 candidates and answers with the numbers of the
+// skills to use, best first ("2 1"). Unread answers keep BM25 order (with
+// the reason); the model call is recorded either way, so the selection is
+// trained on its downstream return like any other decision.
+class PickReranker : public Reranker {
+ public:
+  PickReranker(llm::Backbone* backbone, double temperature, uint64_t seed,
+               int max_tokens)
+      : backbone_(backbone),
+        temperature_(temperature),
+        seed_(seed),
+        max_tokens_(max_tokens) {}
+  std::string_view Mode() const override { return "pick"; }
+  Result<RerankResult> Rerank(const RerankRequest& request) override {
+    std::string list;
+    for (size_t i = 0; i < request.candidates.size(); ++i) {
+      list += "[" + std::to_string(i + 1) + "] " +
+              Cut(request.candidates[i].title, 80) + "\n";
+    }
+    llm::Chat chat = {
+        {"system",
+         "You pick the library skills a kernel writer should read. "
+         "Answer with the candidate numbers, best first, separated "
+         "by spaces."},
+        {"user", "Query: " + Cut(request.query, 300) + "\nCandidates:\n" +
+                     list + "Pick " + std::to_string(request.k) + "."}};
+    llm::SamplingOptions so;
+    so.n = 1;
+    so.temperature = temperature_;
+    so.max_tokens = max_tokens_;
+    so.seed = seed_;
+    auto gen = backbone_->Generate({chat}, so);
+    if (!gen.ok() || gen->empty() || (*gen)[0].samples.empty()) {
+      return Bm25Order(
+          request, Mode(),
+          "model call failed: " +
+              (gen.ok() ? std::string("no sample") : gen.status().message()));
+    }
+    const llm::Generation& g = (*gen)[0];
+    const llm::Sample& sample = g.samples[0];
+    GenerationRecord rec;
+    rec.model = backbone_->Model();
+    for (const auto& m : chat) rec.prompt.push_back({m.role, m.content});
+    rec.prompt_text = g.prompt_text;
+    rec.prompt_token_ids = g.prompt_token_ids;
+    rec.completion = sample.text;
+    rec.completion_token_ids = sample.token_ids;
+    rec.completion_logprobs = sample.token_logprobs;
+    // Numbers in the answer, in order, each candidate once.
+    std::vector<size_t> order;
+    std::set<size_t> seen;
+    const std::string& t = sample.text;
+    for (size_t i = 0; i < t.size() && i < 512;) {
+      if (t[i] < '0' || t[i] > '9') {
+        ++i;
+        continue;
+      }
+      size_t n = 0, j = i;
+      while (j < t.size() && j < i + 3 && t[j] >= '0' && t[j] <= '9') {
+        n = n * 10 + (t[j] - '0');
+        ++j;
+      }
+      while (j < t.size() && t[j] >= '0' && t[j] <= '9') ++j;
+      i = j;
+      if (n >= 1 && n <= request.candidates.size() &&
+          seen.insert(n - 1).second) {
+        order.push_back(n - 1);
+      }
+    }
+    RerankResult out;
+    if (order.empty()) {
+      out = Bm25Order(request, Mode(), "no candidate number in the answer");
+    } else {
+      out.mode = std::string(Mode());
+      out.applied = true;
+      for (size_t i = 0; i < request.candidates.size(); ++i) {
+        if (!seen.count(i)) order.push_back(i);  // the rest in BM25 order
+      }
+      for (size_t r = 0; r < order.size(); ++r) {
+        RankedHit h;
+        h.hit = request.candidates[order[r]];
+        h.bm25_rank = order[r] + 1;
+        h.score = static_cast<double>(order.size() - r);
+        out.hits.push_back(std::move(h));
+      }
+    }
+    out.generations.push_back(std::move(rec));
+    return out;
+  }
+
+ private:
+  llm::Backbone* backbone_;
+  double temperature_;
+  uint64_t seed_;
+  int max_tokens_;
+};
+
 Result<std::vector<std::string>> ListJsonl(const std::string& dir) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return Status::NotFound(dir + ": cannot open directory");
@@ -310,7 +408,7 @@ Status Trainer::Impl::Init() {
   SKILLDB_ASSIGN_OR_RETURN(learner, Learner::Create(model_dir, lo));
   SKILLDB_RETURN_IF_ERROR(learner->BroadcastParameters());
 
-  Options lib_opts = DefaultOptions();
+  Options lib_opts;
   lib_opts.field_weights = kSkillLibraryWeights;
   lib_opts.create_if_missing = rank == 0;
   const std::string lib_path = config.out_dir + "/library";
@@ -409,6 +507,21 @@ Result<std::string> Trainer::Impl::ColdStart() {
     std::shuffle(combos.begin(), combos.end(), rng);
     policy::PromptInput in;
     in.task = &task;
+    // The skills BM25 puts first for the task, as the agent's first turn
+    // retrieves them (the reranker keeps BM25 order when it cannot judge).
+    policy::SelectionRequest request;
+    request.query = policy::RetrievalQuery(task);
+    if (!task.task.family.empty()) request.ops = {task.task.family};
+    if (task.backend == verify::Backend::kCuda) {
+      request.arch = {"sm_90"};
+      request.language = Language::kCuda;
+    }
+    policy::SelectionOptions sel;
+    sel.retrieve_k = 6;
+    sel.select_k = 2;
+    policy::Bm25Selector bm25(library.get(), sel);
+    auto picked = bm25.Select(request);
+    if (picked.ok()) in.new_skills = picked->skills;
     auto chat = prompts.Build(in);
     for (int i = 0; i < config.sft_demo_records; ++i) {
       records.push_back({"policy", family.task, chat,
@@ -479,21 +592,14 @@ Result<std::string> Trainer::Impl::Step() {
       const uint64_t seed =
           Mix(config.seed ^ Mix(step * 1000003ull + t * 1009 + g) ^
               (uint64_t(rank) << 48));
-      std::unique_ptr<rerank::ModelReranker> reranker;
+      std::unique_ptr<PickReranker> reranker;
       std::unique_ptr<policy::SkillSelector> selector;
       policy::SelectionOptions sel;
       sel.retrieve_k = 6;
       sel.select_k = 2;
       if (config.selection) {
-        rerank::ListwiseOptions lw;
-        lw.temperature = config.temperature;
-        lw.seed = seed ^ 0x5e1ec7;
-        lw.max_tokens = 24;
-        lw.prompt.max_summary_bytes = 120;
-        lw.prompt.max_excerpt_bytes = 0;
-        lw.prompt.max_title_bytes = 80;
-        SKILLDB_ASSIGN_OR_RETURN(reranker, rerank::MakeListwiseReranker(
-                                               &learner->backbone(), lw, {}));
+        reranker = std::make_unique<PickReranker>(
+            &learner->backbone(), config.temperature, seed ^ 0x5e1ec7, 8);
         selector = std::make_unique<policy::RerankingSelector>(
             library.get(), reranker.get(), sel);
       } else {

@@ -33,7 +33,7 @@ TrainConfig LearningConfig(const std::string& out) {
   c.optim.lr = 3e-3;
   c.optim.warmup_steps = 2;
   c.sft_demo_records = 36;
-  c.sft_epochs = 4;
+  c.sft_epochs = 8;
   c.sft_filter.max_similarity = 1.01;  // parameter lines are all alike
   return c;
 }

@@ -2,11 +2,11 @@
 // backbone (the Learner's module), with rewards from the real verifier.
 //
 // One step: tasks_per_step tasks from the task family; for each, `groups`
-// rollouts, each through the real agents: the Selection Agent (a listwise
-// ModelReranker over the shared backbone, inside policy's
-// RerankingSelector), the Policy Agent (max_turns turns with verifier
-// feedback; the family's PromptBuilder and CompletionExtractor turn the
-// parameter text into a real candidate) and, for a solved rollout, the
+// rollouts, each through the real agents: the Selection Agent (a
+// reranker over the shared backbone that picks among the BM25 candidates,
+// inside policy's RerankingSelector), the Policy Agent (max_turns turns with
+// verifier feedback; the family's PromptBuilder and CompletionExtractor turn
+// the parameter text into a real candidate) and, for a solved rollout, the
 // Skill Summary Agent (verified insertion into the library). Trajectories
 // and distillations go to the rollout store. Rewards (rewards.h), then
 // advantages (advantages.h), then one learner step on every agent's
