@@ -25,6 +25,9 @@
 #endif
 #include "files.h"
 #include "numbers.h"
+#ifdef SKILLDB_CLI_TRAINER
+#include "skilldb/trainer/train_command.h"
+#endif
 #include "skilldb/maintenance.h"
 #include "text.h"
 
@@ -754,6 +757,12 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
 }  // namespace
 
 int Main(int argc, char** argv) {
+#ifdef SKILLDB_CLI_TRAINER
+  // `skilldb train ...` parses its own arguments (trainer/README.md).
+  if (argc >= 2 && std::string(argv[1]) == "train") {
+    return skilldb::trainer::TrainMain(argc - 1, argv + 1);
+  }
+#endif
   FdStreamBuf stdout_buf(STDOUT_FILENO);
   std::ostream out(&stdout_buf);
   const Io io{&out, &std::cerr, &std::cin};

@@ -141,6 +141,7 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
       {"sft_data", Str(&c.sft_data)},
       {"sft_demo_records", Int(&c.sft_demo_records)},
       {"sft_epochs", Int(&c.sft_epochs)},
+      {"sft_lr", Dbl(&c.sft_lr)},
       {"checkpoint_every", Int(&c.checkpoint_every)},
       {"resume", Str(&c.resume)},
       {"advantages",
@@ -205,6 +206,7 @@ Status ValidateTrainConfig(const TrainConfig& c) {
   if (c.host_workers < 1) return bad("'host_workers' must be >= 1");
   if (c.sft_demo_records < 0) return bad("'sft_demo_records' must be >= 0");
   if (c.sft_epochs < 0) return bad("'sft_epochs' must be >= 0");
+  if (!(c.sft_lr >= 0)) return bad("'sft_lr' must be >= 0");
   if (c.checkpoint_every < 0) return bad("'checkpoint_every' must be >= 0");
   const auto& o = c.optim;
   if (!(o.lr >= 0)) return bad("'optim.lr' must be >= 0");
@@ -258,6 +260,7 @@ std::string TrainConfigToJson(const TrainConfig& c) {
       {"sft_data", c.sft_data},
       {"sft_demo_records", c.sft_demo_records},
       {"sft_epochs", c.sft_epochs},
+      {"sft_lr", c.sft_lr},
       {"checkpoint_every", c.checkpoint_every},
       {"resume", c.resume},
       {"advantages",

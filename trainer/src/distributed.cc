@@ -11,10 +11,14 @@
 
 #include "dist_internal.h"
 
+// SKILLDB_TRAINER_NO_GLOO: a libtorch without gloo headers (CMake found
+// no gloo/context.h): only the NCCL group, if built, can be had.
+#ifndef SKILLDB_TRAINER_NO_GLOO
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO 1
 #endif
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef SKILLDB_TRAINER_NCCL
 #ifndef USE_C10D_NCCL
@@ -29,7 +33,9 @@ class ProcessGroupHandle {
  public:
   DistEnv env;
   c10::intrusive_ptr<c10d::Store> store;
+#ifndef SKILLDB_TRAINER_NO_GLOO
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#endif
 #ifdef SKILLDB_TRAINER_NCCL
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
 #endif
@@ -37,9 +43,15 @@ class ProcessGroupHandle {
   template <typename F>
   auto WithGroup(F&& f) {
 #ifdef SKILLDB_TRAINER_NCCL
+#ifdef SKILLDB_TRAINER_NO_GLOO
+    return f(*nccl);
+#else
     if (nccl) return f(*nccl);
 #endif
+#endif
+#ifndef SKILLDB_TRAINER_NO_GLOO
     return f(*gloo);
+#endif
   }
 };
 
@@ -90,12 +102,17 @@ Result<std::shared_ptr<ProcessGroupHandle>> InitProcessGroup(
     opts.timeout = std::chrono::seconds(env.timeout_s);
     h->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, opts);
     if (env.backend == "gloo") {
+#ifdef SKILLDB_TRAINER_NO_GLOO
+      return Status::Unavailable(
+          "distributed: this build's libtorch has no gloo headers");
+#else
       auto o = c10d::ProcessGroupGloo::Options::create(
           std::chrono::seconds(env.timeout_s));
       o->devices.push_back(
           c10d::ProcessGroupGloo::createDeviceForHostname(env.master_addr));
       h->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(h->store, env.rank,
                                                             env.world_size, o);
+#endif
     } else if (env.backend == "nccl") {
 #ifdef SKILLDB_TRAINER_NCCL
       h->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(h->store, env.rank,

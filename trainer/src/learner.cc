@@ -221,6 +221,8 @@ std::vector<int32_t> Learner::EosIds() const { return impl_->model->eos_ids(); }
 
 int64_t Learner::step() const { return impl_->step; }
 
+void Learner::SetLearningRate(double peak) { impl_->options.optim.lr = peak; }
+
 double Learner::NextLearningRate() const {
   return impl_->LearningRate(impl_->step);
 }

@@ -550,6 +550,7 @@ Result<std::string> Trainer::Impl::ColdStart() {
     return line.dump();
   }
   SKILLDB_ASSIGN_OR_RETURN(double before, learner->MeanNll(seqs));
+  learner->SetLearningRate(config.sft_lr);
   const auto start = std::chrono::steady_clock::now();
   int steps = 0;
   int64_t tokens = 0;
@@ -564,6 +565,7 @@ Result<std::string> Trainer::Impl::ColdStart() {
       ++steps;
     }
   }
+  learner->SetLearningRate(config.optim.lr);
   SKILLDB_ASSIGN_OR_RETURN(double after, learner->MeanNll(seqs));
   line["nll_before"] = before;
   line["nll_after"] = after;

@@ -29,12 +29,13 @@ TrainConfig LearningConfig(const std::string& out) {
   c.steps = 10;
   c.groups = 8;
   c.max_turns = 1;
-  c.max_new_tokens = 20;
-  c.optim.lr = 3e-3;
+  c.max_new_tokens = 32;
+  c.optim.lr = 1e-3;
+  c.sft_lr = 5e-3;
   c.optim.warmup_steps = 2;
-  c.sft_demo_records = 36;
-  c.sft_epochs = 8;
-  c.sft_filter.max_similarity = 1.01;  // parameter lines are all alike
+  c.sft_demo_records = 36;  // every combination once
+  c.sft_epochs = 30;
+  c.sft_filter.max_similarity = 0.95;  // parameter lines are much alike
   return c;
 }
 

@@ -71,6 +71,14 @@ int Demo(int argc, char** argv) {
   TrainConfig c;
   c.out_dir = "skilldb-train-demo";
   c.steps = 12;
+  // The demo's cold start: every combination of the family once, kept
+  // apart by a high similarity threshold (the lines are much alike).
+  c.sft_demo_records = 36;
+  c.sft_epochs = 30;
+  c.sft_filter.max_similarity = 0.95;
+  c.sft_lr = 5e-3;
+  c.optim.lr = 1e-3;
+  c.optim.warmup_steps = 2;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char** out) {

@@ -45,7 +45,7 @@ struct TrainConfig {
   int tasks_per_step = 1;  // tasks drawn per step (with replacement)
   int groups = 8;          // G rollout groups per task
   int max_turns = 2;       // T policy turns
-  int max_new_tokens = 24;
+  int max_new_tokens = 32;
   double temperature = 1.0;
   bool selection = true;  // Selection Agent stage (rerank over the backbone)
   bool summary = true;    // Summary Agent on successes
@@ -62,6 +62,7 @@ struct TrainConfig {
   std::string sft_data;
   int sft_demo_records = 48;
   int sft_epochs = 3;
+  double sft_lr = 5e-3;  // the cold start's peak rate. Default: 5e-3.
   SftFilterOptions sft_filter;
   int checkpoint_every = 0;  // steps; 0 = only at the end. Default: 0.
   std::string resume;        // checkpoint directory to resume from

@@ -104,6 +104,9 @@ class Learner {
   Result<double> MeanNll(const std::vector<TrainSequence>& batch);
 
   int64_t step() const;
+  // Changes the peak rate of the following steps (the SFT cold start runs
+  // at its own rate, RL at optim.lr).
+  void SetLearningRate(double peak);
   // The rate the next step will use (linear warmup to optim.lr).
   double NextLearningRate() const;
 
