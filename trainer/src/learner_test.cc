@@ -55,7 +55,7 @@ double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
-TEST_CASE("SFT steps lower the completion NLL; prompts are not trained") {
+TEST_CASE("SFT steps lower the completion NLL") {
   auto l = Learner::Create(kModel, Opts());
   REQUIRE(l.ok());
   auto batch = Batch(**l, 6);
@@ -105,7 +105,7 @@ TEST_CASE("gradient accumulation equals the full-batch step") {
   }
 }
 
-TEST_CASE("token-mean and sequence-mean weigh sequences differently") {
+TEST_CASE("the loss covers completion tokens only, token- or sequence-mean") {
   auto o = Opts();
   auto tok = Learner::Create(kModel, o).value();
   o.optim.aggregation = LossAggregation::kSequenceMean;
