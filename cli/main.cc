@@ -12,7 +12,10 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <iostream>
@@ -28,9 +31,6 @@
 #ifdef SKILLDB_CLI_TRAINER
 #include "skilldb/trainer/train_command.h"
 #endif
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include "skilldb/maintenance.h"
 #include "text.h"
 
