@@ -12,6 +12,8 @@ PACKAGES=(
   # models/: libtorch (CPU) and the BLAS it needs to be fast (without
   # libopenblas0-pthread it falls back to reference BLAS, ~27x slower).
   libtorch-dev libopenblas0-pthread
+  # trainer/: c10d's gloo headers (ProcessGroupGloo) for data-parallel CPU runs.
+  libgloo-dev
 )
 
 missing=()

@@ -1,0 +1,197 @@
+// Tests of the task family, the SFT data filter and the configuration.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <set>
+
+#include "skilldb/trainer/config.h"
+#include "skilldb/trainer/param_task.h"
+#include "skilldb/trainer/report.h"
+#include "skilldb/trainer/sft_data.h"
+
+namespace skilldb::trainer {
+namespace {
+
+const std::string kTasks = SKILLDB_TRAINER_TASKS;
+
+TEST_CASE("the host family loads, parses untrusted text and renders") {
+  auto f = LoadTaskFamily(kTasks + "/sum_dim1_fp32.host.json");
+  REQUIRE(f.ok());
+  CHECK(f->task == "sum_dim1_fp32");
+  CHECK(f->params.size() == 4);
+  CHECK(AllCombinations(*f).size() == 2 * 3 * 3 * 2);
+
+  auto p = ParseParams(*f, "  order=rows, tile=64\nunroll=4 tail=loop <eos>");
+  REQUIRE(p.ok);
+  CHECK(FormatParams(*f, p.values) == "order=rows tile=64 unroll=4 tail=loop");
+  const std::string src = Render(*f, p.values);
+  CHECK(src.find("constexpr bool kRows = true;") != std::string::npos);
+  CHECK(src.find("constexpr long kTile = 64;") != std::string::npos);
+  CHECK(src.find("constexpr int kUnroll = 4;") != std::string::npos);
+  CHECK(src.find("constexpr bool kTail = true;") != std::string::npos);
+  CHECK(src.find("{{") == std::string::npos);
+  CHECK(src.find("with order=rows tile=64 unroll=4 tail=loop") !=
+        std::string::npos);
+
+  CHECK_FALSE(ParseParams(*f, "order=rows tile=64 unroll=4").ok);
+  CHECK(ParseParams(*f, "order=rows tile=64 unroll=4").error ==
+        "missing parameters: tail");
+  auto bad = ParseParams(*f, "order=diag tile=64 unroll=4 tail=loop");
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.error.find("'diag' is not one of cols, rows") != std::string::npos);
+  CHECK(ParseParams(*f, "tile=64 tile=16").error.find("twice") !=
+        std::string::npos);
+  CHECK(ParseParams(*f, "speed=max").error.find("unknown parameter") !=
+        std::string::npos);
+  CHECK_FALSE(ParseParams(*f, "").ok);
+  // Cut before the last parameter: the limit holds.
+  CHECK_FALSE(ParseParams(*f, "order=rows tile=64 unroll=4 tail=loop", 30).ok);
+  CHECK(FamilyInstructions(*f).find("- unroll: 1 2 4") != std::string::npos);
+
+  auto cuda = LoadTaskFamily(kTasks + "/sum_dim1_fp32.cuda.json");
+  REQUIRE(cuda.ok());
+  CHECK(cuda->language == "cuda");
+  auto all = AllCombinations(*cuda);
+  CHECK(all.size() == 2 * 4 * 3 * 2);
+  CHECK(Render(*cuda, all[0]).find("{{") == std::string::npos);
+}
+
+TEST_CASE("family files with errors are refused with the reason") {
+  char tmpl[] = "/tmp/skilldb_family_test_XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string dir = tmpl;
+  REQUIRE(WriteFile(dir + "/t.tmpl", "int x = {{a}} + {{b}};").ok());
+  REQUIRE(WriteFile(dir + "/f.json",
+                    R"({"name":"n","task":"t","backend":"host","language":"cpp",
+                        "template":"t.tmpl","description":"d",
+                        "params":[{"name":"a","values":{"1":"1"}}]})")
+              .ok());
+  auto f = LoadTaskFamily(dir + "/f.json");
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.status().message().find("{{b}}") != std::string::npos);
+  REQUIRE(WriteFile(dir + "/g.json", R"({"name":"n"})").ok());
+  CHECK(LoadTaskFamily(dir + "/g.json").status().message().find("'task'") !=
+        std::string::npos);
+  CHECK(LoadTaskFamily(dir + "/none.json").status().code() ==
+        StatusCode::kNotFound);
+}
+
+SftRecord Rec(std::string agent, std::string task, std::string completion) {
+  return {agent, task, {{"user", "write " + task}}, completion};
+}
+
+TEST_CASE("MinHash estimates Jaccard similarity") {
+  const std::string a =
+      "the quick brown fox jumps over the lazy dog near the river bank";
+  const std::string b =
+      "the quick brown fox jumps over the lazy cat near the river bank";
+  const std::string c = "completely different text about kernels and tiles";
+  const double exact = ShingleJaccard(a, b, 5);
+  auto sa = MinHashSignature(a, 5, 256, 7), sb = MinHashSignature(b, 5, 256, 7),
+       sc = MinHashSignature(c, 5, 256, 7);
+  CHECK(EstimatedJaccard(sa, sb) == doctest::Approx(exact).epsilon(0.15));
+  CHECK(EstimatedJaccard(sa, sc) < 0.1);
+  CHECK(EstimatedJaccard(sa, sa) == 1.0);
+  CHECK(ShingleJaccard(a, a, 5) == 1.0);
+}
+
+TEST_CASE("the SFT filter drops near-duplicates and applies caps, counted") {
+  std::vector<SftRecord> in = {
+      Rec("policy", "A", "order=rows tile=64 unroll=4 tail=loop, because rows"),
+      Rec("policy", "A",
+          "order=rows tile=64 unroll=4 tail=loop, because rows!"),
+      Rec("policy", "A", "order=cols tile=16 unroll=1 tail=none"),
+      Rec("policy", "B", "order=rows tile=256 unroll=2 tail=loop"),
+      Rec("policy", "A", "a completely different answer with other words"),
+      Rec("summary", "A", "{\"title\": \"row-wise reduction\"}"),
+      Rec("summary", "B", "{\"title\": \"a tiled column walk\"}"),
+  };
+  SftFilterOptions o;
+  o.max_per_task = 2;
+  o.max_per_agent = 3;
+  SftFilterReport rep;
+  auto out = FilterSft(in, o, &rep);
+  REQUIRE(out.ok());
+  CHECK(rep.read == 7);
+  CHECK(rep.near_duplicates == 1);  // record 2
+  // Task A: records 1 and 3 kept, record 5 and the A summary over the cap.
+  CHECK(rep.over_task_cap == 2);
+  CHECK(rep.over_agent_cap == 0);
+  CHECK(rep.kept == 4);
+  CHECK(out->size() == 4);
+  CHECK((*out)[0].completion == in[0].completion);
+  CHECK((*out)[1].completion == in[2].completion);
+  CHECK(rep.kept_per_agent["policy"] == 3);
+  CHECK(rep.kept_per_agent["summary"] == 1);
+  CHECK(rep.ToJson().find("\"near_duplicates\":1") != std::string::npos);
+
+  o = {};
+  o.max_per_agent = 1;
+  out = FilterSft(in, o, &rep);
+  REQUIRE(out.ok());
+  CHECK(rep.kept == 2);
+  CHECK(rep.over_agent_cap == 4);
+  o = {};
+  o.max_similarity = 1.01;  // keeps everything
+  out = FilterSft(in, o, &rep);
+  REQUIRE(out.ok());
+  CHECK(rep.kept == 7);
+  o.bands = 5;  // 64 % 5 != 0
+  CHECK_FALSE(FilterSft(in, o, &rep).ok());
+}
+
+TEST_CASE("SFT JSONL round-trips and names bad lines") {
+  char tmpl[] = "/tmp/skilldb_sft_test_XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string path = std::string(tmpl) + "/d.jsonl";
+  SftRecord r = Rec("policy", "A", "order=rows tile=64 unroll=4 tail=loop");
+  REQUIRE(
+      WriteFile(path, SftRecordToJson(r) + "\n\n" + SftRecordToJson(r) + "\n")
+          .ok());
+  auto read = ReadSftJsonl(path);
+  REQUIRE(read.ok());
+  REQUIRE(read->size() == 2);
+  CHECK((*read)[1].completion == r.completion);
+  CHECK((*read)[1].messages[0].content == "write A");
+  REQUIRE(WriteFile(path, SftRecordToJson(r) + "\n{\"agent\":\"p\"}\n").ok());
+  auto bad = ReadSftJsonl(path);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("d.jsonl:2: 'messages'") !=
+        std::string::npos);
+}
+
+TEST_CASE("the configuration refuses unknown keys and bad values") {
+  auto c = TrainConfigFromJson(
+      R"({"steps": 3, "advantages": {"baseline": "batch_mean",
+          "normalization": "none"}, "optim": {"aggregation": "sequence_mean",
+          "kl_coef": 0.1}, "rewards": {"speedup_cap": 2}})");
+  REQUIRE(c.ok());
+  CHECK(c->steps == 3);
+  CHECK(c->advantages.baseline == Baseline::kBatchMean);
+  CHECK(c->advantages.normalization == Normalization::kNone);
+  CHECK(c->optim.aggregation == LossAggregation::kSequenceMean);
+  CHECK(c->rewards.speedup_cap == 2);
+  // What is written back reads to the same configuration.
+  auto again = TrainConfigFromJson(TrainConfigToJson(*c));
+  REQUIRE(again.ok());
+  CHECK(TrainConfigToJson(*again) == TrainConfigToJson(*c));
+
+  auto unknown = TrainConfigFromJson(R"({"optim": {"learning_rate": 1}})");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().message() ==
+        "config: unknown key 'optim.learning_rate'");
+  CHECK(TrainConfigFromJson(R"({"steps": "3"})").status().message() ==
+        "config: 'steps' must be an integer");
+  CHECK(TrainConfigFromJson(R"({"groups": 0})")
+            .status()
+            .message()
+            .find("groups") != std::string::npos);
+  CHECK(TrainConfigFromJson(R"({"advantages": {"baseline": "x"}})")
+            .status()
+            .message()
+            .find("advantages.baseline") != std::string::npos);
+  CHECK_FALSE(TrainConfigFromJson("[").ok());
+}
+
+}  // namespace
+}  // namespace skilldb::trainer

@@ -1,0 +1,488 @@
+// The learner's torch translation unit (see learner.h).
+#include "skilldb/trainer/learner.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "dist_internal.h"
+#include "skilldb/models/decoder.h"
+#include "skilldb/trainer/report.h"
+
+namespace skilldb::trainer {
+
+using nlohmann::json;
+
+namespace {
+
+// bf16 autocast for the CUDA forward (torch::autocast has no C++ guard
+// with the same API in 1.13 and 2.x).
+class AutocastGuard {
+ public:
+  explicit AutocastGuard(bool on) : on_(on) {
+    if (!on_) return;
+#if TORCH_VERSION_MAJOR >= 2 && \
+    (TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 4)
+    prev_ = at::autocast::is_autocast_enabled(at::kCUDA);
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+    prev_ = at::autocast::is_enabled();
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+#endif
+    at::autocast::increment_nesting();
+  }
+  ~AutocastGuard() {
+    if (!on_) return;
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+#if TORCH_VERSION_MAJOR >= 2 && \
+    (TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, prev_);
+#else
+    at::autocast::set_enabled(prev_);
+#endif
+  }
+
+ private:
+  bool on_;
+  bool prev_ = false;
+};
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+}  // namespace
+
+class Learner::Impl {
+ public:
+  LearnerOptions options;
+  std::shared_ptr<models::DecoderModel> model;
+  std::shared_ptr<models::DecoderModel> reference;  // kl_coef > 0
+  std::unique_ptr<llm::Backbone> backbone;
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  std::vector<torch::Tensor> params;
+  std::vector<std::string> names;
+  int64_t step = 0;
+  torch::Device device = torch::kCPU;
+
+  double LearningRate(int64_t at) const {
+    const auto& o = options.optim;
+    if (o.warmup_steps <= 0) return o.lr;
+    return o.lr * std::min(1.0, static_cast<double>(at + 1) /
+                                    static_cast<double>(o.warmup_steps));
+  }
+
+  // One micro-batch: ids [B, T] right-padded, masks, advantages [B].
+  struct Micro {
+    torch::Tensor ids, attention, target, advantage;
+    int64_t tokens = 0, positions = 0;
+  };
+
+  Result<Micro> Build(const std::vector<const TrainSequence*>& seqs) const {
+    const int64_t vocab = model->config().vocab_size;
+    const int64_t ctx = model->config().max_position_embeddings;
+    int64_t len = 0;
+    for (const auto* s : seqs) {
+      len = std::max<int64_t>(len,
+                              s->prompt_ids.size() + s->completion_ids.size());
+    }
+    if (ctx > 0 && len > ctx) {
+      return Status::InvalidArgument(
+          "learner: a sequence of " + std::to_string(len) +
+          " tokens exceeds the model's context of " + std::to_string(ctx));
+    }
+    const int64_t b = static_cast<int64_t>(seqs.size());
+    std::vector<int64_t> ids(b * len, 0);
+    std::vector<uint8_t> att(b * len, 0), tgt(b * len, 0);
+    std::vector<float> adv(b, 0.f);
+    Micro m;
+    for (int64_t i = 0; i < b; ++i) {
+      const auto* s = seqs[i];
+      int64_t t = 0;
+      for (int32_t id : s->prompt_ids) {
+        if (id < 0 || id >= vocab) {
+          return Status::InvalidArgument("learner: token id " +
+                                         std::to_string(id) + " out of range");
+        }
+        ids[i * len + t] = id;
+        att[i * len + t++] = 1;
+      }
+      for (int32_t id : s->completion_ids) {
+        if (id < 0 || id >= vocab) {
+          return Status::InvalidArgument("learner: token id " +
+                                         std::to_string(id) + " out of range");
+        }
+        ids[i * len + t] = id;
+        att[i * len + t] = 1;
+        tgt[i * len + t++] = 1;
+      }
+      adv[i] = static_cast<float>(s->advantage);
+      m.tokens += static_cast<int64_t>(s->completion_ids.size());
+      m.positions += t;
+    }
+    auto cpu_long = torch::TensorOptions().dtype(torch::kInt64);
+    auto cpu_u8 = torch::TensorOptions().dtype(torch::kUInt8);
+    m.ids = torch::from_blob(ids.data(), {b, len}, cpu_long).clone().to(device);
+    m.attention = torch::from_blob(att.data(), {b, len}, cpu_u8)
+                      .clone()
+                      .to(torch::kInt64)
+                      .to(device);
+    m.target = torch::from_blob(tgt.data(), {b, len}, cpu_u8)
+                   .clone()
+                   .to(torch::kBool)
+                   .to(device);
+    m.advantage =
+        torch::from_blob(adv.data(), {b},
+                         torch::TensorOptions().dtype(torch::kFloat32))
+            .clone()
+            .to(device);
+    return m;
+  }
+};
+
+Learner::Learner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Learner::~Learner() = default;
+
+Result<std::unique_ptr<Learner>> Learner::Create(
+    const std::string& model_dir, const LearnerOptions& options) {
+  SKILLDB_RETURN_IF_ERROR(ValidateTrainConfig([&] {
+    TrainConfig c;
+    c.optim = options.optim;
+    return c;
+  }()));
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  try {
+    if (options.cpu_threads > 0) torch::set_num_threads(options.cpu_threads);
+    impl->device = torch::Device(options.device);
+    if (impl->device.is_cuda() && !torch::cuda::is_available()) {
+      return Status::Unavailable("learner: device '" + options.device +
+                                 "' requested but CUDA is not available");
+    }
+    torch::manual_seed(options.seed);
+    if (torch::cuda::is_available()) torch::cuda::manual_seed_all(options.seed);
+    models::DecoderOptions dopt;
+    dopt.device = impl->device;
+    dopt.dtype = torch::kFloat32;  // fp32 master weights; bf16 via autocast
+    dopt.trainable = true;
+    SKILLDB_ASSIGN_OR_RETURN(impl->model,
+                             models::DecoderModel::Load(model_dir, dopt));
+    if (options.optim.kl_coef > 0) {
+      dopt.trainable = false;
+      SKILLDB_ASSIGN_OR_RETURN(impl->reference,
+                               models::DecoderModel::Load(model_dir, dopt));
+    }
+    for (auto& p : impl->model->module().named_parameters()) {
+      impl->names.push_back(p.key());
+      impl->params.push_back(p.value());
+    }
+    const auto& o = options.optim;
+    impl->optimizer = std::make_unique<torch::optim::AdamW>(
+        impl->params, torch::optim::AdamWOptions(o.lr)
+                          .betas({o.beta1, o.beta2})
+                          .eps(o.eps)
+                          .weight_decay(o.weight_decay));
+    SKILLDB_ASSIGN_OR_RETURN(
+        impl->backbone, models::MakeBackbone(impl->model, options.model_name,
+                                             options.max_batch_rows));
+  } catch (const c10::Error& e) {
+    return Status::Internal(std::string("learner: ") +
+                            e.what_without_backtrace());
+  }
+  return std::unique_ptr<Learner>(new Learner(std::move(impl)));
+}
+
+llm::Backbone& Learner::backbone() { return *impl_->backbone; }
+
+Result<std::vector<int32_t>> Learner::EncodePrompt(
+    const std::vector<ChatMessage>& chat) const {
+  llm::Chat c;
+  for (const auto& m : chat) c.push_back({m.role, m.content});
+  SKILLDB_ASSIGN_OR_RETURN(auto enc, impl_->model->EncodeChat(c, true));
+  return enc.ids;
+}
+
+Result<std::vector<int32_t>> Learner::EncodeText(
+    const std::string& text) const {
+  return impl_->model->tokenizer().Encode(text, false);
+}
+
+std::vector<int32_t> Learner::EosIds() const { return impl_->model->eos_ids(); }
+
+int64_t Learner::step() const { return impl_->step; }
+
+void Learner::SetLearningRate(double peak) { impl_->options.optim.lr = peak; }
+
+double Learner::NextLearningRate() const {
+  return impl_->LearningRate(impl_->step);
+}
+
+Result<StepStats> Learner::Step(const std::vector<TrainSequence>& batch) {
+  Impl& m = *impl_;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<const TrainSequence*> seqs;
+  int64_t total_tokens = 0;
+  for (const auto& s : batch) {
+    if (s.completion_ids.empty()) continue;
+    seqs.push_back(&s);
+    total_tokens += static_cast<int64_t>(s.completion_ids.size());
+  }
+  if (seqs.empty()) {
+    return Status::InvalidArgument(
+        "learner: no sequence has completion tokens");
+  }
+  const auto& o = m.options.optim;
+  const bool token_mean = o.aggregation == LossAggregation::kTokenMean;
+  const double norm = token_mean ? static_cast<double>(total_tokens)
+                                 : static_cast<double>(seqs.size());
+  StepStats st;
+  st.sequences = static_cast<int>(seqs.size());
+  st.tokens = total_tokens;
+  int64_t positions = 0;
+  try {
+    m.optimizer->zero_grad();
+    const bool autocast = m.device.is_cuda() && o.bf16_autocast;
+    for (size_t at = 0; at < seqs.size(); at += o.micro_batch) {
+      std::vector<const TrainSequence*> chunk(
+          seqs.begin() + at,
+          seqs.begin() + std::min(seqs.size(), at + o.micro_batch));
+      SKILLDB_ASSIGN_OR_RETURN(Impl::Micro mb, m.Build(chunk));
+      positions += mb.positions;
+      torch::Tensor logp, ref;
+      {
+        AutocastGuard guard(autocast);
+        logp = m.model->TokenLogprobs(mb.ids, mb.attention, mb.target);
+        if (m.reference) {
+          torch::NoGradGuard no_grad;
+          ref = m.reference->TokenLogprobs(mb.ids, mb.attention, mb.target);
+        }
+      }
+      logp = logp.to(torch::kFloat32);
+      const torch::Tensor mask = mb.target.to(torch::kFloat32);
+      auto aggregate = [&](const torch::Tensor& per_token) {
+        if (token_mean) return (per_token * mask).sum() / norm;
+        const torch::Tensor count = mask.sum(1).clamp_min(1.0);
+        return ((per_token * mask).sum(1) / count).sum() / norm;
+      };
+      torch::Tensor pg = -aggregate(logp * mb.advantage.unsqueeze(1));
+      torch::Tensor loss = pg;
+      if (m.reference) {
+        const torch::Tensor d = ref.to(torch::kFloat32) - logp;
+        const torch::Tensor k3 = torch::exp(d) - d - 1.0;
+        const torch::Tensor kl = aggregate(k3);
+        loss = loss + o.kl_coef * kl;
+        st.kl += kl.item<double>();
+      }
+      loss.backward();
+      st.pg_loss += pg.item<double>();
+      st.loss += loss.item<double>();
+      ++st.micro_batches;
+    }
+    if (m.options.process_group) {
+      std::vector<torch::Tensor> grads;
+      for (auto& p : m.params) {
+        if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+        grads.push_back(p.grad().reshape({-1}));
+      }
+      torch::Tensor flat = torch::cat(grads);
+      SKILLDB_RETURN_IF_ERROR(
+          AllReduceMeanTensor(*m.options.process_group, flat));
+      int64_t off = 0;
+      for (auto& p : m.params) {
+        const int64_t n = p.numel();
+        p.mutable_grad().copy_(flat.narrow(0, off, n).view_as(p));
+        off += n;
+      }
+    }
+    const double max_norm = o.max_grad_norm > 0
+                                ? o.max_grad_norm
+                                : std::numeric_limits<double>::infinity();
+    st.grad_norm = torch::nn::utils::clip_grad_norm_(m.params, max_norm);
+    st.lr = m.LearningRate(m.step);
+    for (auto& group : m.optimizer->param_groups()) {
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(st.lr);
+    }
+    m.optimizer->step();
+    ++m.step;
+  } catch (const c10::Error& e) {
+    return Status::Internal(std::string("learner step: ") +
+                            e.what_without_backtrace());
+  }
+  st.step = m.step;
+  st.seconds = Seconds(start);
+  st.tokens_per_s = st.seconds > 0 ? positions / st.seconds : 0;
+  return st;
+}
+
+Result<double> Learner::MeanNll(const std::vector<TrainSequence>& batch) {
+  Impl& m = *impl_;
+  std::vector<const TrainSequence*> seqs;
+  for (const auto& s : batch) {
+    if (!s.completion_ids.empty()) seqs.push_back(&s);
+  }
+  if (seqs.empty()) {
+    return Status::InvalidArgument(
+        "learner: no sequence has completion tokens");
+  }
+  double sum = 0;
+  int64_t tokens = 0;
+  try {
+    torch::NoGradGuard no_grad;
+    for (size_t at = 0; at < seqs.size(); at += m.options.optim.micro_batch) {
+      std::vector<const TrainSequence*> chunk(
+          seqs.begin() + at,
+          seqs.begin() +
+              std::min(seqs.size(), at + m.options.optim.micro_batch));
+      SKILLDB_ASSIGN_OR_RETURN(Impl::Micro mb, m.Build(chunk));
+      torch::Tensor logp =
+          m.model->TokenLogprobs(mb.ids, mb.attention, mb.target);
+      sum -= (logp.to(torch::kFloat32) * mb.target.to(torch::kFloat32))
+                 .sum()
+                 .item<double>();
+      tokens += mb.tokens;
+    }
+  } catch (const c10::Error& e) {
+    return Status::Internal(std::string("learner: ") +
+                            e.what_without_backtrace());
+  }
+  return sum / static_cast<double>(tokens);
+}
+
+Status Learner::SaveCheckpoint(const std::string& dir,
+                               const CheckpointInfo& info) const {
+  const Impl& m = *impl_;
+  SKILLDB_RETURN_IF_ERROR(MakeDirs(dir));
+  try {
+    torch::serialize::OutputArchive model_ar;
+    for (size_t i = 0; i < m.params.size(); ++i) {
+      model_ar.write(m.names[i], m.params[i].detach().to(torch::kCPU));
+    }
+    model_ar.save_to(dir + "/model.pt");
+    torch::save(*m.optimizer, dir + "/optimizer.pt");
+    torch::serialize::OutputArchive rng_ar;
+    {
+      auto gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      rng_ar.write("cpu", gen.get_state());
+    }
+    if (m.device.is_cuda()) {
+      auto gen = at::globalContext().defaultGenerator(m.device);
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      rng_ar.write("cuda", gen.get_state());
+    }
+    rng_ar.save_to(dir + "/rng.pt");
+  } catch (const c10::Error& e) {
+    return Status::Internal(std::string("checkpoint save: ") +
+                            e.what_without_backtrace());
+  }
+  json extra = json::parse(info.extra_json, nullptr, false);
+  if (extra.is_discarded()) extra = info.extra_json;
+  json meta = {
+      {"step", m.step},          {"library_version", info.library_version},
+      {"model", m.model->dir()}, {"parameters", m.params.size()},
+      {"torch", TORCH_VERSION},  {"extra", extra}};
+  return WriteFile(dir + "/meta.json", meta.dump(2) + "\n");
+}
+
+Result<CheckpointInfo> Learner::LoadCheckpoint(const std::string& dir) {
+  Impl& m = *impl_;
+  SKILLDB_ASSIGN_OR_RETURN(std::string meta_text, ReadFile(dir + "/meta.json"));
+  json meta = json::parse(meta_text, nullptr, false);
+  if (meta.is_discarded() || !meta.contains("step") ||
+      !meta["step"].is_number_integer()) {
+    return Status::Corruption(dir + "/meta.json: no step");
+  }
+  CheckpointInfo info;
+  info.step = meta["step"].get<int64_t>();
+  info.library_version = meta.value("library_version", uint64_t{0});
+  info.extra_json = meta.contains("extra") ? meta["extra"].dump() : "{}";
+  try {
+    torch::serialize::InputArchive model_ar;
+    model_ar.load_from(dir + "/model.pt");
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < m.params.size(); ++i) {
+      torch::Tensor t;
+      if (!model_ar.try_read(m.names[i], t)) {
+        return Status::Corruption(dir + "/model.pt: no tensor '" + m.names[i] +
+                                  "'");
+      }
+      if (!t.sizes().equals(m.params[i].sizes())) {
+        return Status::Corruption(dir + "/model.pt: '" + m.names[i] +
+                                  "' has another shape");
+      }
+      m.params[i].copy_(t);
+    }
+    torch::load(*m.optimizer, dir + "/optimizer.pt");
+    torch::serialize::InputArchive rng_ar;
+    rng_ar.load_from(dir + "/rng.pt");
+    torch::Tensor cpu_state;
+    if (rng_ar.try_read("cpu", cpu_state)) {
+      auto gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(cpu_state);
+    }
+    torch::Tensor cuda_state;
+    if (m.device.is_cuda() && rng_ar.try_read("cuda", cuda_state)) {
+      auto gen = at::globalContext().defaultGenerator(m.device);
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(cuda_state);
+    }
+  } catch (const c10::Error& e) {
+    return Status::Corruption(dir + ": " + e.what_without_backtrace());
+  }
+  m.step = info.step;
+  return info;
+}
+
+std::vector<float> Learner::FlatParameters() const {
+  std::vector<float> out;
+  torch::NoGradGuard no_grad;
+  for (const auto& p : impl_->params) {
+    torch::Tensor t = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    const float* d = t.data_ptr<float>();
+    out.insert(out.end(), d, d + t.numel());
+  }
+  return out;
+}
+
+size_t Learner::NumParameters() const {
+  size_t n = 0;
+  for (const auto& p : impl_->params) n += static_cast<size_t>(p.numel());
+  return n;
+}
+
+double Learner::RandomProbe() { return torch::rand({1}).item<double>(); }
+
+Status Learner::BroadcastParameters() {
+  Impl& m = *impl_;
+  if (!m.options.process_group) return Status::Ok();
+  try {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> flat_parts;
+    for (auto& p : m.params) flat_parts.push_back(p.detach().reshape({-1}));
+    torch::Tensor flat = torch::cat(flat_parts);
+    SKILLDB_RETURN_IF_ERROR(BroadcastTensor(*m.options.process_group, flat));
+    int64_t off = 0;
+    for (auto& p : m.params) {
+      const int64_t n = p.numel();
+      p.copy_(flat.narrow(0, off, n).view_as(p));
+      off += n;
+    }
+  } catch (const c10::Error& e) {
+    return Status::Internal(std::string("broadcast: ") +
+                            e.what_without_backtrace());
+  }
+  return Status::Ok();
+}
+
+}  // namespace skilldb::trainer

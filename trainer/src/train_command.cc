@@ -1,0 +1,207 @@
+// `skilldb train` (and the standalone skilldb_train): `demo`, `--config
+// FILE` and `report RUN_DIR` (see trainer/README.md). One JSON line per
+// step on stdout; errors on stderr with exit status 1 (2 for a failed run).
+#include "skilldb/trainer/train_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "skilldb/trainer/config.h"
+#include "skilldb/trainer/distributed.h"
+#include "skilldb/trainer/report.h"
+#include "skilldb/trainer/rl_loop.h"
+
+namespace skilldb::trainer {
+namespace {
+
+const char* kUsage =
+    "usage:\n"
+    "  skilldb train demo [--backend host|cuda] [--device cpu|cuda] [--steps "
+    "N]\n"
+    "                     [--seed S] [--out RUN_DIR] [--groups G] [--turns T]\n"
+    "                     [--baseline loo|batch_mean|none]\n"
+    "                     [--normalization per_agent|global|none]\n"
+    "                     [--no-selection] [--no-summary] [--sft-epochs N]\n"
+    "  skilldb train --config FILE [--out RUN_DIR] [--steps N] [--resume "
+    "CKPT]\n"
+    "  skilldb train report RUN_DIR [--json]\n"
+    "Data-parallel: one process per device with RANK, WORLD_SIZE, "
+    "MASTER_ADDR,\n"
+    "MASTER_PORT set (gloo on cpu, nccl on cuda).\n";
+
+int Fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "skilldb train: %s\n", message.c_str());
+  return code;
+}
+
+bool ParseInt(const char* s, int lo, int hi, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  if (!*s || *end || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+int RunTraining(TrainConfig config) {
+  std::shared_ptr<ProcessGroupHandle> group;
+  const char* ws = std::getenv("WORLD_SIZE");
+  if (ws && std::strcmp(ws, "1") != 0) {
+    auto env =
+        DistEnvFromEnvironment(config.device == "cuda" ? "nccl" : "gloo");
+    if (!env.ok()) return Fail(env.status().message());
+    auto g = InitProcessGroup(*env);
+    if (!g.ok()) return Fail(g.status().message());
+    group = *g;
+  }
+  auto trainer = Trainer::Create(config, DefaultTrainerPaths(), group);
+  if (!trainer.ok()) return Fail(trainer.status().ToString(), 2);
+  Status s = (*trainer)->Run([](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  });
+  if (!s.ok()) return Fail(s.ToString(), 2);
+  return 0;
+}
+
+int Demo(int argc, char** argv) {
+  TrainConfig c;
+  c.out_dir = "skilldb-train-demo";
+  c.steps = 12;
+  // The demo's cold start: every combination of the family once, kept
+  // apart by a high similarity threshold (the lines are much alike).
+  c.sft_demo_records = 36;
+  c.sft_epochs = 30;
+  c.sft_filter.max_similarity = 0.95;
+  c.sft_lr = 5e-3;
+  c.optim.lr = 1e-3;
+  c.optim.warmup_steps = 2;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char** out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    const char* v = nullptr;
+    if (a == "--backend" && value(&v)) {
+      c.backend = v;
+    } else if (a == "--device" && value(&v)) {
+      c.device = v;
+    } else if (a == "--steps" && value(&v)) {
+      if (!ParseInt(v, 0, 1000000, &c.steps))
+        return Fail("--steps: bad number");
+    } else if (a == "--seed" && value(&v)) {
+      int s;
+      if (!ParseInt(v, 0, 2147483647, &s)) return Fail("--seed: bad number");
+      c.seed = static_cast<uint64_t>(s);
+    } else if (a == "--out" && value(&v)) {
+      c.out_dir = v;
+    } else if (a == "--groups" && value(&v)) {
+      if (!ParseInt(v, 1, 4096, &c.groups)) return Fail("--groups: bad number");
+    } else if (a == "--turns" && value(&v)) {
+      if (!ParseInt(v, 1, 64, &c.max_turns)) return Fail("--turns: bad number");
+    } else if (a == "--sft-epochs" && value(&v)) {
+      if (!ParseInt(v, 0, 1000, &c.sft_epochs))
+        return Fail("--sft-epochs: bad number");
+    } else if (a == "--baseline" && value(&v)) {
+      auto b = ParseBaseline(v);
+      if (!b.ok()) return Fail(b.status().message());
+      c.advantages.baseline = *b;
+    } else if (a == "--normalization" && value(&v)) {
+      auto n = ParseNormalization(v);
+      if (!n.ok()) return Fail(n.status().message());
+      c.advantages.normalization = *n;
+    } else if (a == "--no-selection") {
+      c.selection = false;
+    } else if (a == "--no-summary") {
+      c.summary = false;
+    } else {
+      return Fail("unknown or incomplete argument '" + a + "'\n" + kUsage);
+    }
+  }
+  if (c.backend == "cuda" && c.device == "cpu" &&
+      !std::getenv("SKILLDB_TRAIN_CPU_MODEL")) {
+    c.device = "cuda";
+  }
+  Status v = ValidateTrainConfig(c);
+  if (!v.ok()) return Fail(v.message());
+  return RunTraining(c);
+}
+
+int Config(int argc, char** argv) {
+  std::string file, out, resume;
+  int steps = -1;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--config" && i + 1 < argc) {
+      file = argv[++i];
+    } else if (a == "--out" && i + 1 < argc) {
+      out = argv[++i];
+    } else if (a == "--resume" && i + 1 < argc) {
+      resume = argv[++i];
+    } else if (a == "--steps" && i + 1 < argc) {
+      if (!ParseInt(argv[++i], 0, 1000000, &steps))
+        return Fail("--steps: bad number");
+    } else {
+      return Fail("unknown or incomplete argument '" + a + "'\n" + kUsage);
+    }
+  }
+  auto text = ReadFile(file);
+  if (!text.ok()) return Fail(text.status().message());
+  auto c = TrainConfigFromJson(*text);
+  if (!c.ok()) return Fail(file + ": " + c.status().message());
+  if (!out.empty()) c->out_dir = out;
+  if (!resume.empty()) c->resume = resume;
+  if (steps >= 0) c->steps = steps;
+  if (c->out_dir.empty())
+    return Fail(file + ": no out_dir (set it or pass --out)");
+  return RunTraining(*c);
+}
+
+int Report(int argc, char** argv) {
+  std::string dir;
+  bool as_json = false;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json") {
+      as_json = true;
+    } else if (!a.empty() && a[0] != '-' && dir.empty()) {
+      dir = a;
+    } else {
+      return Fail("unknown argument '" + a + "'\n" + kUsage);
+    }
+  }
+  if (dir.empty())
+    return Fail("report: RUN_DIR is required\n" + std::string(kUsage));
+  auto r = WriteReport(dir);
+  if (!r.ok()) return Fail(r.status().message());
+  if (as_json) {
+    nlohmann::json j = {
+        {"steps", r->steps}, {"files", r->files}, {"html", r->html_path}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%d steps; wrote %s\n", r->steps, r->html_path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int TrainMain(int argc, char** argv) {
+  if (argc < 2) return Fail(std::string("a command is required\n") + kUsage);
+  const std::string cmd = argv[1];
+  if (cmd == "demo") return Demo(argc - 2, argv + 2);
+  if (cmd == "report") return Report(argc - 2, argv + 2);
+  if (cmd == "--config") return Config(argc - 1, argv + 1);
+  if (cmd == "--help" || cmd == "-h") {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  return Fail("unknown command '" + cmd + "'\n" + kUsage);
+}
+
+}  // namespace skilldb::trainer
