@@ -296,7 +296,7 @@ TEST_CASE("the same request through a shared cache costs one model call") {
   CHECK(backbone.generate_calls() == 2);
 }
 
-TEST_CASE("only max_candidates are judged; the rest follow in BM25 order") {
+TEST_CASE("only max_candidates are judged, the rest follow in BM25 order") {
   size_t shown = 0;
   FakeBackbone backbone(
       [&](const llm::Chat& chat, const llm::SamplingOptions&) {

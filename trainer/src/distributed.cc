@@ -20,6 +20,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>  // BroadcastOptions, in any build
 #ifdef SKILLDB_TRAINER_NCCL
 #ifndef USE_C10D_NCCL
 #define USE_C10D_NCCL 1
