@@ -40,20 +40,6 @@ Result<DenseEvalResult> Score(const std::vector<RelevanceQuery>& queries,
 
 }  // namespace
 
-std::pair<double, double> PairedDelta(const std::vector<double>& a,
-                                      const std::vector<double>& b) {
-  const size_t n = a.size();
-  if (n < 2) return {0.0, 0.0};
-  double mean = 0.0;
-  for (size_t i = 0; i < n; ++i) mean += (a[i] - b[i]) / n;
-  double var = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    const double d = a[i] - b[i] - mean;
-    var += d * d / (n - 1);
-  }
-  return {mean, 1.96 * std::sqrt(var / n)};
-}
-
 Result<std::unique_ptr<DenseEvaluator>> DenseEvaluator::Create(
     const std::string& seed_dir, const std::string& queries_path,
     const std::string& model_dir) {

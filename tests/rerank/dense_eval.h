@@ -59,11 +59,6 @@ class DenseEvaluator {
   rerank::EmbedReport pass_;
 };
 
-// Mean and 95% half-width (normal approximation) of the paired per-query
-// difference a - b.
-std::pair<double, double> PairedDelta(const std::vector<double>& a,
-                                      const std::vector<double>& b);
-
 }  // namespace skilldb::testing
 
 #endif  // SKILLDB_TESTS_RERANK_DENSE_EVAL_H_

@@ -89,6 +89,20 @@ llm::Sample VerdictSample(double p) {
 
 }  // namespace
 
+std::pair<double, double> PairedDelta(const std::vector<double>& a,
+                                      const std::vector<double>& b) {
+  const size_t n = a.size();
+  if (n < 2) return {0.0, 0.0};
+  double mean = 0.0;
+  for (size_t i = 0; i < n; ++i) mean += (a[i] - b[i]) / n;
+  double var = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = a[i] - b[i] - mean;
+    var += d * d / (n - 1);
+  }
+  return {mean, 1.96 * std::sqrt(var / n)};
+}
+
 std::string ScriptedModelName(ScriptedModel model) {
   switch (model) {
     case ScriptedModel::kNone:

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "relevance.h"
@@ -50,6 +51,11 @@ struct RerankEvalResult {
   size_t strong_signal = 0;            // queries the strong-signal test skipped
   std::vector<double> per_query_ndcg;  // in query order
 };
+
+// Mean and 95% half-width (normal approximation) of the paired per-query
+// difference a - b (0 and 0 for fewer than two queries).
+std::pair<double, double> PairedDelta(const std::vector<double>& a,
+                                      const std::vector<double>& b);
 
 // Owns a library built once from the seed (the default library's
 // configuration: code analyzer, kSkillLibraryWeights) in a temporary

@@ -23,21 +23,6 @@ struct Row {
   RerankEvalResult r;
 };
 
-// Mean and 95% half-width (normal approximation) of the paired per-query
-// difference a - b.
-std::pair<double, double> PairedDelta(const std::vector<double>& a,
-                                      const std::vector<double>& b) {
-  const size_t n = a.size();
-  double mean = 0.0;
-  for (size_t i = 0; i < n; ++i) mean += (a[i] - b[i]) / n;
-  double var = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    const double d = a[i] - b[i] - mean;
-    var += d * d / (n - 1);
-  }
-  return {mean, 1.96 * std::sqrt(var / n)};
-}
-
 rerank::FusionOptions ModelOnly() {
   rerank::FusionOptions f;
   f.top_bm25_weight = f.middle_bm25_weight = f.tail_bm25_weight = 0.0;
