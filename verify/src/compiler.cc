@@ -194,6 +194,10 @@ Result<std::unique_ptr<Compiler>> Compiler::Make(
   }
   SKILLDB_RETURN_IF_ERROR(internal::MakeDirs(options.cache_dir));
   std::unique_ptr<Compiler> c(new Compiler(options));
+  // The confined compiler sees the protocol directory at its real path
+  // alone: a path through other directories ("prefix/lib/../share/...",
+  // as an installed verifier finds it) would not resolve there.
+  c->options_.protocol_dir = RealPath(options.protocol_dir);
   auto header = internal::ReadFile(JoinPath(options.protocol_dir, kHeaderName));
   if (!header.ok()) {
     return header.status().WithContext("protocol header");
@@ -201,7 +205,7 @@ Result<std::unique_ptr<Compiler>> Compiler::Make(
   c->protocol_header_ = std::move(*header);
   c->nvcc_banner_ = Banner(options.nvcc_path);
   c->cxx_banner_ = Banner(options.cxx_path);
-  c->visible_ = VisiblePaths(options);
+  c->visible_ = VisiblePaths(c->options_);
   std::string limits = " rlimits(";
   limits += options.memory_bytes > 0 ? "as," : "";
   limits += "cpu,fsize) output<=" + std::to_string(options.max_log_bytes);
