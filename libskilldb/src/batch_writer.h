@@ -77,6 +77,11 @@ class BatchWriter {
   Status Finish(bool sync) {
     if (bulk_) {
       SKILLDB_RETURN_IF_ERROR(LoadBuffers());
+      // A read-only open in another process from here to the final batch
+      // could see the batch without a table (storage.cc would open again):
+      // it waits instead. One that began before stays consistent: this
+      // waits for it to finish, so it cannot see the batch.
+      auto excluded = storage_.ExcludeReaderOpens();
       // The ingestions and the final batch reach a reader by two paths (the
       // MANIFEST and the log), which a read-only open reads at different
       // moments: this last table file tells it whether it has all the bulk
@@ -90,6 +95,7 @@ class BatchWriter {
       batch_.Put(storage_.cf(kMeta), std::string(kBulkCommittedKey), token);
       const std::string key(kStagingKey);
       batch_.Delete(storage_.cf(kMeta), key);
+      return storage_.Write(&batch_, sync);
     }
     return storage_.Write(&batch_, sync);
   }

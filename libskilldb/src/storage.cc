@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "open_lock.h"
 #include "usage_codec.h"
 
 namespace skilldb::internal {
@@ -326,7 +327,18 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   auto storage = std::unique_ptr<Storage>(new Storage());
   storage->path_ = path;
   storage->read_only_ = options.read_only;
-  if (TestFileSystem()) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(options.lock_timeout_ms);
+  if (!options.read_only) {
+    // The writer deletes files only under the open lock (open_lock.h),
+    // from its own open on.
+    storage->open_lock_ =
+        std::make_shared<WriterOpenLock>(path, options.lock_timeout_ms);
+    storage->env_ = rocksdb::NewCompositeEnv(DeletingUnderLock(
+        TestFileSystem() ? TestFileSystem() : rocksdb::FileSystem::Default(),
+        storage->open_lock_));
+    db_options.env = storage->env_.get();
+  } else if (TestFileSystem()) {
     storage->env_ = rocksdb::NewCompositeEnv(TestFileSystem());
     db_options.env = storage->env_.get();
   }
@@ -339,11 +351,13 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   }
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(options.lock_timeout_ms);
   while (true) {
     bool retry = false;
     if (options.read_only) {
+      // Beside a live writer in another process, the open lock keeps its
+      // deletions and bulk publications out until this attempt is done
+      // (open_lock.h), so the checks below rarely find anything to retry.
+      ReaderOpenLock opening(path, deadline);
       // OpenForReadOnly, not a secondary instance: a secondary recovers "to
       // a point in time" and silently drops every table it cannot open (a
       // deleted or damaged file, or one a compaction removed while it
@@ -510,6 +524,10 @@ Status Storage::IngestSorted(
   fs::remove(file, ec);  // moved on success; leftovers on failure
   kvs->clear();
   return FromRocks(s, "bulk load");
+}
+
+WriterOpenLock::Hold Storage::ExcludeReaderOpens() {
+  return WriterOpenLock::Hold(open_lock_.get());
 }
 
 void Storage::FlushIfLogIsLarge() {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "keys.h"
+#include "open_lock.h"
 #include "skilldb/options.h"
 #include "skilldb/status.h"
 
@@ -70,6 +71,11 @@ class Storage {
   Status IngestSorted(Cf cf,
                       std::vector<std::pair<std::string, std::string>>* kvs);
 
+  // Keeps read-only opens in other processes out until the result is
+  // destroyed (open_lock.h): for a publication that must reach them whole.
+  // Nothing in read-only mode.
+  WriterOpenLock::Hold ExcludeReaderOpens();
+
   // Bytes of every file in the library directory.
   uint64_t DiskBytes() const;
 
@@ -81,7 +87,8 @@ class Storage {
  private:
   Storage() = default;
 
-  std::unique_ptr<rocksdb::Env> env_;  // a test's file system; outlives db_
+  std::shared_ptr<WriterOpenLock> open_lock_;  // a writer's; outlives env_
+  std::unique_ptr<rocksdb::Env> env_;  // the file system; outlives db_
   std::string path_;
   bool read_only_ = false;
   std::unique_ptr<rocksdb::DB> db_;

@@ -6,30 +6,47 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "skilldb/trainer/report.h"
 
 namespace {
 
 int RunPair(const std::string& out, int port, bool allreduce) {
+  // Argument and environment vectors are made before fork: the child may
+  // only make async-signal-safe calls before exec.
+  const std::string model = std::string(SKILLDB_MODELS_TESTDATA) + "/qwen2-tiny";
+  std::vector<std::string> args = {TRAINER_DIST_CHECK, model, out};
+  if (!allreduce) args.push_back("--no-allreduce");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> envs[2];
+  std::vector<char*> envp[2];
+  for (int rank = 0; rank < 2; ++rank) {
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string v = *e;
+      const std::string name = v.substr(0, v.find('='));
+      if (name != "RANK" && name != "WORLD_SIZE" && name != "MASTER_ADDR" &&
+          name != "MASTER_PORT") {
+        envs[rank].push_back(v);
+      }
+    }
+    for (std::string v : {"RANK=" + std::to_string(rank),
+                          std::string("WORLD_SIZE=2"),
+                          std::string("MASTER_ADDR=127.0.0.1"),
+                          "MASTER_PORT=" + std::to_string(port)}) {
+      envs[rank].push_back(std::move(v));
+    }
+    for (std::string& e : envs[rank]) envp[rank].push_back(e.data());
+    envp[rank].push_back(nullptr);
+  }
   pid_t pids[2];
   for (int rank = 0; rank < 2; ++rank) {
     pids[rank] = fork();
     REQUIRE(pids[rank] >= 0);
     if (pids[rank] == 0) {
-      setenv("RANK", std::to_string(rank).c_str(), 1);
-      setenv("WORLD_SIZE", "2", 1);
-      setenv("MASTER_ADDR", "127.0.0.1", 1);
-      setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      const std::string model =
-          std::string(SKILLDB_MODELS_TESTDATA) + "/qwen2-tiny";
-      if (allreduce) {
-        execl(TRAINER_DIST_CHECK, TRAINER_DIST_CHECK, model.c_str(),
-              out.c_str(), (char*)nullptr);
-      } else {
-        execl(TRAINER_DIST_CHECK, TRAINER_DIST_CHECK, model.c_str(),
-              out.c_str(), "--no-allreduce", (char*)nullptr);
-      }
+      execve(argv[0], argv.data(), envp[rank].data());
       _exit(127);
     }
   }
