@@ -85,6 +85,10 @@ class ReaderOpenLock {
   ReaderOpenLock(const ReaderOpenLock&) = delete;
   ReaderOpenLock& operator=(const ReaderOpenLock&) = delete;
 
+  // Whether the lock is held (false without a lock file or past the
+  // deadline).
+  bool held() const { return fd_ >= 0; }
+
  private:
   int fd_ = -1;
 };
