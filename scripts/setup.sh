@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything skilldb needs on Debian 12, if missing. Idempotent: when
 # every package is present it only checks (a second or so).
+# Usage: scripts/setup.sh [--fuzz]   (--fuzz: clang and libFuzzer too)
 set -euo pipefail
 
 PACKAGES=(
@@ -15,6 +16,10 @@ PACKAGES=(
   # trainer/: c10d's gloo headers (ProcessGroupGloo) for data-parallel CPU runs.
   libgloo-dev
 )
+# scripts/fuzz.sh: clang and its libFuzzer runtime.
+if [[ "${1:-}" == "--fuzz" ]]; then
+  PACKAGES+=(clang-14 libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan) in
+# build-fuzz/ and runs each for a bounded time. Usage: scripts/fuzz.sh [SECONDS]
+#   SECONDS  per target (default 60)
+# Each target starts from its seed corpus (tests/fuzz/corpus/NAME) and from
+# what it found before (build-fuzz/corpus/NAME, kept between runs, where new
+# inputs go). A crash, a failed invariant, a leak, a timeout (10 s an input)
+# or more than 2 GB of memory fails the run and leaves the input in
+# build-fuzz/artifacts/ (rerun it: build-fuzz/tests/fuzz/NAME_fuzz FILE).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+seconds="${1:-60}"
+if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz.sh: SECONDS must be a positive integer, not '$seconds'" >&2
+  exit 1
+fi
+bash "$root/scripts/setup.sh" --fuzz
+build="$root/build-fuzz"
+jobs="${SKILLDB_JOBS:-$(nproc)}"
+# Only what the targets need: no tests, CUDA, shared libraries or libtorch.
+CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Debug -DSKILLDB_FUZZ=ON -DSKILLDB_BUILD_TESTS=OFF \
+  -DSKILLDB_BUILD_CUDA=OFF -DSKILLDB_BUILD_SHARED=OFF -DSKILLDB_WERROR=OFF \
+  -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON >/dev/null
+cmake --build "$build" -j "$jobs" --target fuzz_targets >&2
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+mkdir -p "$build/artifacts"
+for name in skill_jsonl analyzer query; do
+  mkdir -p "$build/corpus/$name"
+  echo "fuzz.sh: ${name}_fuzz for ${seconds} s" >&2
+  "$build/tests/fuzz/${name}_fuzz" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+    -artifact_prefix="$build/artifacts/$name-" \
+    "$build/corpus/$name" "$root/tests/fuzz/corpus/$name"
+done
+echo "fuzz.sh: no failures" >&2
