@@ -190,12 +190,280 @@ Result<Version> LibraryImpl::Commit(const std::vector<Skill>& puts,
   return CommitLocked(puts, deletes, options, nullptr);
 }
 
+// One commit at head H building version V = H + 1, in its phases:
+// previous revisions (what the puts replace, what the deletes end), the
+// segment build (the puts' revisions, changes and documents), the ended
+// documents (deletes, statistics, content hashes), the df deltas, the commit
+// record with the manifest; CommitLocked then writes, and publishes.
+class LibraryImpl::CommitBuild {
+ public:
+  CommitBuild(LibraryImpl& lib, std::shared_ptr<const ReadState> head_state)
+      : lib_(lib),
+        head_state_(std::move(head_state)),
+        head_(head_state_->head),
+        version_(head_ + 1),
+        writer_(*lib.storage_, lib.options_, version_),
+        next_docid_(lib.next_docid_),
+        next_segment_(lib.next_segment_),
+        total_length_(
+            static_cast<int64_t>(head_state_->head_commit.total_length)),
+        num_skills_(static_cast<int64_t>(head_state_->head_commit.num_skills)) {
+  }
+
+  Version version() const { return version_; }
+  BatchWriter& writer() { return writer_; }
+
+  // Previous live revisions: puts over them are updates, deletes need them.
+  // A put identical to the live revision changes nothing and is left out
+  // (re-importing a library makes no new revisions) unless `keep_unchanged`
+  // (a commit with extra writes of its own). Sets *nothing_changes when no
+  // put is left and nothing is deleted.
+  Status ReadPrevious(const std::vector<Skill>& all_puts,
+                      const std::vector<std::string>& deletes,
+                      bool keep_unchanged, bool* nothing_changes) {
+    std::vector<bool> unchanged(all_puts.size(), false);
+    size_t num_unchanged = 0;
+    for (size_t i = 0; i < all_puts.size(); ++i) {
+      SKILLDB_ASSIGN_OR_RETURN(
+          auto prev, lib_.ReadRevision(*head_state_, all_puts[i].id, head_));
+      const bool live = prev && prev->kind == RevisionKind::kPut;
+      if (live) {
+        if (!keep_unchanged && prev->skill_json == SkillToJson(all_puts[i])) {
+          unchanged[i] = true;
+          ++num_unchanged;
+          continue;
+        }
+        ended_.push_back({prev->docid, std::move(prev->skill_json)});
+      }
+      put_kinds_.push_back(live ? ChangeKind::kUpdated : ChangeKind::kAdded);
+    }
+    if (num_unchanged > 0) {
+      changed_puts_.reserve(all_puts.size() - num_unchanged);
+      for (size_t i = 0; i < all_puts.size(); ++i) {
+        if (!unchanged[i]) changed_puts_.push_back(all_puts[i]);
+      }
+    }
+    puts_ = num_unchanged > 0 ? &changed_puts_ : &all_puts;
+    *nothing_changes = puts_->empty() && deletes.empty();
+    if (*nothing_changes) return Status::Ok();
+    for (const std::string& id : deletes) {
+      SKILLDB_ASSIGN_OR_RETURN(auto prev,
+                               lib_.ReadRevision(*head_state_, id, head_));
+      if (!prev || prev->kind != RevisionKind::kPut) {
+        return Status::NotFound("skill '" + id +
+                                "' does not exist at version " +
+                                std::to_string(head_));
+      }
+      ended_.push_back({prev->docid, std::move(prev->skill_json)});
+    }
+    return Status::Ok();
+  }
+
+  // The puts' revisions, changes and documents, cut into segments. A commit
+  // big enough to stage loads its bulk as table files, not through the log.
+  // What each put needs that depends on the skill alone (analysis, filter
+  // terms, the encoded revision) is prepared a chunk ahead on a second
+  // thread while this one indexes and writes the previous chunk, in put
+  // order, so the result is the same as preparing it inline.
+  Status BuildSegments() {
+    const std::vector<Skill>& puts = *puts_;
+    size_t approx_bytes = 0;
+    for (const Skill& skill : puts) {
+      approx_bytes += 64 + skill.title.size() + skill.summary.size() +
+                      skill.body.size() + skill.code.size();
+    }
+    if (approx_bytes > lib_.options_.stage_bytes) {
+      SKILLDB_RETURN_IF_ERROR(writer_.StartBulk());
+    }
+    const uint32_t first_docid = next_docid_;
+    ChunkPipeline<PreparedPut> prepared(
+        puts.size(), kPrepareChunk, [&](size_t i, PreparedPut* out) {
+          const Skill& skill = puts[i];
+          out->length = AnalyzeSkill(*lib_.analyzer_, lib_.field_weights_,
+                                     skill, &out->term_freqs);
+          out->filter_terms = FilterTerms(skill);
+          out->revision = EncodeRevision(
+              RevisionKind::kPut, first_docid + static_cast<uint32_t>(i),
+              SkillToJson(skill));
+        });
+    for (size_t i = 0; i < puts.size(); ++i) {
+      const Skill& skill = puts[i];
+      PreparedPut& put = prepared.Next();
+      total_length_ += put.length;
+      if (put_kinds_[i] == ChangeKind::kAdded) ++num_skills_;
+      DocInput doc;
+      doc.docid = next_docid_++;
+      doc.start = version_;
+      doc.id = skill.id;
+      doc.length = put.length;
+      doc.term_freqs = std::move(put.term_freqs);
+      doc.filter_terms = std::move(put.filter_terms);
+      builder_.Add(std::move(doc));
+      writer_.Put(kRevisions, RevisionKey(skill.id, version_), put.revision);
+      writer_.Put(kChanges, ChangeKey(version_, skill.id),
+                  std::string(1, EncodeChangeKind(put_kinds_[i])));
+      if (builder_.memory_bytes() > kMaxBuilderBytes) {
+        SKILLDB_RETURN_IF_ERROR(CutSegment());
+      } else {
+        SKILLDB_RETURN_IF_ERROR(writer_.MaybeStage());
+      }
+    }
+    return CutSegment();
+  }
+
+  // The deletes' tombstones; the ended documents leave the statistics (their
+  // stored text is analyzed again) and the content hashes.
+  Status EndDocuments(const std::vector<std::string>& deletes) {
+    for (const std::string& id : deletes) {
+      writer_.Put(kRevisions, RevisionKey(id, version_),
+                  EncodeRevision(RevisionKind::kDelete, 0, ""));
+      writer_.Put(kChanges, ChangeKey(version_, id),
+                  std::string(1, EncodeChangeKind(ChangeKind::kDeleted)));
+      --num_skills_;
+    }
+    std::vector<std::pair<std::string, uint32_t>> freqs;
+    for (const Ended& e : ended_) {
+      SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(e.skill_json));
+      total_length_ -=
+          AnalyzeSkill(*lib_.analyzer_, lib_.field_weights_, old, &freqs);
+      for (auto& [term, tf] : freqs) df_delta_.emplace_back(std::move(term), -1);
+      writer_.Put(kEnds, Be32(e.docid), Be64(version_));
+      writer_.Delete(kHashes, ContentHash(old) + old.id);
+    }
+    for (const Skill& skill : *puts_) {
+      writer_.Put(kHashes, ContentHash(skill) + skill.id, "");
+    }
+    return Status::Ok();
+  }
+
+  // New document frequencies at this version, for the terms that moved, in
+  // term order (so the df lookups walk the history forwards).
+  Status WriteDocFreqs() {
+    std::sort(df_delta_.begin(), df_delta_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto df_it = lib_.storage_->NewIterator(kDfs, head_state_->snap());
+    for (size_t i = 0; i < df_delta_.size();) {
+      const std::string& term = df_delta_[i].first;
+      int64_t delta = 0;
+      for (; i < df_delta_.size() && df_delta_[i].first == term; ++i) {
+        delta += df_delta_[i].second;
+      }
+      if (delta == 0) continue;
+      uint64_t df = 0;
+      if (head_ > 0) {
+        SKILLDB_ASSIGN_OR_RETURN(df, lib_.ReadDocFreq(df_it.get(), term, head_,
+                                                      /*ascending=*/true));
+      }
+      const int64_t updated = static_cast<int64_t>(df) + delta;
+      if (updated < 0) {
+        return Status::Corruption("document frequency of a term went negative");
+      }
+      writer_.Put(kDfs, DfKey(term, version_),
+                  Varint64(static_cast<uint64_t>(updated)));
+    }
+    return Status::Ok();
+  }
+
+  // The commit record, the manifest with the new segments, the head and the
+  // writer's counters.
+  const CommitInfo& WriteCommitRecord(const CommitOptions& options,
+                                      size_t num_deleted) {
+    commit_.version = version_;
+    commit_.time_ms = NowMs();
+    commit_.kind = options.kind.empty() ? "commit" : options.kind;
+    commit_.message = options.message;
+    commit_.author = options.author.empty() ? DefaultAuthor() : options.author;
+    for (ChangeKind k : put_kinds_) {
+      (k == ChangeKind::kAdded ? commit_.added : commit_.updated) += 1;
+    }
+    commit_.deleted = num_deleted;
+    commit_.num_skills = static_cast<uint64_t>(num_skills_);
+    commit_.total_length = static_cast<uint64_t>(total_length_);
+    writer_.Put(kCommits, Be64(version_), EncodeCommit(commit_));
+    std::vector<SegmentMeta> manifest;
+    for (const auto& seg : head_state_->segments) {
+      manifest.push_back(seg->meta());
+    }
+    for (const auto& seg : new_segments_) manifest.push_back(seg->meta());
+    writer_.Put(kMeta, kManifestKey, EncodeManifest(manifest));
+    writer_.Put(kMeta, kHeadKey, Be64(version_));
+    writer_.Put(kMeta, kNextDocidKey, Be32(next_docid_));
+    writer_.Put(kMeta, kNextSegmentKey, Be32(next_segment_));
+    return commit_;
+  }
+
+  // Once the batch is durable: the writer's counters, the ended documents'
+  // end versions and a read state with the new segments.
+  void Publish() {
+    lib_.next_docid_ = next_docid_;
+    lib_.next_segment_ = next_segment_;
+    for (const Ended& e : ended_) {
+      for (const auto& seg : head_state_->segments) {
+        const SegmentMeta& m = seg->meta();
+        if (e.docid >= m.base && e.docid < m.base + m.count) {
+          seg->ApplyEnd(e.docid, version_);
+          break;
+        }
+      }
+    }
+    auto next = std::make_shared<ReadState>();
+    next->head = version_;
+    next->oldest = head_state_->oldest;
+    next->head_commit = commit_;
+    next->snapshot = lib_.storage_->NewSnapshot();
+    next->segments = head_state_->segments;
+    next->segments.insert(next->segments.end(), new_segments_.begin(),
+                          new_segments_.end());
+    lib_.Publish(std::move(next));
+  }
+
+ private:
+  // Closes the segment being built: its doc table and posting lists, and
+  // the df deltas of its (non-filter) terms.
+  Status CutSegment() {
+    if (builder_.empty()) return Status::Ok();
+    const SegmentMeta meta{next_segment_++, builder_.base(),
+                           static_cast<uint32_t>(builder_.num_docs())};
+    std::string table = builder_.EncodeDocTable();
+    SKILLDB_ASSIGN_OR_RETURN(auto docs, retrieval::SegmentDocs::Decode(table));
+    writer_.Put(kDocTables, Be32(meta.id), table);
+    builder_.EmitPostingLists(
+        [&](std::string_view term, std::string list, uint32_t num_docs) {
+          writer_.Put(kPostings, PostingKey(meta.id, term), list);
+          if (term.empty() || term[0] != retrieval::kFilterTermPrefix) {
+            df_delta_.emplace_back(std::string(term), num_docs);
+          }
+        });
+    new_segments_.push_back(std::make_shared<Segment>(meta, std::move(docs)));
+    builder_ = SegmentBuilder();
+    return writer_.MaybeStage();
+  }
+
+  LibraryImpl& lib_;
+  const std::shared_ptr<const ReadState> head_state_;
+  const Version head_;
+  const Version version_;
+  BatchWriter writer_;
+  uint32_t next_docid_;
+  uint32_t next_segment_;
+  int64_t total_length_;
+  int64_t num_skills_;
+  const std::vector<Skill>* puts_ = nullptr;  // the puts that change a skill
+  std::vector<Skill> changed_puts_;           // when some did not
+  std::vector<ChangeKind> put_kinds_;         // per put of *puts_
+  std::vector<Ended> ended_;
+  SegmentBuilder builder_;
+  std::vector<std::shared_ptr<Segment>> new_segments_;
+  // (term, change in live document frequency); aggregated by WriteDocFreqs.
+  std::vector<std::pair<std::string, int64_t>> df_delta_;
+  CommitInfo commit_;
+};
+
 Result<Version> LibraryImpl::CommitLocked(
     const std::vector<Skill>& all_puts, const std::vector<std::string>& deletes,
     const CommitOptions& options, const ExtraWrites& extra) {
   auto head_state = state();
   const Version head = head_state->head;
-  const Version version = head + 1;
   if (options.expected_head && *options.expected_head != head) {
     return Status::Aborted("the library moved from version " +
                            std::to_string(*options.expected_head) + " to " +
@@ -203,221 +471,26 @@ Result<Version> LibraryImpl::CommitLocked(
   }
   if (options.precondition) SKILLDB_RETURN_IF_ERROR(options.precondition(head));
 
-  // Previous live revisions: puts over them are updates, deletes need them.
-  // A put identical to the live revision changes nothing and is left out
-  // (re-importing a library makes no new revisions); a plain commit in
-  // which nothing changes writes nothing and returns the head.
-  std::vector<Ended> ended;
-  std::vector<ChangeKind> put_kinds;
-  std::vector<Skill> changed_puts;
-  std::vector<bool> unchanged(all_puts.size(), false);
-  size_t num_unchanged = 0;
-  for (size_t i = 0; i < all_puts.size(); ++i) {
-    SKILLDB_ASSIGN_OR_RETURN(auto prev,
-                             ReadRevision(*head_state, all_puts[i].id, head));
-    if (prev && prev->kind == RevisionKind::kPut) {
-      if (!extra && prev->skill_json == SkillToJson(all_puts[i])) {
-        unchanged[i] = true;
-        ++num_unchanged;
-        continue;
-      }
-      ended.push_back({prev->docid, std::move(prev->skill_json)});
-    }
-    put_kinds.push_back(prev && prev->kind == RevisionKind::kPut
-                            ? ChangeKind::kUpdated
-                            : ChangeKind::kAdded);
-  }
-  if (num_unchanged > 0) {
-    changed_puts.reserve(all_puts.size() - num_unchanged);
-    for (size_t i = 0; i < all_puts.size(); ++i) {
-      if (!unchanged[i]) changed_puts.push_back(all_puts[i]);
-    }
-  }
-  const std::vector<Skill>& puts = num_unchanged > 0 ? changed_puts : all_puts;
-  if (puts.empty() && deletes.empty() && !extra) return head;
-  for (const std::string& id : deletes) {
-    SKILLDB_ASSIGN_OR_RETURN(auto prev, ReadRevision(*head_state, id, head));
-    if (!prev || prev->kind != RevisionKind::kPut) {
-      return Status::NotFound("skill '" + id + "' does not exist at version " +
-                              std::to_string(head));
-    }
-    ended.push_back({prev->docid, std::move(prev->skill_json)});
-  }
-
-  BatchWriter writer(*storage_, options_, version);
-  size_t approx_bytes = 0;
-  for (const Skill& skill : puts) {
-    approx_bytes += 64 + skill.title.size() + skill.summary.size() +
-                    skill.body.size() + skill.code.size();
-  }
-  // Big enough to stage: load the bulk as table files, not through the log.
-  if (approx_bytes > options_.stage_bytes)
-    SKILLDB_RETURN_IF_ERROR(writer.StartBulk());
-  uint32_t next_docid = next_docid_;
-  uint32_t next_segment = next_segment_;
-  std::vector<std::shared_ptr<Segment>> new_segments;
-  // (term, change in live document frequency); aggregated at the end.
-  std::vector<std::pair<std::string, int64_t>> df_delta;
-  int64_t total_length =
-      static_cast<int64_t>(head_state->head_commit.total_length);
-  int64_t num_skills = static_cast<int64_t>(head_state->head_commit.num_skills);
-
-  SegmentBuilder builder;
-  auto cut_segment = [&]() -> Status {
-    if (builder.empty()) return Status::Ok();
-    const SegmentMeta meta{next_segment++, builder.base(),
-                           static_cast<uint32_t>(builder.num_docs())};
-    std::string table = builder.EncodeDocTable();
-    SKILLDB_ASSIGN_OR_RETURN(auto docs, retrieval::SegmentDocs::Decode(table));
-    writer.Put(kDocTables, Be32(meta.id), table);
-    builder.EmitPostingLists(
-        [&](std::string_view term, std::string list, uint32_t num_docs) {
-          writer.Put(kPostings, PostingKey(meta.id, term), list);
-          if (term.empty() || term[0] != retrieval::kFilterTermPrefix) {
-            df_delta.emplace_back(std::string(term), num_docs);
-          }
-        });
-    new_segments.push_back(std::make_shared<Segment>(meta, std::move(docs)));
-    builder = SegmentBuilder();
-    return writer.MaybeStage();
-  };
-
-  // What each put needs that depends on the skill alone (analysis, filter
-  // terms, the encoded revision) is prepared a chunk ahead on a second thread
-  // while this one indexes and writes the previous chunk, in put order, so
-  // the result is the same as preparing it inline.
-  const uint32_t first_docid = next_docid;
-  ChunkPipeline<PreparedPut> prepared(
-      puts.size(), kPrepareChunk, [&](size_t i, PreparedPut* out) {
-        const Skill& skill = puts[i];
-        out->length =
-            AnalyzeSkill(*analyzer_, field_weights_, skill, &out->term_freqs);
-        out->filter_terms = FilterTerms(skill);
-        out->revision = EncodeRevision(RevisionKind::kPut,
-                                       first_docid + static_cast<uint32_t>(i),
-                                       SkillToJson(skill));
-      });
-  for (size_t i = 0; i < puts.size(); ++i) {
-    const Skill& skill = puts[i];
-    PreparedPut& put = prepared.Next();
-    const uint32_t docid = next_docid++;
-    total_length += put.length;
-    if (put_kinds[i] == ChangeKind::kAdded) ++num_skills;
-    DocInput doc;
-    doc.docid = docid;
-    doc.start = version;
-    doc.id = skill.id;
-    doc.length = put.length;
-    doc.term_freqs = std::move(put.term_freqs);
-    doc.filter_terms = std::move(put.filter_terms);
-    builder.Add(std::move(doc));
-    writer.Put(kRevisions, RevisionKey(skill.id, version), put.revision);
-    writer.Put(kChanges, ChangeKey(version, skill.id),
-               std::string(1, EncodeChangeKind(put_kinds[i])));
-    if (builder.memory_bytes() > kMaxBuilderBytes) {
-      SKILLDB_RETURN_IF_ERROR(cut_segment());
-    } else {
-      SKILLDB_RETURN_IF_ERROR(writer.MaybeStage());
-    }
-  }
-  SKILLDB_RETURN_IF_ERROR(cut_segment());
-  std::vector<std::pair<std::string, uint32_t>> freqs;
-  for (const std::string& id : deletes) {
-    writer.Put(kRevisions, RevisionKey(id, version),
-               EncodeRevision(RevisionKind::kDelete, 0, ""));
-    writer.Put(kChanges, ChangeKey(version, id),
-               std::string(1, EncodeChangeKind(ChangeKind::kDeleted)));
-    --num_skills;
-  }
-
-  // Ended documents leave the statistics: re-analyze their stored text.
-  for (const Ended& e : ended) {
-    SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(e.skill_json));
-    total_length -= AnalyzeSkill(*analyzer_, field_weights_, old, &freqs);
-    for (auto& [term, tf] : freqs) df_delta.emplace_back(std::move(term), -1);
-    writer.Put(kEnds, Be32(e.docid), Be64(version));
-    writer.Delete(kHashes, ContentHash(old) + old.id);
-  }
-  for (const Skill& skill : puts) {
-    writer.Put(kHashes, ContentHash(skill) + skill.id, "");
-  }
-
-  // New document frequencies at this version, for the terms that moved, in
-  // term order (so the df lookups walk the history forwards).
-  std::sort(df_delta.begin(), df_delta.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  auto df_it = storage_->NewIterator(kDfs, head_state->snap());
-  for (size_t i = 0; i < df_delta.size();) {
-    const std::string& term = df_delta[i].first;
-    int64_t delta = 0;
-    for (; i < df_delta.size() && df_delta[i].first == term; ++i) {
-      delta += df_delta[i].second;
-    }
-    if (delta == 0) continue;
-    uint64_t df = 0;
-    if (head > 0) {
-      SKILLDB_ASSIGN_OR_RETURN(
-          df, ReadDocFreq(df_it.get(), term, head, /*ascending=*/true));
-    }
-    const int64_t updated = static_cast<int64_t>(df) + delta;
-    if (updated < 0) {
-      return Status::Corruption("document frequency of a term went negative");
-    }
-    writer.Put(kDfs, DfKey(term, version),
-               Varint64(static_cast<uint64_t>(updated)));
-  }
-
-  CommitInfo commit;
-  commit.version = version;
-  commit.time_ms = NowMs();
-  commit.kind = options.kind.empty() ? "commit" : options.kind;
-  commit.message = options.message;
-  commit.author = options.author.empty() ? DefaultAuthor() : options.author;
-  for (ChangeKind k : put_kinds) {
-    (k == ChangeKind::kAdded ? commit.added : commit.updated) += 1;
-  }
-  commit.deleted = deletes.size();
-  commit.num_skills = static_cast<uint64_t>(num_skills);
-  commit.total_length = static_cast<uint64_t>(total_length);
-  writer.Put(kCommits, Be64(version), EncodeCommit(commit));
-
-  std::vector<SegmentMeta> manifest;
-  for (const auto& seg : head_state->segments) manifest.push_back(seg->meta());
-  for (const auto& seg : new_segments) manifest.push_back(seg->meta());
-  writer.Put(kMeta, kManifestKey, EncodeManifest(manifest));
-  writer.Put(kMeta, kHeadKey, Be64(version));
-  writer.Put(kMeta, kNextDocidKey, Be32(next_docid));
-  writer.Put(kMeta, kNextSegmentKey, Be32(next_segment));
-  if (extra) SKILLDB_RETURN_IF_ERROR(extra(writer, version));
-  SKILLDB_RETURN_IF_ERROR(writer.Finish(options_.sync_commits));
-
-  // Durable: now make it visible in memory.
-  next_docid_ = next_docid;
-  next_segment_ = next_segment;
-  for (const Ended& e : ended) {
-    for (const auto& seg : head_state->segments) {
-      const SegmentMeta& m = seg->meta();
-      if (e.docid >= m.base && e.docid < m.base + m.count) {
-        seg->ApplyEnd(e.docid, version);
-        break;
-      }
-    }
-  }
-  auto next = std::make_shared<ReadState>();
-  next->head = version;
-  next->oldest = head_state->oldest;
-  next->head_commit = commit;
-  next->snapshot = storage_->NewSnapshot();
-  next->segments = head_state->segments;
-  next->segments.insert(next->segments.end(), new_segments.begin(),
-                        new_segments.end());
-  Publish(std::move(next));
+  CommitBuild build(*this, std::move(head_state));
+  bool nothing_changes = false;
+  SKILLDB_RETURN_IF_ERROR(build.ReadPrevious(all_puts, deletes,
+                                             /*keep_unchanged=*/bool(extra),
+                                             &nothing_changes));
+  // A plain commit in which nothing changes writes nothing.
+  if (nothing_changes && !extra) return head;
+  SKILLDB_RETURN_IF_ERROR(build.BuildSegments());
+  SKILLDB_RETURN_IF_ERROR(build.EndDocuments(deletes));
+  SKILLDB_RETURN_IF_ERROR(build.WriteDocFreqs());
+  build.WriteCommitRecord(options, deletes.size());
+  if (extra) SKILLDB_RETURN_IF_ERROR(extra(build.writer(), build.version()));
+  SKILLDB_RETURN_IF_ERROR(build.writer().Finish(options_.sync_commits));
+  build.Publish();  // durable: now visible in memory
 
   // The commit stands even if a merge fails (it leaves no trace: a merge is
   // one batch of its own); the policy retries on the next commit.
   const Status merged = MaybeMerge();
   (void)merged;
-  return version;
+  return build.version();
 }
 
 }  // namespace skilldb::internal

@@ -32,6 +32,7 @@ struct StoredRevision {
 
 class BatchWriter;
 class ProposalImpl;
+struct ProposalAtHead;
 class UsageSpool;
 
 // Writes a caller adds to a commit's final batch (e.g. its audit entry),
@@ -134,6 +135,7 @@ class LibraryImpl final : public Library {
   Result<CommitInfo> ReadCommit(const ReadState& state, Version version) const;
 
   // commit.cc. REQUIRES: write_mu_ held; inputs validated.
+  class CommitBuild;  // one commit's state, phase by phase
   Result<Version> CommitLocked(const std::vector<Skill>& puts,
                                const std::vector<std::string>& deletes,
                                const CommitOptions& options,
@@ -172,7 +174,13 @@ class LibraryImpl final : public Library {
       const ProposalOptions& options) const;
   Result<double> SelfScore(const ReadState& state,
                            const Skill& candidate) const;
+  // Its phases (proposal.cc, REQUIRE write_mu_ held): the recheck at head
+  // (why the proposal no longer holds, "" when it does), then, once the
+  // decision is to accept, the puts that carry it out.
   Result<ProposalOutcome> CommitProposal(ProposalImpl& proposal);
+  Result<std::string> RecheckProposal(ProposalAtHead& at) const;
+  Result<std::vector<Skill>> AcceptedPuts(const ProposalAtHead& at,
+                                          ProposalOutcome* outcome) const;
 
   // audit.cc. The *Locked ones REQUIRE write_mu_ held.
   Status LoadAuditSeq();

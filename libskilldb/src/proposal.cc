@@ -238,108 +238,115 @@ Result<double> LibraryImpl::SelfScore(const ReadState& state,
   return score;
 }
 
-Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  auto head_state = state();
-  const Version head = head_state->head;
-  const std::vector<DuplicateMatch>& base_dups = *p.duplicates_;
-  Json entry{{"proposal_id", p.id_},
-             {"skill_id", p.candidate_.id},
-             {"author", p.options_.author},
-             {"base_version", p.base_->head},
-             {"head_version", head}};
+// What CommitProposal decides on: the proposal as it was made, and the head
+// it would commit at.
+struct ProposalAtHead {
+  const Skill& candidate;
+  const ProposalOptions& options;
+  const ReadState& base;
+  const std::vector<DuplicateMatch>& base_dups;
+  const std::optional<VerificationReport>& report;
+  const ReadState& head_state;
+  // The candidate id's newest revision at head, and whether it is live
+  // (set by RecheckProposal).
+  std::optional<StoredRevision> same_id_now;
+  bool id_live_now = false;
 
-  auto abort = [&](const std::string& why) -> Result<ProposalOutcome> {
-    entry["event"] = "aborted";
-    entry["reasons"] = {why};
-    SKILLDB_RETURN_IF_ERROR(WriteAuditLocked(entry.dump()).status());
-    return Status::Aborted(why + " (proposal made at version " +
-                           std::to_string(p.base_->head) + ", head is " +
-                           std::to_string(head) + "; propose again)");
-  };
+  Version head() const { return head_state.head; }
+  bool self_duplicate() const {
+    return std::any_of(base_dups.begin(), base_dups.end(),
+                       [&](const auto& d) { return d.id == candidate.id; });
+  }
+};
 
-  // Re-check the preconditions the proposal was made under.
+// Re-checks the preconditions the proposal was made under: no new
+// duplicate, no duplicate changed, the candidate's id neither taken nor
+// changed since.
+Result<std::string> LibraryImpl::RecheckProposal(ProposalAtHead& at) const {
+  const Version head = at.head();
   SKILLDB_ASSIGN_OR_RETURN(
-      auto head_dups, FindDuplicates(*head_state, p.candidate_, p.options_));
+      auto head_dups, FindDuplicates(at.head_state, at.candidate, at.options));
   for (const DuplicateMatch& d : head_dups) {
     const bool known =
-        std::any_of(base_dups.begin(), base_dups.end(),
+        std::any_of(at.base_dups.begin(), at.base_dups.end(),
                     [&](const DuplicateMatch& b) { return b.id == d.id; });
-    if (!known) return abort("a duplicate appeared: '" + d.id + "'");
+    if (!known) return "a duplicate appeared: '" + d.id + "'";
   }
-  for (const DuplicateMatch& d : base_dups) {
+  for (const DuplicateMatch& d : at.base_dups) {
     SKILLDB_ASSIGN_OR_RETURN(auto then,
-                             ReadRevision(*p.base_, d.id, p.base_->head));
-    SKILLDB_ASSIGN_OR_RETURN(auto now, ReadRevision(*head_state, d.id, head));
+                             ReadRevision(at.base, d.id, at.base.head));
+    SKILLDB_ASSIGN_OR_RETURN(auto now, ReadRevision(at.head_state, d.id, head));
     if (!then || !now || then->version != now->version) {
-      return abort("skill '" + d.id + "' changed after the proposal was made");
+      return "skill '" + d.id + "' changed after the proposal was made";
     }
   }
   SKILLDB_ASSIGN_OR_RETURN(
-      auto same_id_then,
-      ReadRevision(*p.base_, p.candidate_.id, p.base_->head));
-  SKILLDB_ASSIGN_OR_RETURN(auto same_id_now,
-                           ReadRevision(*head_state, p.candidate_.id, head));
+      auto same_id_then, ReadRevision(at.base, at.candidate.id, at.base.head));
+  SKILLDB_ASSIGN_OR_RETURN(at.same_id_now,
+                           ReadRevision(at.head_state, at.candidate.id, head));
   const bool id_live_then =
       same_id_then && same_id_then->kind == RevisionKind::kPut;
-  const bool id_live_now =
-      same_id_now && same_id_now->kind == RevisionKind::kPut;
-  if (id_live_then != id_live_now ||
-      (id_live_now && same_id_then->version != same_id_now->version)) {
-    return abort("skill '" + p.candidate_.id +
-                 "' changed after the proposal was made");
+  at.id_live_now = at.same_id_now && at.same_id_now->kind == RevisionKind::kPut;
+  if (id_live_then != at.id_live_now ||
+      (at.id_live_now && same_id_then->version != at.same_id_now->version)) {
+    return "skill '" + at.candidate.id +
+           "' changed after the proposal was made";
   }
+  return std::string();
+}
 
-  // Decide.
+namespace {
+
+// The decision: why the proposal is rejected (empty: it is accepted).
+std::vector<std::string> RejectionReasons(const ProposalAtHead& at) {
   std::vector<std::string> reasons;
-  if (!p.report_) {
+  if (!at.report) {
     reasons.push_back("no verification report");
   } else {
-    for (std::string& r : PolicyViolations(p.options_.policy, *p.report_)) {
+    for (std::string& r : PolicyViolations(at.options.policy, *at.report)) {
       reasons.push_back(std::move(r));
     }
   }
-  const DedupPolicy policy = p.options_.dedup;
-  const bool self_duplicate =
-      std::any_of(base_dups.begin(), base_dups.end(),
-                  [&](const auto& d) { return d.id == p.candidate_.id; });
-  if (!base_dups.empty() && policy == DedupPolicy::kReject) {
-    for (const DuplicateMatch& d : base_dups)
+  const DedupPolicy policy = at.options.dedup;
+  if (!at.base_dups.empty() && policy == DedupPolicy::kReject) {
+    for (const DuplicateMatch& d : at.base_dups) {
       reasons.push_back(DescribeDuplicate(d));
+    }
   }
-  if (id_live_now && policy != DedupPolicy::kMerge && !self_duplicate) {
-    reasons.push_back("id '" + p.candidate_.id + "' is used by another skill");
+  if (at.id_live_now && policy != DedupPolicy::kMerge && !at.self_duplicate()) {
+    reasons.push_back("id '" + at.candidate.id + "' is used by another skill");
   }
-  if (policy == DedupPolicy::kSupersede && self_duplicate) {
+  if (policy == DedupPolicy::kSupersede && at.self_duplicate()) {
     reasons.push_back("a superseding skill needs an id of its own");
   }
-  ProposalOutcome outcome;
-  outcome.duplicates = base_dups;
-  if (!reasons.empty()) {
-    entry["event"] = "rejected";
-    entry["reasons"] = reasons;
-    entry["duplicates"] = DuplicatesJson(base_dups);
-    SKILLDB_ASSIGN_OR_RETURN(outcome.audit_seq, WriteAuditLocked(entry.dump()));
-    outcome.reasons = std::move(reasons);
-    return outcome;
-  }
+  return reasons;
+}
 
-  Skill skill = p.candidate_;
+}  // namespace
+
+// The skill, active with its report as evidence, as the dedup policy writes
+// it: new (or merged into the live skill of its id), superseding its
+// duplicates (deprecated in the same commit), or merged into the closest
+// duplicate as that skill's next revision. Sets outcome->deprecated.
+Result<std::vector<Skill>> LibraryImpl::AcceptedPuts(
+    const ProposalAtHead& at, ProposalOutcome* outcome) const {
+  Skill skill = at.candidate;
   skill.status = SkillStatus::kActive;
-  skill.evidence_json.push_back(ReportToJson(*p.report_));
+  skill.evidence_json.push_back(ReportToJson(*at.report));
   std::vector<Skill> puts;
-  if (base_dups.empty()) {
-    if (id_live_now) {  // kMerge into the skill with the same id
+  if (at.base_dups.empty()) {
+    if (at.id_live_now) {  // kMerge into the skill with the same id
       SKILLDB_ASSIGN_OR_RETURN(Skill old,
-                               ParseSkillJson(same_id_now->skill_json));
+                               ParseSkillJson(at.same_id_now->skill_json));
       skill.evidence_json.insert(skill.evidence_json.begin(),
                                  old.evidence_json.begin(),
                                  old.evidence_json.end());
     }
     puts.push_back(std::move(skill));
-  } else if (policy == DedupPolicy::kSupersede) {
-    for (const DuplicateMatch& d : base_dups) {
-      SKILLDB_ASSIGN_OR_RETURN(auto rev, ReadRevision(*head_state, d.id, head));
+  } else if (at.options.dedup == DedupPolicy::kSupersede) {
+    for (const DuplicateMatch& d : at.base_dups) {
+      SKILLDB_ASSIGN_OR_RETURN(auto rev,
+                               ReadRevision(at.head_state, d.id, at.head()));
       SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(rev->skill_json));
       old.status = SkillStatus::kDeprecated;
       if (std::find(skill.lineage.supersedes.begin(),
@@ -347,14 +354,14 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
                     d.id) == skill.lineage.supersedes.end()) {
         skill.lineage.supersedes.push_back(d.id);
       }
-      outcome.deprecated.push_back(d.id);
+      outcome->deprecated.push_back(d.id);
       puts.push_back(std::move(old));
     }
     puts.insert(puts.begin(), std::move(skill));
   } else {  // kMerge: a new revision of the closest duplicate
-    const DuplicateMatch& target = base_dups.front();
+    const DuplicateMatch& target = at.base_dups.front();
     SKILLDB_ASSIGN_OR_RETURN(auto rev,
-                             ReadRevision(*head_state, target.id, head));
+                             ReadRevision(at.head_state, target.id, at.head()));
     SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(rev->skill_json));
     skill.evidence_json.insert(skill.evidence_json.begin(),
                                old.evidence_json.begin(),
@@ -370,8 +377,47 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
     skill.id = target.id;
     puts.push_back(std::move(skill));
   }
-  outcome.skill_id = puts.front().id;
+  return puts;
+}
 
+// Recheck, decide, build the puts, commit them with the audit entry in the
+// same batch. Every outcome is audited.
+Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  auto head_state = state();
+  ProposalAtHead at{p.candidate_, p.options_,  *p.base_, *p.duplicates_,
+                    p.report_,    *head_state, {},       false};
+  Json entry{{"proposal_id", p.id_},
+             {"skill_id", p.candidate_.id},
+             {"author", p.options_.author},
+             {"base_version", p.base_->head},
+             {"head_version", at.head()}};
+
+  SKILLDB_ASSIGN_OR_RETURN(const std::string stale, RecheckProposal(at));
+  if (!stale.empty()) {
+    entry["event"] = "aborted";
+    entry["reasons"] = {stale};
+    SKILLDB_RETURN_IF_ERROR(WriteAuditLocked(entry.dump()).status());
+    return Status::Aborted(stale + " (proposal made at version " +
+                           std::to_string(p.base_->head) + ", head is " +
+                           std::to_string(at.head()) + "; propose again)");
+  }
+
+  ProposalOutcome outcome;
+  outcome.duplicates = at.base_dups;
+  std::vector<std::string> reasons = RejectionReasons(at);
+  if (!reasons.empty()) {
+    entry["event"] = "rejected";
+    entry["reasons"] = reasons;
+    entry["duplicates"] = DuplicatesJson(at.base_dups);
+    SKILLDB_ASSIGN_OR_RETURN(outcome.audit_seq, WriteAuditLocked(entry.dump()));
+    outcome.reasons = std::move(reasons);
+    return outcome;
+  }
+
+  SKILLDB_ASSIGN_OR_RETURN(std::vector<Skill> puts,
+                           AcceptedPuts(at, &outcome));
+  outcome.skill_id = puts.front().id;
   CommitOptions commit;
   commit.kind = "propose";
   commit.author = p.options_.author;
@@ -379,8 +425,8 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
                        ? "verified insertion of '" + outcome.skill_id + "'"
                        : p.options_.message;
   entry["event"] = "accepted";
-  entry["duplicates"] = DuplicatesJson(base_dups);
-  entry["dedup"] = std::string(DedupPolicyName(policy));
+  entry["duplicates"] = DuplicatesJson(at.base_dups);
+  entry["dedup"] = std::string(DedupPolicyName(p.options_.dedup));
   entry["written_id"] = outcome.skill_id;
   entry["deprecated"] = outcome.deprecated;
   entry["speedup"] = p.report_->speedup.ratio;
