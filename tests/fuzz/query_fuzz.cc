@@ -14,13 +14,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "seed_data.h"
 #include "skilldb/library.h"
 
 namespace {
@@ -51,18 +51,9 @@ Library* MakeLibrary() {
   Require(mkdtemp(pattern.data()) != nullptr, "mkdtemp");
   g_dir = pattern;
   atexit(RemoveDir);
-  std::vector<Skill> seed;
-  for (const auto& e : std::filesystem::directory_iterator(SKILLDB_SEED_DIR)) {
-    if (e.path().extension() != ".jsonl") continue;
-    std::ifstream in(e.path());
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      auto s = skilldb::ParseSkillJson(line);
-      Require(s.ok(), "a seed line does not parse");
-      seed.push_back(*s);
-    }
-  }
+  auto loaded = skilldb::testing::LoadSeedSkills(SKILLDB_SEED_DIR);
+  Require(loaded.ok(), "the seed library does not load");
+  const std::vector<Skill>& seed = *loaded;
   Require(seed.size() > 100, "the seed library is missing");
   skilldb::Options o;
   o.create_if_missing = true;
