@@ -187,9 +187,67 @@ bool WriteFileRaw(const char* path, const std::string& text) {
 
 }  // namespace
 
+namespace {
+// Whether the mount at `path` (this namespace's /proc/self/mountinfo, path
+// as this process sees it) has peers it propagates to ("shared:N" among its
+// optional fields). System calls and the stack only: safe after fork. True
+// also when it cannot tell (no /proc, a line too long).
+bool MountPropagates(const char* path) {
+  const int fd = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  char line[4096];
+  char chunk[4096];
+  size_t len = 0;
+  bool overflow = false, found = false, shared = true;
+  const size_t path_len = std::strlen(path);
+  auto check = [&](const char* l, size_t n) {
+    // Fields: id parent dev root mountpoint options [optional...] - ...
+    size_t field = 0, start = 0;
+    for (size_t i = 0; i <= n; ++i) {
+      if (i < n && l[i] != ' ') continue;
+      const char* w = l + start;
+      const size_t wn = i - start;
+      if (field == 4 && (wn != path_len || std::memcmp(w, path, wn) != 0)) {
+        return;
+      }
+      if (field == 4) found = true, shared = false;
+      if (field >= 6) {
+        if (wn == 1 && w[0] == '-') return;
+        if (wn > 7 && std::memcmp(w, "shared:", 7) == 0) shared = true;
+      }
+      ++field;
+      start = i + 1;
+    }
+  };
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (chunk[i] != '\n') {
+        if (len < sizeof(line)) line[len++] = chunk[i];
+        else overflow = true;
+        continue;
+      }
+      if (!overflow) check(line, len);
+      len = 0;
+      overflow = false;
+    }
+  }
+  ::close(fd);
+  return !found || shared;
+}
+}  // namespace
+
 bool EnterRoot(const Plan& plan, int* step, int* err) {
+  // In a chroot "/" is no mount point (EINVAL): the root is then built only
+  // if its tmpfs turns out not to propagate to the namespace this one was
+  // copied from (checked right after mounting it), and entered by chroot,
+  // since pivot_root needs the current root to be a mount point. With the
+  // capabilities dropped next (no CAP_SYS_CHROOT) it cannot be left.
+  bool in_chroot = false;
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    return Failed(kStepPrivate, step, err);
+    if (errno != EINVAL) return Failed(kStepPrivate, step, err);
+    in_chroot = true;
   }
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
@@ -220,6 +278,11 @@ bool EnterRoot(const Plan& plan, int* step, int* err) {
         rc = ::mount(s.source.c_str(), t, nullptr,
                      MS_BIND | (s.kind == Step::kBindRoTree ? MS_REC : 0),
                      nullptr);
+        // A bind of a shared mount joins its peer group: in a chroot (no
+        // private "/" before) it is made private before anything else.
+        if (rc == 0 && in_chroot) {
+          rc = ::mount(nullptr, t, nullptr, MS_REC | MS_PRIVATE, nullptr);
+        }
         unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | s.keep;
         if (s.kind != Step::kBindRw) flags |= MS_RDONLY | MS_NODEV;
         if (rc == 0) rc = ::mount(nullptr, t, nullptr, flags, nullptr);
@@ -241,6 +304,22 @@ bool EnterRoot(const Plan& plan, int* step, int* err) {
         break;
     }
     if (rc != 0) return Failed(static_cast<int>(i), step, err);
+    if (in_chroot && s.kind == Step::kTmpfs) {
+      if (MountPropagates(t)) {
+        ::umount2(t, MNT_DETACH);
+        errno = EXDEV;  // "cross-device": the mount would reach the host
+        return Failed(kStepPrivate, step, err);
+      }
+      if (::mount(nullptr, t, nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+        return Failed(kStepPrivate, step, err);
+    }
+  }
+  if (in_chroot) {
+    if (::chdir(plan.root.c_str()) != 0 || ::chroot(".") != 0 ||
+        ::chdir("/") != 0) {
+      return Failed(kStepPivot, step, err);
+    }
+    return true;
   }
   // pivot_root(".", ".") stacks the old root on the new one; detaching it
   // leaves no path back (a chroot could be left by a privileged process).
