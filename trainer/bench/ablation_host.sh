@@ -3,7 +3,8 @@
 # runs with the same seed (TRLOO + per-agent normalization; TRLOO without
 # normalization; batch-mean baseline + per-agent normalization), then the
 # report of the first and a summary of mean policy reward over the first and
-# last three steps of each.
+# last three steps of each. DEMO_ARGS adds arguments to every run (the GPU
+# script passes "--backend cuda --device cuda").
 #   bash trainer/bench/ablation_host.sh [BUILD_DIR] [OUT_DIR]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -15,7 +16,8 @@ STEPS="${STEPS:-12}"
 rm -rf "$OUT" && mkdir -p "$OUT"
 run() {
   local name="$1"; shift
-  "$B" demo --seed "$SEED" --steps "$STEPS" --turns 1 --out "$OUT/$name" "$@" \
+  # shellcheck disable=SC2086  # DEMO_ARGS is a list of words
+  "$B" demo --seed "$SEED" --steps "$STEPS" --turns 1 --out "$OUT/$name" ${DEMO_ARGS:-} "$@" \
     > "$OUT/$name.jsonl" 2> "$OUT/$name.err"
 }
 run loo_per_agent

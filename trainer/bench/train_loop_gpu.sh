@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The RL loop on the GPU machine (Ubuntu 24.04 with the torch wheel, no
+# RocksDB, SQLite, ICU): builds the whole tree's skilldb_train against the
+# wheel's libtorch (CUDA) and the Debian libraries packed by
+# trainer/bench/prepare_loop_deps.sh, then runs the per-agent ablation of
+# trainer/bench/ablation_host.sh with the CUDA verifier backend and the
+# learner on the GPU (bf16 autocast): TRLOO + per-agent normalization,
+# TRLOO without normalization, a batch-mean baseline with per-agent
+# normalization; then `skilldb_train report` of the first run.
+#
+#   bash trainer/bench/prepare_loop_deps.sh     # on the build machine
+#   OUT=... bash trainer/bench/train_loop_gpu.sh  # there (carry .loop-deps.tar.xz, .verify-deps)
+#
+# Results under $OUT (default /tmp/skilldb-loop-gpu): the build's logs, one
+# JSONL of step lines per run, the report of the first run, summary.txt.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+OUT="${OUT:-/tmp/skilldb-loop-gpu}"
+BUILD="${BUILD:-$ROOT/build-loop-gpu}"
+DEPS="${DEPS:-/tmp/skilldb-loop-deps}"
+JOBS="${JOBS:-$(nproc)}"
+mkdir -p "$OUT"
+stamp() { echo "[$(date +%H:%M:%S) +${SECONDS}s] $*"; }
+PY="$(command -v python3)"
+
+stamp "unpack the Debian libraries"
+rm -rf "$DEPS" && mkdir -p "$DEPS"
+tar -C "$DEPS" -xJf "$ROOT/.loop-deps.tar.xz" || { echo "no $ROOT/.loop-deps.tar.xz"; exit 1; }
+SYS="$DEPS/root"
+LIB="$SYS/usr/lib/x86_64-linux-gnu"
+# CMake and pkg-config files name /usr: point them at the folder.
+find "$SYS" \( -name '*.cmake' -o -name '*.pc' \) -print0 |
+  xargs -0 sed -i -e "s#\([\" =;(]\)/usr/#\1$SYS/usr/#g" -e "s#^prefix *= */usr *\$#prefix=$SYS/usr#"
+# Development links to runtimes not packed (or absolute into /lib): the
+# machine's own copy of the same library, found by its shorter names.
+find "$SYS" -type l | while read -r l; do
+  t="$(readlink "$l")"
+  case "$t" in /*) abs="$t" ;; *) abs="$(dirname "$l")/$t" ;; esac
+  [ -e "$abs" ] && continue
+  cand="$(basename "$t")"
+  while :; do
+    for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
+      if [ -e "$d/$cand" ]; then ln -sf "$d/$cand" "$l"; continue 3; fi
+    done
+    [[ "$cand" == *.so.* ]] || break
+    cand="${cand%.*}"
+  done
+  echo "unresolved link $l -> $t"
+done
+export PKG_CONFIG_PATH="$LIB/pkgconfig:$SYS/usr/share/pkgconfig"
+export LD_LIBRARY_PATH="$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+command -v pkg-config > /dev/null || echo "warning: no pkg-config on this machine"
+
+stamp "configure and build skilldb_train and the verifier workers"
+TORCH_PREFIX="$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
+GEN=()
+command -v ninja > /dev/null && GEN=(-G Ninja)
+if ! { cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
+         -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$SYS/usr" -DSKILLDB_WERROR=OFF \
+         -DSKILLDB_BUILD_TESTS=OFF -DSKILLDB_BUILD_SHARED=OFF \
+         > "$OUT/configure.log" 2>&1 &&
+       cmake --build "$BUILD" -j "$JOBS" --target skilldb_train skilldb_verify_worker_cuda \
+         skilldb_verify_worker_host > "$OUT/build.log" 2>&1; }; then
+  echo "build failed; tail of the logs:"; tail -n 40 "$OUT/configure.log" "$OUT/build.log"
+  exit 1
+fi
+grep -E "libtorch|trainer:|CUDA" "$OUT/configure.log" | head -8
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  "$PY" -c 'import torch; print("torch", torch.__version__)'; } > "$OUT/environment.txt" 2>&1
+
+stamp "the per-agent ablation, CUDA verifier, learner on the GPU"
+DEMO_ARGS="--backend cuda --device cuda ${DEMO_ARGS:-}" STEPS="${STEPS:-12}" \
+  bash "$ROOT/trainer/bench/ablation_host.sh" "$BUILD" "$OUT/ablation" | tee "$OUT/summary.txt"
+stamp "done"
