@@ -166,6 +166,20 @@ TEST_CASE("nothing a confined child starts outlives it") {
   CHECK(r->wall_ms < 5000);
 }
 
+// Waits for a forked check: exit 0 passes, 77 means no mount namespaces
+// here (false: the caller stops), anything else names the failed check.
+bool ExpectChildPassed(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) {
+    WARN_MESSAGE(false, "no mount namespaces here");
+    return false;
+  }
+  CHECK(WEXITSTATUS(status) == 0);
+  return true;
+}
+
 // The H200 machine mounts its driver at /usr/local/nvidia (a mount inside
 // /usr) and lists /usr/local/nvidia/lib64 in LD_LIBRARY_PATH: the root must
 // show a visible directory's submounts (read-only) and accept a visible
@@ -206,14 +220,7 @@ TEST_CASE("a visible directory's submounts are visible, read-only") {
     }
     ::_exit(ro == 2 ? 0 : 16);
   }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 77) {
-    WARN_MESSAGE(false, "no mount namespaces here");
-    return;
-  }
-  CHECK(WEXITSTATUS(status) == 0);
+  ExpectChildPassed(pid);
 }
 
 // In a chroot "/" is no mount point: making it private fails (EINVAL) and
@@ -292,14 +299,7 @@ TEST_CASE("a confined child in a chroot is confined the same, or refused") {
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) ::_exit(ConfineInChroot(top.dir, shared));
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    REQUIRE(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 77) {
-      WARN_MESSAGE(false, "no mount namespaces here");
-      return;
-    }
-    CHECK(WEXITSTATUS(status) == 0);
+    if (!ExpectChildPassed(pid)) return;
   }
 }
 
