@@ -185,13 +185,10 @@ bool WriteFileRaw(const char* path, const std::string& text) {
   return ok;
 }
 
-}  // namespace
-
-namespace {
 // Whether the mount at `path` (this namespace's /proc/self/mountinfo, path
 // as this process sees it) has peers it propagates to ("shared:N" among its
-// optional fields). System calls and the stack only: safe after fork. True
-// also when it cannot tell (no /proc, a line too long).
+// optional fields). System calls and the stack only, unlike MountPoints:
+// safe after fork. True also when it cannot tell (no /proc, a line too long).
 bool MountPropagates(const char* path) {
   const int fd = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return true;
@@ -236,6 +233,7 @@ bool MountPropagates(const char* path) {
   ::close(fd);
   return !found || shared;
 }
+
 }  // namespace
 
 bool EnterRoot(const Plan& plan, int* step, int* err) {
