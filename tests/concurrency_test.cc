@@ -5,63 +5,30 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "model.h"
+#include "process_fixtures.h"
+#include "process_util.h"
 #include "test_util.h"
 
 namespace skilldb {
 namespace {
 
+using testing::ConsistentAt;
+using testing::StartProgram;
+using testing::StillRunning;
 using testing::TempLibrary;
 
-// What must hold for any single version v, whatever else runs: WAND and
-// exhaustive queries agree, every hit is readable as of v, and the number of
-// skills a scan sees is the number the commit record states.
-bool ConsistentAt(Library& lib, Version v, std::string* why) {
-  for (const char* q : {"warp shuffle", "memory tiling", "tensor core async"}) {
-    auto fast =
-        lib.Query(QueryOptions{.k = 15, .as_of = v, .fields = HitFields::None()}, q);
-    auto full = lib.Query(
-        QueryOptions{
-            .k = 15, .as_of = v, .fields = HitFields::None(), .exhaustive = true},
-        q);
-    if (!fast.ok() || !full.ok()) {
-      *why = "query failed";
-      return false;
-    }
-    if (fast->hits.size() != full->hits.size()) {
-      *why = "pruned and exhaustive queries differ in size";
-      return false;
-    }
-    for (size_t i = 0; i < fast->hits.size(); ++i) {
-      if (fast->hits[i].id != full->hits[i].id ||
-          fast->hits[i].score != full->hits[i].score) {
-        *why = "pruned and exhaustive queries differ";
-        return false;
-      }
-      if (!lib.Get(fast->hits[i].id, ReadOptions{.as_of = v}).ok()) {
-        *why = "a hit is not readable at its version";
-        return false;
-      }
-    }
-  }
-  uint64_t scanned = 0;
-  if (!lib.Scan(ReadOptions{.as_of = v},
-                [&](const Skill&) {
-                  ++scanned;
-                  return true;
-                })
-           .ok()) {
-    *why = "scan failed";
-    return false;
-  }
-  auto stats = lib.Stats(ReadOptions{.as_of = v});
-  if (!stats.ok() || stats->num_skills != scanned) {
-    *why = "scan count differs from the commit record";
-    return false;
-  }
-  return true;
+// What the reader wrote to its pipe (why it failed), closing the read end.
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) out.append(buf, n);
+  close(fd);
+  return out;
 }
 
 TEST_CASE("readers see consistent versions while writers commit in threads") {
@@ -135,34 +102,27 @@ TEST_CASE(
     REQUIRE(lib.ok());
     REQUIRE((*lib)->Put(Skill::Make("seed", "warp shuffle seed")).ok());
   }
-  // Fork before this process opens the database again: the child must not
-  // inherit RocksDB's threads or file locks.
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    Options ro;
-    ro.read_only = true;
-    for (int i = 0; i < 15; ++i) {
-      auto lib = Library::Open(ro, path);
-      if (!lib.ok()) _exit(10);
-      std::string why;
-      if (!ConsistentAt(**lib, (*lib)->CurrentVersion(), &why)) _exit(11);
-    }
-    _exit(0);
-  }
+  // The reader is a worker program (tests/library_worker.cc), exec'd.
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  const pid_t pid =
+      StartProgram({SKILLDB_LIBRARY_WORKER, "read", path, "15",
+                    std::to_string(pipe_fds[1])},
+                   pipe_fds[0]);
+  close(pipe_fds[1]);
   auto lib = Library::Open(o, path);
   REQUIRE(lib.ok());
-  int status = 0;
+  int code = 0;
   uint64_t v = 1;
   // Write while the reader works (a bounded number of commits, so a slow
   // reader cannot make the log it replays grow without end).
-  while (waitpid(pid, &status, WNOHANG) == 0 && v < 3000) {
+  bool running = true;
+  while ((running = StillRunning(pid, &code)) && v < 3000) {
     auto c = testing::Script(++v, {}, 25);
     if (c.deletes.empty()) REQUIRE((*lib)->Commit(c.puts, {}).ok());
   }
-  if (v >= 3000) waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  if (running) code = testing::WaitForExit(pid, std::chrono::minutes(5));
+  CHECK_MESSAGE(code == 0, ReadAll(pipe_fds[0]));
   CHECK((*lib)->CurrentVersion() > 2);  // the writer really wrote meanwhile
 }
 
@@ -187,37 +147,22 @@ TEST_CASE(
   }
   int pipe_fds[2];
   REQUIRE(pipe(pipe_fds) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(pipe_fds[0]);
-    Options ro;
-    ro.read_only = true;
-    ro.lock_timeout_ms = 60000;
-    std::string why;
-    int opens = 0;
-    for (; opens < 300; ++opens) {
-      auto lib = Library::Open(ro, path);
-      if (!lib.ok()) {
-        why = "open: " + lib.status().ToString();
-        break;
-      }
-      if (!ConsistentAt(**lib, (*lib)->CurrentVersion(), &why)) break;
-      why.clear();
-    }
-    if (!why.empty()) {
-      why = "after " + std::to_string(opens) + " opens: " + why;
-      (void)!write(pipe_fds[1], why.data(), why.size());
-      _exit(1);
-    }
-    _exit(0);
-  }
+  const pid_t pid =
+      StartProgram({SKILLDB_LIBRARY_WORKER, "read", path, "300",
+                    std::to_string(pipe_fds[1])},
+                   pipe_fds[0]);
   close(pipe_fds[1]);
   auto lib = Library::Open(o, path);
   REQUIRE(lib.ok());
-  int status = 0;
+  int code = 0;
   int rounds = 0;
-  for (uint64_t v = 1; waitpid(pid, &status, WNOHANG) == 0; ++v) {
+  // Commit and compact until the reader is done; a reader still running
+  // after ten minutes has hung, and is killed.
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  bool running = true;
+  for (uint64_t v = 1; (running = StillRunning(pid, &code)); ++v) {
+    if (std::chrono::steady_clock::now() >= give_up) break;
     std::vector<Skill> puts;
     for (int j = 0; j < 30; ++j) {
       puts.push_back(
@@ -231,12 +176,8 @@ TEST_CASE(
     }
     usleep(2000);
   }
-  std::string why(4096, '\0');
-  const ssize_t n = read(pipe_fds[0], why.data(), why.size());
-  why.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  close(pipe_fds[0]);
-  REQUIRE(WIFEXITED(status));
-  CHECK_MESSAGE(WEXITSTATUS(status) == 0, why);
+  if (running) code = testing::WaitForExit(pid, std::chrono::seconds(0));
+  CHECK_MESSAGE(code == 0, ReadAll(pipe_fds[0]));
   CHECK(rounds > 3);  // the reader really overlapped compactions
 }
 

@@ -15,6 +15,7 @@
 
 #include "crash_writer.h"
 #include "model.h"
+#include "process_util.h"
 #include "reference_bm25.h"
 #include "test_util.h"
 
@@ -37,20 +38,10 @@ Version RunAndKill(const std::string& path, std::chrono::microseconds delay,
   // RocksDB's thread pool does not survive a fork, and this process has
   // started it, so a writer that is only forked waits forever for the first
   // background flush it needs (an ingestion over a killed writer's log).
-  std::vector<std::string> args = {SKILLDB_CRASH_WRITER, path,
-                                   std::to_string(fds[1]),
-                                   std::to_string(stage_bytes),
-                                   std::to_string(import_size)};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  const pid_t pid = testing::StartProgram(
+      {SKILLDB_CRASH_WRITER, path, std::to_string(fds[1]),
+       std::to_string(stage_bytes), std::to_string(import_size)},
+      fds[0]);
   close(fds[1]);
   Version last = 0;
   uint64_t ack = 0;

@@ -7,48 +7,19 @@
 #include <set>
 #include <thread>
 
+#include "process_fixtures.h"
+#include "process_util.h"
 #include "test_util.h"
 
 namespace skilldb {
 namespace {
 
-class PassingVerifier : public Verifier {
- public:
-  std::string_view Name() const override { return "passing"; }
-  Result<VerificationReport> Verify(
-      const VerificationRequest& request) override {
-    VerificationReport r;
-    r.verifier = "passing";
-    r.task = request.task;
-    r.device_class = "host";
-    r.compiled = true;
-    r.correctness = {true, true, 3, 0, 0, {}};
-    for (int i = 0; i < 3; ++i) {
-      RoundTiming t;
-      t.speedup_ratio = 1.3;
-      r.rounds.push_back(t);
-    }
-    r.speedup = {1.3, 1.25, 1.35, 0.95};
-    r.passed = true;
-    return r;
-  }
-};
+using testing::Candidate;
+using testing::PassingVerifier;
+using testing::StartProgram;
+using testing::WaitForExit;
 
-Skill Candidate(int i) {
-  // Distinct topics, so no two candidates are near duplicates.
-  static const char* kTopics[] = {
-      "coalesced global loads", "bank conflict padding",
-      "warp shuffle reduce",    "cp async pipelining",
-      "tensor core mma",        "persistent tile scheduler",
-      "split k reduction",      "online softmax rescale",
-      "layernorm welford",      "tma bulk copies",
-      "grid stride loops",      "thread coarsening"};
-  Skill s = Skill::Make("cand-" + std::to_string(i), kTopics[i % 12]);
-  s.body = std::string(kTopics[i % 12]) + " variant " + std::to_string(i) +
-           " explained with its own distinct words number " +
-           std::to_string(i * 7919);
-  return s;
-}
+constexpr auto kChildLimit = std::chrono::minutes(5);
 
 TEST_CASE(
     "parallel proposers in threads: every distinct candidate lands once, "
@@ -115,36 +86,14 @@ TEST_CASE("parallel proposers in processes take turns and all land") {
     o.create_if_missing = true;
     REQUIRE(Library::Open(o, path).ok());
   }
+  // Each child is a worker program (tests/library_worker.cc) proposing
+  // three candidates of its own, one writer open per candidate.
   std::vector<pid_t> children;
   for (int c = 0; c < 4; ++c) {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      PassingVerifier verifier;
-      for (int i = 0; i < 3; ++i) {
-        Options o;
-        o.lock_timeout_ms = 60000;  // wait for the other processes' turns
-        o.sync_commits = false;
-        auto lib = Library::Open(o, path);
-        if (!lib.ok()) {
-          fprintf(stderr, "child open: %s\n", lib.status().ToString().c_str());
-          _exit(10);
-        }
-        auto p = (*lib)->Propose(Candidate(c * 10 + i), {});
-        if (!p.ok() || !(*p)->Verify(verifier, {}).ok()) _exit(11);
-        auto outcome = (*p)->Commit();
-        if (!outcome.ok() || !outcome->accepted) _exit(12);
-      }
-      _exit(0);
-    }
-    children.push_back(pid);
+    children.push_back(StartProgram({SKILLDB_LIBRARY_WORKER, "propose", path,
+                                     std::to_string(c * 10), "3"}));
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+  for (pid_t pid : children) CHECK(WaitForExit(pid, kChildLimit) == 0);
   Options o;
   auto lib = Library::Open(o, path);
   REQUIRE(lib.ok());
@@ -168,28 +117,13 @@ TEST_CASE("usage counters are exact with increments from many processes") {
   REQUIRE(writer.ok());
   std::vector<pid_t> children;
   for (int c = 0; c < 3; ++c) {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      Options ro;
-      ro.read_only = true;
-      auto lib = Library::Open(ro, path);
-      if (!lib.ok()) _exit(10);
-      for (int i = 0; i < 400; ++i) {
-        if (!(*lib)->RecordUsage("hot", UsageEvent::kSelected).ok()) _exit(11);
-      }
-      _exit(0);
-    }
-    children.push_back(pid);
+    children.push_back(
+        StartProgram({SKILLDB_LIBRARY_WORKER, "usage", path, "400"}));
   }
   for (int i = 0; i < 250; ++i) {
     REQUIRE((*writer)->RecordUsage("hot", UsageEvent::kSelected, 2).ok());
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+  for (pid_t pid : children) CHECK(WaitForExit(pid, kChildLimit) == 0);
   // Visible at once (spooled lines are counted), and exactly once after the
   // next writer folds them.
   CHECK((*writer)->GetUsage("hot")->count(UsageEvent::kSelected) == 1700);
