@@ -9,17 +9,10 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
   if (!stats.ok()) return Fail(g, io, stats.status());
   const LibraryInfo info = (*library)->Info();
   const LibraryStats& s = *stats;
-  // Evidence and usage: trust levels of the skills, and their utility.
-  uint64_t trust[3] = {0, 0, 0};
-  Status scanned =
-      (*library)->Scan(ReadOptions{.as_of = s.version}, [&](const Skill& k) {
-        ++trust[static_cast<int>(SkillTrust(k))];
-        return true;
-      });
-  if (!scanned.ok()) return Fail(g, io, scanned);
+  // Usage: the skills used, and their utility.
   uint64_t used = 0, applied = 0;
   double utility_sum = 0;
-  scanned =
+  Status scanned =
       (*library)->ScanUsage([&](const std::string&, const UsageCounters& c) {
         ++used;
         applied += c.count(UsageEvent::kApplied);
@@ -30,17 +23,14 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
   const double mean_utility =
       used ? utility_sum / static_cast<double>(used) : 0.0;
   if (g.json) {
-    // The stats' and the library info's codecs, with the trust and usage
-    // summaries this command computes.
+    // The stats' and the library info's codecs, with the usage summary this
+    // command computes.
     Json j = AsJson(s);
     Json about = AsJson(info);
     for (const char* key : {"path", "head", "oldest_retained", "analyzer", "k1",
                             "b", "field_weights"}) {
       j[key] = about[key];
     }
-    j["trust"] = {{"unverified", trust[0]},
-                  {"provisional", trust[1]},
-                  {"trusted", trust[2]}};
     j["usage"] = {{"skills_used", used},
                   {"applied", applied},
                   {"mean_utility", mean_utility}};
@@ -58,8 +48,8 @@ int RunStats(const GlobalArgs& g, const StatsArgs& a, const Io& io) {
       << ", pruned " << s.pruned << ")\n"
       << "language  cuda " << s.cuda << ", triton " << s.triton << ", any "
       << s.any_language << "\n"
-      << "evidence  " << trust[2] << " trusted, " << trust[1]
-      << " provisional, " << trust[0] << " unverified\n"
+      << "evidence  " << s.trusted << " trusted, " << s.provisional
+      << " provisional, " << s.unverified << " unverified\n"
       << "usage     " << used << " skills used, " << applied
       << " applications, mean utility " << FormatScore(mean_utility) << "\n"
       << "length    " << s.total_length << " terms, "

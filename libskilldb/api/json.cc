@@ -232,6 +232,10 @@ std::string ToJson(const LibraryStats& s) {
             {"pruned", s.pruned}}},
           {"language",
            {{"cuda", s.cuda}, {"triton", s.triton}, {"any", s.any_language}}},
+          {"trust",
+           {{"unverified", s.unverified},
+            {"provisional", s.provisional},
+            {"trusted", s.trusted}}},
           {"segments", s.num_segments},
           {"documents", s.num_documents},
           {"disk_bytes", s.disk_bytes},
@@ -492,6 +496,12 @@ Result<LibraryStats> FromJson<LibraryStats>(std::string_view text) {
     SKILLDB_RETURN_IF_ERROR(lr.Uint64("cuda", &s.cuda));
     SKILLDB_RETURN_IF_ERROR(lr.Uint64("triton", &s.triton));
     SKILLDB_RETURN_IF_ERROR(lr.Uint64("any", &s.any_language));
+  }
+  if (const In* trust = r.Find("trust")) {
+    FieldReader tr(*trust, "library stats trust");
+    SKILLDB_RETURN_IF_ERROR(tr.Uint64("unverified", &s.unverified));
+    SKILLDB_RETURN_IF_ERROR(tr.Uint64("provisional", &s.provisional));
+    SKILLDB_RETURN_IF_ERROR(tr.Uint64("trusted", &s.trusted));
   }
   SKILLDB_RETURN_IF_ERROR(r.Uint64("segments", &s.num_segments));
   SKILLDB_RETURN_IF_ERROR(r.Uint64("documents", &s.num_documents));

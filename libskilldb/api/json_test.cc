@@ -104,6 +104,8 @@ TEST_CASE("every public type survives a JSON round trip") {
   stats.active = 8;
   stats.pruned = 2;
   stats.cuda = 4;
+  stats.provisional = 6;
+  stats.trusted = 1;
   stats.disk_bytes = 1 << 20;
   CheckRoundTrip(stats);
   CheckRoundTrip(SomeCounters());

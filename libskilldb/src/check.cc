@@ -130,6 +130,16 @@ Result<CheckReport> LibraryImpl::Check() {
             std::to_string(state->head_commit.num_skills) +
             " skills; the records hold " + std::to_string(live));
   }
+  if (state->head > 0 && state->head_counts) {
+    auto counted = CountsByScan(*state, state->head);
+    if (!counted.ok()) {
+      problem("counting the head's skills: " + counted.status().message());
+    } else if (*counted != *state->head_counts) {
+      problem(
+          "the head commit's counts by status, language and trust differ "
+          "from the records'");
+    }
+  }
   return report;
 }
 

@@ -207,8 +207,9 @@ class LibraryImpl::CommitBuild {
         next_segment_(lib.next_segment_),
         total_length_(
             static_cast<int64_t>(head_state_->head_commit.total_length)),
-        num_skills_(static_cast<int64_t>(head_state_->head_commit.num_skills)) {
-  }
+        num_skills_(static_cast<int64_t>(head_state_->head_commit.num_skills)),
+        counts_(head_ == 0 ? std::optional<SkillCounts>(SkillCounts{})
+                           : head_state_->head_counts) {}
 
   Version version() const { return version_; }
   BatchWriter& writer() { return writer_; }
@@ -221,6 +222,11 @@ class LibraryImpl::CommitBuild {
   Status ReadPrevious(const std::vector<Skill>& all_puts,
                       const std::vector<std::string>& deletes,
                       bool keep_unchanged, bool* nothing_changes) {
+    // A head written before the counts were kept: count it once, and keep
+    // the counts from this commit on.
+    if (!counts_) {
+      SKILLDB_ASSIGN_OR_RETURN(counts_, lib_.CountsAt(*head_state_, head_));
+    }
     std::vector<bool> unchanged(all_puts.size(), false);
     size_t num_unchanged = 0;
     for (size_t i = 0; i < all_puts.size(); ++i) {
@@ -291,6 +297,7 @@ class LibraryImpl::CommitBuild {
       PreparedPut& put = prepared.Next();
       total_length_ += put.length;
       if (put_kinds_[i] == ChangeKind::kAdded) ++num_skills_;
+      SKILLDB_RETURN_IF_ERROR(CountSkill(skill, +1, &*counts_));
       DocInput doc;
       doc.docid = next_docid_++;
       doc.start = version_;
@@ -326,6 +333,7 @@ class LibraryImpl::CommitBuild {
       SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(e.skill_json));
       total_length_ -=
           AnalyzeSkill(*lib_.analyzer_, lib_.field_weights_, old, &freqs);
+      SKILLDB_RETURN_IF_ERROR(CountSkill(old, -1, &*counts_));
       for (auto& [term, tf] : freqs) df_delta_.emplace_back(std::move(term), -1);
       writer_.Put(kEnds, Be32(e.docid), Be64(version_));
       writer_.Delete(kHashes, ContentHash(old) + old.id);
@@ -379,7 +387,7 @@ class LibraryImpl::CommitBuild {
     commit_.deleted = num_deleted;
     commit_.num_skills = static_cast<uint64_t>(num_skills_);
     commit_.total_length = static_cast<uint64_t>(total_length_);
-    writer_.Put(kCommits, Be64(version_), EncodeCommit(commit_));
+    writer_.Put(kCommits, Be64(version_), EncodeCommit(commit_, counts_));
     std::vector<SegmentMeta> manifest;
     for (const auto& seg : head_state_->segments) {
       manifest.push_back(seg->meta());
@@ -410,6 +418,7 @@ class LibraryImpl::CommitBuild {
     next->head = version_;
     next->oldest = head_state_->oldest;
     next->head_commit = commit_;
+    next->head_counts = counts_;
     next->snapshot = lib_.storage_->NewSnapshot();
     next->segments = head_state_->segments;
     next->segments.insert(next->segments.end(), new_segments_.begin(),
@@ -448,6 +457,9 @@ class LibraryImpl::CommitBuild {
   uint32_t next_segment_;
   int64_t total_length_;
   int64_t num_skills_;
+  // Live skills by status and language after the commit (set by
+  // ReadPrevious at the latest).
+  std::optional<SkillCounts> counts_;
   const std::vector<Skill>* puts_ = nullptr;  // the puts that change a skill
   std::vector<Skill> changed_puts_;           // when some did not
   std::vector<ChangeKind> put_kinds_;         // per put of *puts_

@@ -139,25 +139,17 @@ Result<LibraryStats> LibraryImpl::Stats(const ReadOptions& options) {
                            : static_cast<double>(c.total_length) /
                                  static_cast<double>(c.num_skills);
   }
-  struct Counter {
-    const char* field;
-    const char* value;
-    uint64_t* out;
-  };
-  const Counter counters[] = {
-      {"status", "candidate", &stats.candidate},
-      {"status", "active", &stats.active},
-      {"status", "deprecated", &stats.deprecated},
-      {"status", "pruned", &stats.pruned},
-      {"lang", "cuda", &stats.cuda},
-      {"lang", "triton", &stats.triton},
-      {"lang", "any", &stats.any_language},
-  };
-  for (const Counter& c : counters) {
-    SKILLDB_ASSIGN_OR_RETURN(
-        *c.out,
-        CountFilter(*s, retrieval::FilterTerm(c.field, c.value), version));
-  }
+  SKILLDB_ASSIGN_OR_RETURN(const SkillCounts counts, CountsAt(*s, version));
+  stats.candidate = counts.candidate;
+  stats.active = counts.active;
+  stats.deprecated = counts.deprecated;
+  stats.pruned = counts.pruned;
+  stats.cuda = counts.cuda;
+  stats.triton = counts.triton;
+  stats.any_language = counts.any_language;
+  stats.unverified = counts.unverified;
+  stats.provisional = counts.provisional;
+  stats.trusted = counts.trusted;
   stats.num_segments = s->segments.size();
   for (const auto& seg : s->segments) stats.num_documents += seg->meta().count;
   stats.disk_bytes = storage_->DiskBytes();

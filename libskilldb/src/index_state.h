@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "blob_cache.h"
+#include "records.h"
 #include "skilldb/library.h"
 #include "skilldb/retrieval/searcher.h"
 #include "skilldb/retrieval/segment.h"
@@ -133,6 +134,9 @@ struct ReadState {
   Version head = 0;
   Version oldest = 0;
   CommitInfo head_commit;       // statistics of the head version
+  // The head's skills by status and language; unset when its commit record
+  // predates the counts (then they are counted from the index).
+  std::optional<SkillCounts> head_counts;
   std::vector<Version> tagged;  // sorted; retained even when < oldest
   DfCache head_dfs;             // dfs at `head`, filled by queries
   // dfs at older versions, by their df-history key (term and version):

@@ -297,7 +297,9 @@ Status LibraryImpl::LoadState() {
     next->segments.push_back(std::make_shared<Segment>(m));
   }
   if (next->head > 0) {
-    SKILLDB_ASSIGN_OR_RETURN(next->head_commit, ReadCommit(*next, next->head));
+    SKILLDB_ASSIGN_OR_RETURN(
+        next->head_commit,
+        ReadCommit(*next, next->head, &next->head_counts));
   }
   auto tags = storage_->NewIterator(kTags, next->snap());
   for (tags->SeekToFirst(); tags->Valid(); tags->Next()) {
@@ -377,15 +379,16 @@ Result<Revision> ToRevision(const StoredRevision& stored) {
   return rev;
 }
 
-Result<CommitInfo> LibraryImpl::ReadCommit(const ReadState& state,
-                                           Version version) const {
+Result<CommitInfo> LibraryImpl::ReadCommit(
+    const ReadState& state, Version version,
+    std::optional<SkillCounts>* counts) const {
   SKILLDB_ASSIGN_OR_RETURN(
       auto value, storage_->Get(kCommits, Be64(version), state.snap()));
   if (!value) {
     return Status::NotFound("no commit record for version " +
                             std::to_string(version));
   }
-  return DecodeCommit(*value);
+  return DecodeCommit(*value, counts);
 }
 
 LibraryInfo LibraryImpl::Info() const {
@@ -425,7 +428,12 @@ Status LibraryImpl::Scan(const ReadOptions& options,
                          const std::function<bool(const Skill&)>& fn) {
   auto s = state();
   SKILLDB_ASSIGN_OR_RETURN(Version version, ResolveVersion(*s, options.as_of));
-  auto it = storage_->NewIterator(kRevisions, s->snap());
+  return ScanAt(*s, version, fn);
+}
+
+Status LibraryImpl::ScanAt(const ReadState& state, Version version,
+                           const std::function<bool(const Skill&)>& fn) const {
+  auto it = storage_->NewIterator(kRevisions, state.snap());
   it->SeekToFirst();
   while (it->Valid()) {
     std::string_view id;

@@ -132,7 +132,21 @@ class LibraryImpl final : public Library {
   Result<std::optional<StoredRevision>> ReadRevision(const ReadState& state,
                                                      std::string_view id,
                                                      Version version) const;
-  Result<CommitInfo> ReadCommit(const ReadState& state, Version version) const;
+  // `counts`, when not null, receives the record's skill counts (unset in a
+  // record written before they were kept).
+  Result<CommitInfo> ReadCommit(const ReadState& state, Version version,
+                                std::optional<SkillCounts>* counts = nullptr) const;
+  // The skills live at `version` by status, language and trust: the
+  // commit record's counts, or counted by a scan where the record has none.
+  Result<SkillCounts> CountsAt(const ReadState& state, Version version) const;
+  // The same counted by a scan of the skills live at `version`, whatever
+  // the record holds.
+  Result<SkillCounts> CountsByScan(const ReadState& state,
+                                   Version version) const;
+  // Calls `fn` on each skill live at `version` in id order until it
+  // returns false.
+  Status ScanAt(const ReadState& state, Version version,
+                const std::function<bool(const Skill&)>& fn) const;
 
   // commit.cc. REQUIRES: write_mu_ held; inputs validated.
   class CommitBuild;  // one commit's state, phase by phase
@@ -165,8 +179,6 @@ class LibraryImpl final : public Library {
                            std::string_view term, Version version) const;
   Result<uint64_t> ReadDocFreq(rocksdb::Iterator* it, std::string_view term,
                                Version version, bool ascending = false) const;
-  Result<uint64_t> CountFilter(const ReadState& state, const std::string& term,
-                               Version version) const;
 
   // proposal.cc
   Result<std::vector<DuplicateMatch>> FindDuplicates(

@@ -216,10 +216,15 @@ Status LibraryImpl::Compact() {
   if (storage_->read_only())
     return Status::FailedPrecondition("library is open read-only");
   std::lock_guard<std::mutex> lock(write_mu_);
-  auto s = state();
-  if (s->segments.size() > 1) {
-    SKILLDB_RETURN_IF_ERROR(MergeRun(*s, 0, s->segments.size()));
+  {
+    auto s = state();
+    if (s->segments.size() > 1) {
+      SKILLDB_RETURN_IF_ERROR(MergeRun(*s, 0, s->segments.size()));
+    }
   }
+  // The state from before the merge is released first: its snapshot would
+  // keep the merged-away segments visible, and the compaction could not
+  // drop them (the library ended larger than it started).
   return CompactStorage();
 }
 

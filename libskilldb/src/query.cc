@@ -274,24 +274,29 @@ Result<std::vector<QueryResult>> LibraryImpl::QueryBatch(
   return out;
 }
 
-Result<uint64_t> LibraryImpl::CountFilter(const ReadState& state,
-                                          const std::string& term,
+Result<SkillCounts> LibraryImpl::CountsAt(const ReadState& state,
                                           Version version) const {
-  uint64_t count = 0;
-  for (const auto& segment : state.segments) {
-    SKILLDB_ASSIGN_OR_RETURN(const retrieval::SegmentDocs* docs,
-                             segment->Docs(*storage_));
-    if (docs->min_start() > version) continue;
-    StoragePostingSource source(*storage_, posting_cache_.get(),
-                                segment->meta().id, state.snap());
-    std::unique_ptr<retrieval::Blob> blob;
-    SKILLDB_RETURN_IF_ERROR(source.Get(term, &blob));
-    if (blob == nullptr) continue;
-    SKILLDB_ASSIGN_OR_RETURN(
-        uint64_t n, retrieval::CountLive(blob->data(), *docs, version));
-    count += n;
+  SkillCounts counts;
+  if (version == 0) return counts;
+  std::optional<SkillCounts> stored = state.head_counts;
+  if (version != state.head) {
+    SKILLDB_RETURN_IF_ERROR(ReadCommit(state, version, &stored).status());
   }
-  return count;
+  if (stored) return *stored;
+  // A commit record from before the counts were kept.
+  return CountsByScan(state, version);
+}
+
+Result<SkillCounts> LibraryImpl::CountsByScan(const ReadState& state,
+                                              Version version) const {
+  SkillCounts counts;
+  Status counting = Status::Ok();
+  SKILLDB_RETURN_IF_ERROR(ScanAt(state, version, [&](const Skill& skill) {
+    counting = CountSkill(skill, +1, &counts);
+    return counting.ok();
+  }));
+  SKILLDB_RETURN_IF_ERROR(counting);
+  return counts;
 }
 
 }  // namespace skilldb::internal

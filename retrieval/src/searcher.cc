@@ -125,19 +125,4 @@ Result<std::vector<ScoredDoc>> Search(const SearchRequest& request,
   return top.Take();
 }
 
-Result<uint64_t> CountLive(std::string_view posting_list,
-                           const SegmentDocs& docs, DocVersion as_of) {
-  internal::PostingCursor cursor;
-  SKILLDB_RETURN_IF_ERROR(cursor.Init(posting_list));
-  uint64_t count = 0;
-  for (; cursor.doc() != internal::kNoMoreDocs; cursor.Next()) {
-    if (!docs.Contains(cursor.doc())) {
-      return Status::Corruption("posting outside its segment's range");
-    }
-    if (docs.LiveAt(cursor.doc(), as_of)) ++count;
-  }
-  if (cursor.corrupt()) return Status::Corruption("malformed posting block");
-  return count;
-}
-
 }  // namespace skilldb::retrieval

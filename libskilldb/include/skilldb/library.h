@@ -122,6 +122,9 @@ struct LibraryStats {
   // Skills by status and by language, live at `version`.
   uint64_t candidate = 0, active = 0, deprecated = 0, pruned = 0;
   uint64_t cuda = 0, triton = 0, any_language = 0;
+  // Skills by how far their evidence goes (SkillTrust with its default
+  // threshold), live at `version`.
+  uint64_t unverified = 0, provisional = 0, trusted = 0;
   // Physical state (independent of `version`).
   uint64_t num_segments = 0;
   uint64_t num_documents = 0;  // indexed revisions, all versions

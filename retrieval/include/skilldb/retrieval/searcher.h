@@ -127,11 +127,6 @@ Result<std::vector<ScoredDoc>> Search(const SearchRequest& request,
 // what a BlockBoundCache for it is sized by.
 size_t PostingListBlocks(std::string_view posting_list);
 
-// Counts the documents of `posting_list` live at `as_of` (used for filter
-// terms: how many skills carry a tag at a version). Corruption if malformed.
-Result<uint64_t> CountLive(std::string_view posting_list,
-                           const SegmentDocs& docs, DocVersion as_of);
-
 }  // namespace skilldb::retrieval
 
 #endif  // SKILLDB_RETRIEVAL_SEARCHER_H_
