@@ -113,7 +113,7 @@ Status OutputFile::Close() {
   return s;
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
+Result<std::unique_ptr<InputFile>> InputFile::Open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -128,24 +128,35 @@ Result<std::string> ReadWholeFile(const std::string& path) {
     ::close(fd);
     return Status::InvalidArgument("'" + path + "' is a directory, not a file");
   }
-  std::string text;
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    text.reserve(static_cast<size_t>(st.st_size));
+  const uint64_t size =
+      S_ISREG(st.st_mode) && st.st_size > 0 ? static_cast<uint64_t>(st.st_size)
+                                            : 0;
+  return std::unique_ptr<InputFile>(new InputFile(path, fd, size));
+}
+
+InputFile::~InputFile() { ::close(fd_); }
+
+Result<size_t> InputFile::Read(char* data, size_t size) {
+  for (;;) {
+    const ssize_t n = ::read(fd_, data, size);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno != EINTR) {
+      return Status::IOError("error reading file '" + path_ +
+                             "': " + ErrnoText(errno));
+    }
   }
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  SKILLDB_ASSIGN_OR_RETURN(auto file, InputFile::Open(path));
+  std::string text;
+  text.reserve(file->size());
   char buf[64 << 10];
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return Status::IOError("error reading file '" + path +
-                             "': " + ErrnoText(err));
-    }
+    SKILLDB_ASSIGN_OR_RETURN(const size_t n, file->Read(buf, sizeof(buf)));
     if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
+    text.append(buf, n);
   }
-  ::close(fd);
   return text;
 }
 

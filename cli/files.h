@@ -74,9 +74,31 @@ class OutputFile {
   std::ostream stream_;
 };
 
-// Reads all of the file at `path`. NotFound if it does not exist,
-// InvalidArgument for a directory, IOError with the errno text otherwise;
-// each names the file.
+// A file opened for reading, read a buffer at a time.
+class InputFile {
+ public:
+  // Opens `path`. NotFound if it does not exist, InvalidArgument for a
+  // directory, IOError with the errno text otherwise; each names the file.
+  static Result<std::unique_ptr<InputFile>> Open(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  // Reads up to `size` bytes into `data`; 0 at the end of the file. IOError
+  // naming the file and the errno text on failure.
+  Result<size_t> Read(char* data, size_t size);
+  // The file's size when it is a regular file, else 0 (a pipe).
+  uint64_t size() const { return size_; }
+
+ private:
+  InputFile(std::string path, int fd, uint64_t size)
+      : path_(std::move(path)), fd_(fd), size_(size) {}
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+};
+
+// Reads all of the file at `path`. Errors as InputFile's.
 Result<std::string> ReadWholeFile(const std::string& path);
 
 // The errno text ("No space left on device").

@@ -1,4 +1,7 @@
+#include <memory>
+
 #include "context.h"
+#include "files.h"
 #include "jsonl.h"
 
 namespace skilldb::cli {
@@ -16,28 +19,37 @@ CommitOptions MakeCommit(const std::string& message, const std::string& author,
 }  // namespace
 
 int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io) {
-  auto text = ReadInput(a.file, io);
-  if (!text.ok()) return Fail(g, io, text.status());
-  Progress parsing(g.progress, io.err, "reading " + EscapeLine(a.file),
-                   "bytes");
-  auto skills = ParseJsonl(*text, a.file == "-" ? "<stdin>" : a.file, &parsing);
-  parsing.Finish();
-  if (!skills.ok()) return Fail(g, io, skills.status());
-  if (skills->empty()) {
-    return Fail(g, io,
-                Status::InvalidArgument("'" + a.file + "' holds no skills"));
+  // The file is read and committed a chunk at a time (Library::Import):
+  // memory does not grow with the file, and a bad line anywhere still
+  // leaves the library as it was.
+  const std::string name = a.file == "-" ? "<stdin>" : a.file;
+  std::unique_ptr<InputFile> file;
+  JsonlSource::ReadFn read;
+  if (a.file == "-") {
+    read = [&io](char* data, size_t size) -> Result<size_t> {
+      io.in->read(data, static_cast<std::streamsize>(size));
+      if (io.in->bad()) return Status::IOError("error reading stdin");
+      return static_cast<size_t>(io.in->gcount());
+    };
+  } else {
+    auto opened = InputFile::Open(a.file);
+    if (!opened.ok()) return Fail(g, io, opened.status());
+    file = std::move(opened).value();
+    read = [&file](char* data, size_t size) { return file->Read(data, size); };
   }
   auto library = OpenLibrary(g, /*read_only=*/false, io);
   if (!library.ok()) return Fail(g, io, library.status());
-  // The engine reports no progress of a commit (yet): show the time spent.
-  Progress committing(
-      g.progress, io.err,
-      "committing " + std::to_string(skills->size()) + " skills", "skills");
-  committing.StartTicking();
+  Progress progress(g.progress, io.err, "importing " + EscapeLine(a.file),
+                    "bytes");
+  JsonlSource skills(read, name, &progress, file ? file->size() : 0);
   const Version before = (*library)->CurrentVersion();
   auto version =
-      (*library)->PutMany(*skills, MakeCommit(a.message, a.author, "import"));
-  committing.Finish();
+      (*library)->Import(skills, MakeCommit(a.message, a.author, "import"));
+  progress.Finish();
+  if (!version.ok() && skills.exhausted() && skills.skills() == 0) {
+    return Fail(g, io,
+                Status::InvalidArgument("'" + a.file + "' holds no skills"));
+  }
   if (!version.ok()) return Fail(g, io, version.status());
   // Skills identical to their live revision make no revision; when none
   // differs, no version is made.
@@ -52,7 +64,7 @@ int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io) {
       updated = commit->updated;
     }
   }
-  const uint64_t unchanged = skills->size() - added - updated;
+  const uint64_t unchanged = skills.skills() - added - updated;
   if (g.json) {
     PrintJson(io, Json{{"version", *version},
                        {"committed", committed},
@@ -61,11 +73,11 @@ int RunImport(const GlobalArgs& g, const ImportArgs& a, const Io& io) {
                        {"unchanged", unchanged},
                        {"skills", num_skills}});
   } else if (!committed) {
-    *io.out << "nothing to commit: all " << skills->size()
+    *io.out << "nothing to commit: all " << skills.skills()
             << " skills are identical to version " << *version
             << " (no new version)\n";
   } else {
-    *io.out << "imported " << skills->size() << " skills (" << added
+    *io.out << "imported " << skills.skills() << " skills (" << added
             << " added, " << updated << " updated, " << unchanged
             << " unchanged) as version " << *version << "\n";
   }

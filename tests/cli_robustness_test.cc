@@ -340,14 +340,66 @@ TEST_CASE("error messages escape the input they quote") {
   CHECK(r.err.find('\x1b') == std::string::npos);
 }
 
+TEST_CASE("a streamed import refuses what it cannot read whole, by line") {
+  Fixture cli;
+  cli.Init();
+  auto log_lines = [&] { return Lines(cli({"log"}).out); };
+  const size_t versions = log_lines();
+  auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = cli.dir.Sub(name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  };
+  const std::string line = R"({"id":"ok-1","title":"fine"})";
+  // A line past the record limit is refused before it is read whole.
+  const std::string huge =
+      R"({"id":"huge","title":")" + std::string(size_t{5} << 20, 'x') + "\"}";
+  Run r = cli({"import", write("huge.jsonl", line + "\n" + huge + "\n")});
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(Contains(r.err, "huge.jsonl:2: the line is longer than a "
+                                "skill record may be (4194304 bytes)"),
+                r.err);
+  // Blank lines only: nothing to import, said as such.
+  r = cli({"import", write("blank.jsonl", "\n  \n\n")});
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(Contains(r.err, "holds no skills"), r.err);
+  r = cli({"import", write("empty.jsonl", "")});
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(Contains(r.err, "holds no skills"), r.err);
+  // A repeated id names both lines, far apart (different chunks).
+  std::string many;
+  for (int i = 0; i < 3000; ++i) {
+    many += R"({"id":"m-)" + std::to_string(i) + R"(","title":"t"})" "\n";
+  }
+  many += R"({"id":"m-5","title":"again"})" "\n";
+  r = cli({"import", write("dup.jsonl", many)});
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(Contains(r.err, "dup.jsonl:3001: id 'm-5' already appears "
+                                "on line 6"),
+                r.err);
+  // A directory and a missing file are named with the reason.
+  r = cli({"import", cli.dir.path()});
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(Contains(r.err, "is a directory"), r.err);
+  r = cli({"import", cli.dir.Sub("missing.jsonl")});
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(Contains(r.err, "missing.jsonl"), r.err);
+  CHECK(log_lines() == versions);  // none of them committed
+  // Piped input streams the same way.
+  r = cli({"import", "-"}, line + "\n");
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(log_lines() == versions + 1);
+}
+
 TEST_CASE("--progress reports long work on stderr, never on stdout") {
   Fixture cli;
   REQUIRE(cli({"init"}).code == 0);
   Run imported = cli({"import", cli.file, "--progress", "--json"});
   REQUIRE_MESSAGE(imported.code == 0, imported.err);
   CHECK(Json::accept(imported.out));
-  CHECK(Contains(imported.err, "skilldb: reading"));
-  CHECK(Contains(imported.err, "skilldb: committing 4 skills"));
+  // The import streams: its progress is the share of the file read.
+  CHECK(Contains(imported.err, "skilldb: importing "));
+  CHECK(Contains(imported.err, " bytes (100%)"));
   Run plain = cli({"export"});
   REQUIRE(plain.code == 0);
   CHECK(plain.err.empty());  // stderr is a pipe: no progress unasked

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 // A skill record is at most 4 MiB of JSON nested at most 32 levels deep
 // (the `extra` object and evidence reports are the only nested parts).
-constexpr internal::JsonLimits kSkillJsonLimits{.max_bytes = size_t{4} << 20,
+constexpr internal::JsonLimits kSkillJsonLimits{.max_bytes = kMaxSkillJsonBytes,
                                                 .max_depth = 32};
 
 // Strict UTF-8 check (no overlongs, no surrogates, max U+10FFFF).

@@ -27,10 +27,24 @@ namespace skilldb::internal {
 // before the first bulk write lets RecoverStaging delete such orphans after
 // a crash; segments numbered from the persisted next_segment on are garbage
 // whenever no commit references them.
+//
+// The bulk column families' puts are buffered from the start: a writer that
+// never passes options.stage_bytes adds them to its one batch at Finish; one
+// that does (MaybeStage) switches to the bulk path then, so a commit whose
+// size is not known in advance (a streamed import) never sends more than
+// stage_bytes of bulk through the log.
 class BatchWriter {
  public:
   BatchWriter(Storage& storage, const Options& options, Version version)
       : storage_(storage), options_(options), version_(version) {}
+  // A writer that staged bulk and never finished leaves it for
+  // LibraryImpl::RecoverStaging, which must run before the next commit or
+  // merge (they build the same version and segment numbers).
+  ~BatchWriter() {
+    if (bulk_ && !finished_) storage_.set_staging_abandoned(true);
+  }
+  BatchWriter(const BatchWriter&) = delete;
+  BatchWriter& operator=(const BatchWriter&) = delete;
 
   // Switches to the bulk-load path. Writes the marker durably.
   Status StartBulk() {
@@ -45,7 +59,7 @@ class BatchWriter {
   bool bulk() const { return bulk_; }
 
   void Put(Cf cf, std::string_view key, std::string_view value) {
-    if (bulk_ && IsBulk(cf)) {
+    if (IsBulk(cf)) {
       buffered_bytes_ += key.size() + value.size();
       for (auto& buffer : buffers_) {
         if (buffer.first == cf) buffer.second.emplace_back(key, value);
@@ -64,11 +78,12 @@ class BatchWriter {
                        rocksdb::Slice(end.data(), end.size()));
   }
 
-  // In bulk mode, loads the buffered bulk once it passes
-  // options.stage_bytes. Call only between writes that may stay invisible
-  // until Finish.
+  // Loads the buffered bulk once it passes options.stage_bytes, switching
+  // to the bulk path first if need be. Call only between writes that may
+  // stay invisible until Finish.
   Status MaybeStage() {
-    if (!bulk_ || buffered_bytes_ < options_.stage_bytes) return Status::Ok();
+    if (buffered_bytes_ < options_.stage_bytes) return Status::Ok();
+    SKILLDB_RETURN_IF_ERROR(StartBulk());
     return LoadBuffers();
   }
 
@@ -95,7 +110,16 @@ class BatchWriter {
       batch_.Put(storage_.cf(kMeta), std::string(kBulkCommittedKey), token);
       const std::string key(kStagingKey);
       batch_.Delete(storage_.cf(kMeta), key);
-      return storage_.Write(&batch_, sync);
+      SKILLDB_RETURN_IF_ERROR(storage_.Write(&batch_, sync));
+      finished_ = true;
+      return Status::Ok();
+    }
+    for (auto& [cf, kvs] : buffers_) {
+      for (const auto& [key, value] : kvs) {
+        batch_.Put(storage_.cf(cf), key, value);
+      }
+      kvs.clear();
+      kvs.shrink_to_fit();
     }
     return storage_.Write(&batch_, sync);
   }
@@ -118,6 +142,7 @@ class BatchWriter {
   const Options& options_;
   Version version_;
   bool bulk_ = false;
+  bool finished_ = false;
   size_t buffered_bytes_ = 0;
   std::vector<std::pair<Cf, std::vector<std::pair<std::string, std::string>>>>
       buffers_ = {

@@ -22,7 +22,9 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <span>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis.h"
 #include "batch_writer.h"
@@ -37,8 +39,10 @@ using retrieval::DocInput;
 using retrieval::FilterTerm;
 using retrieval::SegmentBuilder;
 
-// A segment builder above this footprint is cut into a segment of its own.
-constexpr size_t kMaxBuilderBytes = size_t{1} << 30;
+// A segment builder above this footprint is cut into a segment of its own:
+// with the bulk buffered between table loads (options.stage_bytes) the bound
+// on what an import holds, whatever the size of its source.
+constexpr size_t kMaxBuilderBytes = size_t{128} << 20;
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -61,56 +65,24 @@ struct PreparedPut {
 
 constexpr size_t kPrepareChunk = 1024;
 
-// Produces items 0 .. n-1 in order, computed by `fill` in chunks of `chunk`:
-// while the caller consumes chunk c, a helper thread fills chunk c + 1.
-// Small inputs (one chunk) are filled inline. `fill` must be safe to run
-// concurrently with the consumer (it only reads shared state). The helper is
-// joined before the next chunk is handed out and on destruction, so an early
-// return by the consumer is safe.
-template <typename T>
-class ChunkPipeline {
+// Runs one task on a helper thread; joined before the next starts and on
+// destruction, so an early return by the caller is safe.
+class Helper {
  public:
-  ChunkPipeline(size_t n, size_t chunk, std::function<void(size_t, T*)> fill)
-      : n_(n), chunk_(chunk), fill_(std::move(fill)) {
-    Fill(0, &current_);
-    if (n_ > chunk_) Start(chunk_);
+  Helper() = default;
+  ~Helper() { Join(); }
+  Helper(const Helper&) = delete;
+  Helper& operator=(const Helper&) = delete;
+  void Start(std::function<void()> task) {
+    Join();
+    thread_ = std::thread(std::move(task));
   }
-  ~ChunkPipeline() {
-    if (helper_.joinable()) helper_.join();
-  }
-  ChunkPipeline(const ChunkPipeline&) = delete;
-  ChunkPipeline& operator=(const ChunkPipeline&) = delete;
-
-  // REQUIRES: called at most n times.
-  T& Next() {
-    if (pos_ == current_.size()) {
-      helper_.join();
-      std::swap(current_, ahead_);
-      base_ += chunk_;
-      pos_ = 0;
-      if (base_ + chunk_ < n_) Start(base_ + chunk_);
-    }
-    return current_[pos_++];
+  void Join() {
+    if (thread_.joinable()) thread_.join();
   }
 
  private:
-  void Fill(size_t begin, std::vector<T>* out) {
-    const size_t end = std::min(n_, begin + chunk_);
-    out->clear();
-    out->resize(end - begin);
-    for (size_t i = begin; i < end; ++i) fill_(i, &(*out)[i - begin]);
-  }
-  void Start(size_t begin) {
-    helper_ = std::thread([this, begin] { Fill(begin, &ahead_); });
-  }
-
-  size_t n_;
-  size_t chunk_;
-  std::function<void(size_t, T*)> fill_;
-  std::vector<T> current_, ahead_;
-  size_t base_ = 0;  // index of current_[0]
-  size_t pos_ = 0;
-  std::thread helper_;
+  std::thread thread_;
 };
 
 // Filter terms of a skill: what QueryOptions filters can ask for.
@@ -130,10 +102,60 @@ std::vector<std::string> FilterTerms(const Skill& skill) {
   return terms;
 }
 
-// A document the commit ends (its skill is replaced or deleted).
-struct Ended {
-  uint32_t docid;
-  std::string skill_json;  // the ended revision, to take its terms out
+// The puts of a vector, a chunk at a time (no copies).
+class VectorChunks final : public PutChunks {
+ public:
+  explicit VectorChunks(const std::vector<Skill>& puts) : puts_(puts) {}
+  Result<std::span<const Skill>> Next() override {
+    const size_t n = std::min(kPrepareChunk, puts_.size() - pos_);
+    std::span<const Skill> chunk(puts_.data() + pos_, n);
+    pos_ += n;
+    return chunk;
+  }
+
+ private:
+  const std::vector<Skill>& puts_;
+  size_t pos_ = 0;
+};
+
+// The skills of a SkillSource, validated and checked for repeated ids as
+// they come, in two alternating chunks: a chunk stays valid while the next
+// one is filled (the commit prepares one while it reads the other).
+class SourceChunks final : public PutChunks {
+ public:
+  explicit SourceChunks(SkillSource& source) : source_(source) {}
+  Result<std::span<const Skill>> Next() override {
+    std::vector<Skill>& chunk = buffers_[turn_];
+    turn_ ^= 1;
+    chunk.clear();
+    while (!done_ && chunk.size() < kPrepareChunk) {
+      Skill skill;
+      SKILLDB_ASSIGN_OR_RETURN(const bool more, source_.Next(&skill));
+      if (!more) {
+        done_ = true;
+        break;
+      }
+      ++count_;
+      SKILLDB_RETURN_IF_ERROR(ValidateSkill(skill).WithContext(
+          "skill " + std::to_string(count_) + " ('" + skill.id.substr(0, 64) +
+          "')"));
+      if (!ids_.insert(skill.id).second) {
+        return Status::InvalidArgument("skill id '" + skill.id +
+                                       "' appears more than once (skill " +
+                                       std::to_string(count_) + ")");
+      }
+      chunk.push_back(std::move(skill));
+    }
+    return std::span<const Skill>(chunk);
+  }
+
+ private:
+  SkillSource& source_;
+  std::vector<Skill> buffers_[2];
+  int turn_ = 0;
+  bool done_ = false;
+  uint64_t count_ = 0;
+  std::unordered_set<std::string> ids_;  // ids only: a few MB per 100k
 };
 
 }  // namespace
@@ -150,6 +172,18 @@ Result<Version> LibraryImpl::PutMany(const std::vector<Skill>& skills,
   CommitOptions o = options;
   if (o.kind.empty()) o.kind = "import";
   return Commit(skills, {}, o);
+}
+
+Result<Version> LibraryImpl::Import(SkillSource& source,
+                                    const CommitOptions& options) {
+  if (storage_->read_only()) {
+    return Status::FailedPrecondition("library is open read-only");
+  }
+  CommitOptions o = options;
+  if (o.kind.empty()) o.kind = "import";
+  SourceChunks chunks(source);
+  std::lock_guard<std::mutex> write_lock(write_mu_);
+  return CommitChunksLocked(chunks, {}, o, nullptr, /*empty_is_error=*/true);
 }
 
 Result<Version> LibraryImpl::Delete(std::string_view id,
@@ -190,11 +224,11 @@ Result<Version> LibraryImpl::Commit(const std::vector<Skill>& puts,
   return CommitLocked(puts, deletes, options, nullptr);
 }
 
-// One commit at head H building version V = H + 1, in its phases:
-// previous revisions (what the puts replace, what the deletes end), the
-// segment build (the puts' revisions, changes and documents), the ended
-// documents (deletes, statistics, content hashes), the df deltas, the commit
-// record with the manifest; CommitLocked then writes, and publishes.
+// One commit at head H building version V = H + 1, in its phases: the
+// deletes (tombstones; the documents they end), the puts a chunk at a time
+// (what each replaces, the documents ended, the revisions, changes and
+// documents, cut into segments), the df deltas, the commit record with the
+// manifest; CommitChunksLocked then writes, and publishes.
 class LibraryImpl::CommitBuild {
  public:
   CommitBuild(LibraryImpl& lib, std::shared_ptr<const ReadState> head_state)
@@ -204,6 +238,7 @@ class LibraryImpl::CommitBuild {
         version_(head_ + 1),
         writer_(*lib.storage_, lib.options_, version_),
         next_docid_(lib.next_docid_),
+        assigned_docid_(lib.next_docid_),
         next_segment_(lib.next_segment_),
         total_length_(
             static_cast<int64_t>(head_state_->head_commit.total_length)),
@@ -213,45 +248,13 @@ class LibraryImpl::CommitBuild {
 
   Version version() const { return version_; }
   BatchWriter& writer() { return writer_; }
+  // Whether any put or delete changes a skill.
+  bool changes() const { return added_ + updated_ + deleted_ > 0; }
+  uint64_t puts_seen() const { return puts_seen_; }
 
-  // Previous live revisions: puts over them are updates, deletes need them.
-  // A put identical to the live revision changes nothing and is left out
-  // (re-importing a library makes no new revisions) unless `keep_unchanged`
-  // (a commit with extra writes of its own). Sets *nothing_changes when no
-  // put is left and nothing is deleted.
-  Status ReadPrevious(const std::vector<Skill>& all_puts,
-                      const std::vector<std::string>& deletes,
-                      bool keep_unchanged, bool* nothing_changes) {
-    // A head written before the counts were kept: count it once, and keep
-    // the counts from this commit on.
-    if (!counts_) {
-      SKILLDB_ASSIGN_OR_RETURN(counts_, lib_.CountsAt(*head_state_, head_));
-    }
-    std::vector<bool> unchanged(all_puts.size(), false);
-    size_t num_unchanged = 0;
-    for (size_t i = 0; i < all_puts.size(); ++i) {
-      SKILLDB_ASSIGN_OR_RETURN(
-          auto prev, lib_.ReadRevision(*head_state_, all_puts[i].id, head_));
-      const bool live = prev && prev->kind == RevisionKind::kPut;
-      if (live) {
-        if (!keep_unchanged && prev->skill_json == SkillToJson(all_puts[i])) {
-          unchanged[i] = true;
-          ++num_unchanged;
-          continue;
-        }
-        ended_.push_back({prev->docid, std::move(prev->skill_json)});
-      }
-      put_kinds_.push_back(live ? ChangeKind::kUpdated : ChangeKind::kAdded);
-    }
-    if (num_unchanged > 0) {
-      changed_puts_.reserve(all_puts.size() - num_unchanged);
-      for (size_t i = 0; i < all_puts.size(); ++i) {
-        if (!unchanged[i]) changed_puts_.push_back(all_puts[i]);
-      }
-    }
-    puts_ = num_unchanged > 0 ? &changed_puts_ : &all_puts;
-    *nothing_changes = puts_->empty() && deletes.empty();
-    if (*nothing_changes) return Status::Ok();
+  // The deletes' tombstones; each must name a skill live at the head.
+  Status AddDeletes(const std::vector<std::string>& deletes) {
+    SKILLDB_RETURN_IF_ERROR(EnsureCounts());
     for (const std::string& id : deletes) {
       SKILLDB_ASSIGN_OR_RETURN(auto prev,
                                lib_.ReadRevision(*head_state_, id, head_));
@@ -260,103 +263,56 @@ class LibraryImpl::CommitBuild {
                                 "' does not exist at version " +
                                 std::to_string(head_));
       }
-      ended_.push_back({prev->docid, std::move(prev->skill_json)});
-    }
-    return Status::Ok();
-  }
-
-  // The puts' revisions, changes and documents, cut into segments. A commit
-  // big enough to stage loads its bulk as table files, not through the log.
-  // What each put needs that depends on the skill alone (analysis, filter
-  // terms, the encoded revision) is prepared a chunk ahead on a second
-  // thread while this one indexes and writes the previous chunk, in put
-  // order, so the result is the same as preparing it inline.
-  Status BuildSegments() {
-    const std::vector<Skill>& puts = *puts_;
-    size_t approx_bytes = 0;
-    for (const Skill& skill : puts) {
-      approx_bytes += 64 + skill.title.size() + skill.summary.size() +
-                      skill.body.size() + skill.code.size();
-    }
-    if (approx_bytes > lib_.options_.stage_bytes) {
-      SKILLDB_RETURN_IF_ERROR(writer_.StartBulk());
-    }
-    const uint32_t first_docid = next_docid_;
-    ChunkPipeline<PreparedPut> prepared(
-        puts.size(), kPrepareChunk, [&](size_t i, PreparedPut* out) {
-          const Skill& skill = puts[i];
-          out->length = AnalyzeSkill(*lib_.analyzer_, lib_.field_weights_,
-                                     skill, &out->term_freqs);
-          out->filter_terms = FilterTerms(skill);
-          out->revision = EncodeRevision(
-              RevisionKind::kPut, first_docid + static_cast<uint32_t>(i),
-              SkillToJson(skill));
-        });
-    for (size_t i = 0; i < puts.size(); ++i) {
-      const Skill& skill = puts[i];
-      PreparedPut& put = prepared.Next();
-      total_length_ += put.length;
-      if (put_kinds_[i] == ChangeKind::kAdded) ++num_skills_;
-      SKILLDB_RETURN_IF_ERROR(CountSkill(skill, +1, &*counts_));
-      DocInput doc;
-      doc.docid = next_docid_++;
-      doc.start = version_;
-      doc.id = skill.id;
-      doc.length = put.length;
-      doc.term_freqs = std::move(put.term_freqs);
-      doc.filter_terms = std::move(put.filter_terms);
-      builder_.Add(std::move(doc));
-      writer_.Put(kRevisions, RevisionKey(skill.id, version_), put.revision);
-      writer_.Put(kChanges, ChangeKey(version_, skill.id),
-                  std::string(1, EncodeChangeKind(put_kinds_[i])));
-      if (builder_.memory_bytes() > kMaxBuilderBytes) {
-        SKILLDB_RETURN_IF_ERROR(CutSegment());
-      } else {
-        SKILLDB_RETURN_IF_ERROR(writer_.MaybeStage());
-      }
-    }
-    return CutSegment();
-  }
-
-  // The deletes' tombstones; the ended documents leave the statistics (their
-  // stored text is analyzed again) and the content hashes.
-  Status EndDocuments(const std::vector<std::string>& deletes) {
-    for (const std::string& id : deletes) {
+      SKILLDB_RETURN_IF_ERROR(EndDocument(prev->docid, prev->skill_json));
       writer_.Put(kRevisions, RevisionKey(id, version_),
                   EncodeRevision(RevisionKind::kDelete, 0, ""));
       writer_.Put(kChanges, ChangeKey(version_, id),
                   std::string(1, EncodeChangeKind(ChangeKind::kDeleted)));
       --num_skills_;
-    }
-    std::vector<std::pair<std::string, uint32_t>> freqs;
-    for (const Ended& e : ended_) {
-      SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(e.skill_json));
-      total_length_ -=
-          AnalyzeSkill(*lib_.analyzer_, lib_.field_weights_, old, &freqs);
-      SKILLDB_RETURN_IF_ERROR(CountSkill(old, -1, &*counts_));
-      for (auto& [term, tf] : freqs) df_delta_.emplace_back(std::move(term), -1);
-      writer_.Put(kEnds, Be32(e.docid), Be64(version_));
-      writer_.Delete(kHashes, ContentHash(old) + old.id);
-    }
-    for (const Skill& skill : *puts_) {
-      writer_.Put(kHashes, ContentHash(skill) + skill.id, "");
+      ++deleted_;
     }
     return Status::Ok();
+  }
+
+  // The puts, chunk by chunk. A put identical to the live revision changes
+  // nothing and is left out (re-importing a library makes no new
+  // revisions) unless `keep_unchanged` (a commit with extra writes of its
+  // own). What each put needs that depends on the skill alone (analysis,
+  // filter terms, the encoded revision) is prepared on a second thread
+  // while this one reads the next chunk and indexes the previous one, in
+  // put order, so the result is the same as preparing it inline.
+  Status AddPuts(PutChunks& chunks, bool keep_unchanged) {
+    SKILLDB_RETURN_IF_ERROR(EnsureCounts());
+    Chunk ahead;  // being prepared by `helper`
+    bool have_ahead = false;
+    Helper helper;
+    while (true) {
+      SKILLDB_ASSIGN_OR_RETURN(std::span<const Skill> skills, chunks.Next());
+      Chunk next;
+      next.skills = skills;
+      const Status read = ReadPrevious(keep_unchanged, &next);
+      helper.Join();
+      if (have_ahead) SKILLDB_RETURN_IF_ERROR(IndexChunk(ahead));
+      SKILLDB_RETURN_IF_ERROR(read);
+      if (skills.empty()) break;
+      ahead = std::move(next);
+      have_ahead = true;
+      helper.Start([this, &ahead] { Prepare(&ahead); });
+    }
+    return CutSegment();
   }
 
   // New document frequencies at this version, for the terms that moved, in
   // term order (so the df lookups walk the history forwards).
   Status WriteDocFreqs() {
-    std::sort(df_delta_.begin(), df_delta_.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::pair<std::string_view, int64_t>> moved;
+    moved.reserve(df_delta_.size());
+    for (const auto& [term, delta] : df_delta_) {
+      if (delta != 0) moved.emplace_back(term, delta);
+    }
+    std::sort(moved.begin(), moved.end());
     auto df_it = lib_.storage_->NewIterator(kDfs, head_state_->snap());
-    for (size_t i = 0; i < df_delta_.size();) {
-      const std::string& term = df_delta_[i].first;
-      int64_t delta = 0;
-      for (; i < df_delta_.size() && df_delta_[i].first == term; ++i) {
-        delta += df_delta_[i].second;
-      }
-      if (delta == 0) continue;
+    for (const auto& [term, delta] : moved) {
       uint64_t df = 0;
       if (head_ > 0) {
         SKILLDB_ASSIGN_OR_RETURN(df, lib_.ReadDocFreq(df_it.get(), term, head_,
@@ -374,17 +330,15 @@ class LibraryImpl::CommitBuild {
 
   // The commit record, the manifest with the new segments, the head and the
   // writer's counters.
-  const CommitInfo& WriteCommitRecord(const CommitOptions& options,
-                                      size_t num_deleted) {
+  const CommitInfo& WriteCommitRecord(const CommitOptions& options) {
     commit_.version = version_;
     commit_.time_ms = NowMs();
     commit_.kind = options.kind.empty() ? "commit" : options.kind;
     commit_.message = options.message;
     commit_.author = options.author.empty() ? DefaultAuthor() : options.author;
-    for (ChangeKind k : put_kinds_) {
-      (k == ChangeKind::kAdded ? commit_.added : commit_.updated) += 1;
-    }
-    commit_.deleted = num_deleted;
+    commit_.added = added_;
+    commit_.updated = updated_;
+    commit_.deleted = deleted_;
     commit_.num_skills = static_cast<uint64_t>(num_skills_);
     commit_.total_length = static_cast<uint64_t>(total_length_);
     writer_.Put(kCommits, Be64(version_), EncodeCommit(commit_, counts_));
@@ -405,11 +359,11 @@ class LibraryImpl::CommitBuild {
   void Publish() {
     lib_.next_docid_ = next_docid_;
     lib_.next_segment_ = next_segment_;
-    for (const Ended& e : ended_) {
+    for (uint32_t docid : ended_) {
       for (const auto& seg : head_state_->segments) {
         const SegmentMeta& m = seg->meta();
-        if (e.docid >= m.base && e.docid < m.base + m.count) {
-          seg->ApplyEnd(e.docid, version_);
+        if (docid >= m.base && docid < m.base + m.count) {
+          seg->ApplyEnd(docid, version_);
           break;
         }
       }
@@ -427,6 +381,114 @@ class LibraryImpl::CommitBuild {
   }
 
  private:
+  // A chunk of puts on its way through the commit.
+  struct Chunk {
+    std::span<const Skill> skills;
+    std::vector<uint32_t> changed;    // positions in `skills` that change
+    std::vector<ChangeKind> kinds;    // per changed put
+    uint32_t first_docid = 0;         // of the first changed put
+    std::vector<PreparedPut> prepared;  // per changed put (Prepare)
+  };
+
+  // A head written before the counts were kept: count it once, and keep
+  // the counts from this commit on.
+  Status EnsureCounts() {
+    if (!counts_) {
+      SKILLDB_ASSIGN_OR_RETURN(counts_, lib_.CountsAt(*head_state_, head_));
+    }
+    return Status::Ok();
+  }
+
+  // What the chunk's puts replace: the unchanged ones are left out, the
+  // live revisions they replace end (docids are assigned here, in order).
+  Status ReadPrevious(bool keep_unchanged, Chunk* chunk) {
+    chunk->first_docid = assigned_docid_;
+    for (size_t i = 0; i < chunk->skills.size(); ++i) {
+      const Skill& skill = chunk->skills[i];
+      ++puts_seen_;
+      SKILLDB_ASSIGN_OR_RETURN(
+          auto prev, lib_.ReadRevision(*head_state_, skill.id, head_));
+      const bool live = prev && prev->kind == RevisionKind::kPut;
+      if (live) {
+        if (!keep_unchanged && prev->skill_json == SkillToJson(skill)) {
+          continue;
+        }
+        SKILLDB_RETURN_IF_ERROR(EndDocument(prev->docid, prev->skill_json));
+      }
+      chunk->changed.push_back(static_cast<uint32_t>(i));
+      chunk->kinds.push_back(live ? ChangeKind::kUpdated : ChangeKind::kAdded);
+      ++assigned_docid_;
+    }
+    return Status::Ok();
+  }
+
+  // The skill-only work of the chunk's changed puts. Reads only what no
+  // other thread writes during the commit (the analyzer, the weights).
+  void Prepare(Chunk* chunk) const {
+    chunk->prepared.resize(chunk->changed.size());
+    for (size_t j = 0; j < chunk->changed.size(); ++j) {
+      const Skill& skill = chunk->skills[chunk->changed[j]];
+      PreparedPut& out = chunk->prepared[j];
+      out.length = AnalyzeSkill(*lib_.analyzer_, lib_.field_weights_, skill,
+                                &out.term_freqs);
+      out.filter_terms = FilterTerms(skill);
+      out.revision = EncodeRevision(RevisionKind::kPut,
+                                    chunk->first_docid + static_cast<uint32_t>(j),
+                                    SkillToJson(skill));
+    }
+  }
+
+  // The chunk's revisions, changes, hashes and documents.
+  Status IndexChunk(Chunk& chunk) {
+    for (size_t j = 0; j < chunk.changed.size(); ++j) {
+      const Skill& skill = chunk.skills[chunk.changed[j]];
+      PreparedPut& put = chunk.prepared[j];
+      const ChangeKind kind = chunk.kinds[j];
+      total_length_ += put.length;
+      if (kind == ChangeKind::kAdded) {
+        ++num_skills_;
+        ++added_;
+      } else {
+        ++updated_;
+      }
+      SKILLDB_RETURN_IF_ERROR(CountSkill(skill, +1, &*counts_));
+      DocInput doc;
+      doc.docid = next_docid_++;
+      doc.start = version_;
+      doc.id = skill.id;
+      doc.length = put.length;
+      doc.term_freqs = std::move(put.term_freqs);
+      doc.filter_terms = std::move(put.filter_terms);
+      builder_.Add(std::move(doc));
+      writer_.Put(kRevisions, RevisionKey(skill.id, version_), put.revision);
+      writer_.Put(kChanges, ChangeKey(version_, skill.id),
+                  std::string(1, EncodeChangeKind(kind)));
+      writer_.Put(kHashes, ContentHash(skill) + skill.id, "");
+      if (builder_.memory_bytes() > kMaxBuilderBytes) {
+        SKILLDB_RETURN_IF_ERROR(CutSegment());
+      } else {
+        SKILLDB_RETURN_IF_ERROR(writer_.MaybeStage());
+      }
+    }
+    return Status::Ok();
+  }
+
+  // A live document the commit ends (its skill is replaced or deleted): it
+  // leaves the statistics (its stored text is analyzed again), the counts
+  // and the content hashes. Runs before the put that replaces it is
+  // indexed, so the replaced hash is deleted before the new one is put.
+  Status EndDocument(uint32_t docid, const std::string& skill_json) {
+    SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(skill_json));
+    total_length_ -=
+        AnalyzeSkill(*lib_.analyzer_, lib_.field_weights_, old, &freqs_);
+    SKILLDB_RETURN_IF_ERROR(CountSkill(old, -1, &*counts_));
+    for (const auto& [term, tf] : freqs_) df_delta_[term] -= 1;
+    writer_.Put(kEnds, Be32(docid), Be64(version_));
+    writer_.Delete(kHashes, ContentHash(old) + old.id);
+    ended_.push_back(docid);
+    return Status::Ok();
+  }
+
   // Closes the segment being built: its doc table and posting lists, and
   // the df deltas of its (non-filter) terms.
   Status CutSegment() {
@@ -440,7 +502,7 @@ class LibraryImpl::CommitBuild {
         [&](std::string_view term, std::string list, uint32_t num_docs) {
           writer_.Put(kPostings, PostingKey(meta.id, term), list);
           if (term.empty() || term[0] != retrieval::kFilterTermPrefix) {
-            df_delta_.emplace_back(std::string(term), num_docs);
+            df_delta_[std::string(term)] += num_docs;
           }
         });
     new_segments_.push_back(std::make_shared<Segment>(meta, std::move(docs)));
@@ -453,27 +515,38 @@ class LibraryImpl::CommitBuild {
   const Version head_;
   const Version version_;
   BatchWriter writer_;
-  uint32_t next_docid_;
+  uint32_t next_docid_;      // of the next document indexed
+  uint32_t assigned_docid_;  // of the next changed put read (ReadPrevious)
   uint32_t next_segment_;
   int64_t total_length_;
   int64_t num_skills_;
   // Live skills by status and language after the commit (set by
-  // ReadPrevious at the latest).
+  // EnsureCounts at the latest).
   std::optional<SkillCounts> counts_;
-  const std::vector<Skill>* puts_ = nullptr;  // the puts that change a skill
-  std::vector<Skill> changed_puts_;           // when some did not
-  std::vector<ChangeKind> put_kinds_;         // per put of *puts_
-  std::vector<Ended> ended_;
+  uint64_t added_ = 0, updated_ = 0, deleted_ = 0;
+  uint64_t puts_seen_ = 0;
+  std::vector<uint32_t> ended_;  // docids of the documents ended
   SegmentBuilder builder_;
   std::vector<std::shared_ptr<Segment>> new_segments_;
-  // (term, change in live document frequency); aggregated by WriteDocFreqs.
-  std::vector<std::pair<std::string, int64_t>> df_delta_;
+  // Change in live document frequency by term, summed as the commit goes.
+  std::unordered_map<std::string, int64_t> df_delta_;
+  std::vector<std::pair<std::string, uint32_t>> freqs_;  // EndDocument's
   CommitInfo commit_;
 };
 
 Result<Version> LibraryImpl::CommitLocked(
-    const std::vector<Skill>& all_puts, const std::vector<std::string>& deletes,
+    const std::vector<Skill>& puts, const std::vector<std::string>& deletes,
     const CommitOptions& options, const ExtraWrites& extra) {
+  VectorChunks chunks(puts);
+  return CommitChunksLocked(chunks, deletes, options, extra,
+                            /*empty_is_error=*/false);
+}
+
+Result<Version> LibraryImpl::CommitChunksLocked(
+    PutChunks& puts, const std::vector<std::string>& deletes,
+    const CommitOptions& options, const ExtraWrites& extra,
+    bool empty_is_error) {
+  SKILLDB_RETURN_IF_ERROR(RecoverAbandonedStaging());
   auto head_state = state();
   const Version head = head_state->head;
   if (options.expected_head && *options.expected_head != head) {
@@ -483,26 +556,45 @@ Result<Version> LibraryImpl::CommitLocked(
   }
   if (options.precondition) SKILLDB_RETURN_IF_ERROR(options.precondition(head));
 
-  CommitBuild build(*this, std::move(head_state));
-  bool nothing_changes = false;
-  SKILLDB_RETURN_IF_ERROR(build.ReadPrevious(all_puts, deletes,
-                                             /*keep_unchanged=*/bool(extra),
-                                             &nothing_changes));
-  // A plain commit in which nothing changes writes nothing.
-  if (nothing_changes && !extra) return head;
-  SKILLDB_RETURN_IF_ERROR(build.BuildSegments());
-  SKILLDB_RETURN_IF_ERROR(build.EndDocuments(deletes));
-  SKILLDB_RETURN_IF_ERROR(build.WriteDocFreqs());
-  build.WriteCommitRecord(options, deletes.size());
-  if (extra) SKILLDB_RETURN_IF_ERROR(extra(build.writer(), build.version()));
-  SKILLDB_RETURN_IF_ERROR(build.writer().Finish(options_.sync_commits));
-  build.Publish();  // durable: now visible in memory
+  bool committed = false;
+  const Status built = [&]() -> Status {
+    CommitBuild build(*this, std::move(head_state));
+    SKILLDB_RETURN_IF_ERROR(build.AddDeletes(deletes));
+    SKILLDB_RETURN_IF_ERROR(build.AddPuts(puts, /*keep_unchanged=*/bool(extra)));
+    if (empty_is_error && build.puts_seen() == 0) {
+      return Status::InvalidArgument("nothing to commit: no skills");
+    }
+    // A plain commit in which nothing changes writes nothing.
+    if (!build.changes() && !extra) return Status::Ok();
+    SKILLDB_RETURN_IF_ERROR(build.WriteDocFreqs());
+    build.WriteCommitRecord(options);
+    if (extra) SKILLDB_RETURN_IF_ERROR(extra(build.writer(), build.version()));
+    SKILLDB_RETURN_IF_ERROR(build.writer().Finish(options_.sync_commits));
+    build.Publish();  // durable: now visible in memory
+    committed = true;
+    return Status::Ok();
+  }();
+  if (!built.ok()) {
+    // What a failed commit staged (batch_writer.h) carries the version the
+    // next commit makes: removed now, or before the next commit or merge.
+    (void)RecoverAbandonedStaging();
+    return built;
+  }
+  if (!committed) return head;
 
   // The commit stands even if a merge fails (it leaves no trace: a merge is
   // one batch of its own); the policy retries on the next commit.
   const Status merged = MaybeMerge();
   (void)merged;
-  return build.version();
+  return head + 1;
+}
+
+Status LibraryImpl::RecoverAbandonedStaging() {
+  if (!storage_->staging_abandoned()) return Status::Ok();
+  SKILLDB_RETURN_IF_ERROR(
+      RecoverStaging().WithContext("removing what a failed commit staged"));
+  storage_->set_staging_abandoned(false);
+  return Status::Ok();
 }
 
 }  // namespace skilldb::internal

@@ -39,6 +39,16 @@ class UsageSpool;
 // given the version being committed. Called under the write lock.
 using ExtraWrites = std::function<Status(BatchWriter& writer, Version version)>;
 
+// The puts of one commit, handed out a chunk at a time. A chunk stays valid
+// until the call after the next one (the commit prepares one chunk while it
+// reads the next).
+class PutChunks {
+ public:
+  virtual ~PutChunks() = default;
+  // The next chunk; empty once every put was handed out.
+  virtual Result<std::span<const Skill>> Next() = 0;
+};
+
 // Decodes the revision the iterator is on; *id points into its key.
 // Corruption if the entry is malformed.
 Result<StoredRevision> DecodeRevisionAt(const rocksdb::Iterator& it,
@@ -57,6 +67,8 @@ class LibraryImpl final : public Library {
 
   Result<Version> Put(const Skill& skill,
                       const CommitOptions& options) override;
+  Result<Version> Import(SkillSource& source,
+                         const CommitOptions& options) override;
   Result<Version> PutMany(const std::vector<Skill>& skills,
                           const CommitOptions& options) override;
   Result<Version> Delete(std::string_view id,
@@ -148,12 +160,22 @@ class LibraryImpl final : public Library {
   Status ScanAt(const ReadState& state, Version version,
                 const std::function<bool(const Skill&)>& fn) const;
 
-  // commit.cc. REQUIRES: write_mu_ held; inputs validated.
+  // commit.cc. REQUIRES: write_mu_ held; inputs validated (by the caller;
+  // a PutChunks may validate as it reads).
   class CommitBuild;  // one commit's state, phase by phase
   Result<Version> CommitLocked(const std::vector<Skill>& puts,
                                const std::vector<std::string>& deletes,
                                const CommitOptions& options,
                                const ExtraWrites& extra);
+  // The same over puts that arrive in chunks; with `empty_is_error`, puts
+  // that yield no skill at all fail with InvalidArgument.
+  Result<Version> CommitChunksLocked(PutChunks& puts,
+                                     const std::vector<std::string>& deletes,
+                                     const CommitOptions& options,
+                                     const ExtraWrites& extra,
+                                     bool empty_is_error);
+  // Removes what a failed commit or merge staged, if one did.
+  Status RecoverAbandonedStaging();
 
   // query.cc
   // The scoring context of `version` (memoized in the state).

@@ -112,6 +112,7 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
   retrieval::SegmentMerger merger(inputs, keep);
   SKILLDB_RETURN_IF_ERROR(merger.Validate());
 
+  SKILLDB_RETURN_IF_ERROR(RecoverAbandonedStaging());
   const uint32_t id = next_segment_;
   BatchWriter writer(*storage_, options_, state.head + 1);
   uint64_t docs_in = 0;

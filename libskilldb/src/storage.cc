@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -494,7 +495,24 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool sync) {
   }
   rocksdb::WriteOptions wo;
   wo.sync = sync;
-  return FromRocks(db_->Write(wo, batch), "commit");
+  return WriteError(db_->Write(wo, batch), "commit", batch->GetDataSize());
+}
+
+Status Storage::WriteError(const rocksdb::Status& s, std::string_view context,
+                           uint64_t bytes) const {
+  Status status = FromRocks(s, context);
+  if (!s.IsNoSpace()) return status;
+  std::string hint = " (this write needs about " + std::to_string(bytes) +
+                     " bytes; ";
+  struct statvfs fsinfo;
+  if (statvfs(path_.c_str(), &fsinfo) == 0) {
+    hint += "the file system of '" + path_ + "' has " +
+            std::to_string(uint64_t{fsinfo.f_bavail} * fsinfo.f_frsize) +
+            " bytes free)";
+  } else {
+    hint += "the free space of '" + path_ + "' is unknown)";
+  }
+  return Status::IOError(std::string(status.message()) + hint);
 }
 
 Status Storage::IngestSorted(
@@ -504,6 +522,8 @@ Status Storage::IngestSorted(
   if (kvs->empty()) return Status::Ok();
   std::sort(kvs->begin(), kvs->end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
+  uint64_t bytes = 0;
+  for (const auto& [key, value] : *kvs) bytes += key.size() + value.size();
   const std::string file =
       (fs::path(path_) / ("ingest-" + std::to_string(getpid()) + "-" +
                           std::to_string(++ingest_counter_) + ".sst"))
@@ -523,7 +543,7 @@ Status Storage::IngestSorted(
   std::error_code ec;
   fs::remove(file, ec);  // moved on success; leftovers on failure
   kvs->clear();
-  return FromRocks(s, "bulk load");
+  return WriteError(s, "bulk load", bytes);
 }
 
 WriterOpenLock::Hold Storage::ExcludeReaderOpens() {

@@ -42,6 +42,11 @@ class Storage {
   ~Storage();
 
   bool read_only() const { return read_only_; }
+  // Set when a writer staged bulk it never made visible (batch_writer.h);
+  // the library removes it before its next write. Guarded by the
+  // library's write lock.
+  bool staging_abandoned() const { return staging_abandoned_; }
+  void set_staging_abandoned(bool abandoned) { staging_abandoned_ = abandoned; }
   const std::string& path() const { return path_; }
   rocksdb::DB* db() const { return db_.get(); }
   rocksdb::ColumnFamilyHandle* cf(Cf which) const { return handles_[which]; }
@@ -62,7 +67,9 @@ class Storage {
   std::unique_ptr<rocksdb::Iterator> NewIterator(
       Cf which, const rocksdb::Snapshot* snapshot = nullptr) const;
 
-  // Applies `batch` atomically; with `sync`, after syncing the log.
+  // Applies `batch` atomically; with `sync`, after syncing the log. Here and
+  // in IngestSorted, a write that fails for want of space says how many
+  // bytes it needed and how many the library's file system has free.
   Status Write(rocksdb::WriteBatch* batch, bool sync);
 
   // Sorts `kvs` by key, writes them as one table file and ingests it into
@@ -86,11 +93,15 @@ class Storage {
 
  private:
   Storage() = default;
+  // FromRocks(s, context), with the space figures when s is "no space".
+  Status WriteError(const rocksdb::Status& s, std::string_view context,
+                    uint64_t bytes) const;
 
   std::shared_ptr<WriterOpenLock> open_lock_;  // a writer's; outlives env_
   std::unique_ptr<rocksdb::Env> env_;  // the file system; outlives db_
   std::string path_;
   bool read_only_ = false;
+  bool staging_abandoned_ = false;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   rocksdb::DBOptions db_options_;

@@ -169,6 +169,12 @@ TEST_CASE(
                                                          : "Input/output") !=
                           std::string::npos,
                       failed.status().message());
+        if (fault == Fault::kNoSpace) {
+          // What the write needed and what the file system has: what to free.
+          CHECK_MESSAGE(failed.status().message().find("bytes free") !=
+                            std::string::npos,
+                        failed.status().message());
+        }
         CHECK(fs->failures() > 0);
         // Still failing: later writes fail too, and reads still answer.
         CHECK_FALSE((*lib)->Put(Skill::Make("c", "more")).ok());

@@ -54,6 +54,15 @@ struct CommitInfo {
   bool operator==(const CommitInfo&) const = default;
 };
 
+// The skills of an import (Library::Import), read once, in order.
+class SkillSource {
+ public:
+  virtual ~SkillSource() = default;
+  // Sets *skill to the next skill and returns true, or returns false once
+  // the source is exhausted. An error ends the import with that error.
+  virtual Result<bool> Next(Skill* skill) = 0;
+};
+
 // One revision of a skill: the state a commit left it in.
 struct Revision {
   Version version = 0;
@@ -177,6 +186,15 @@ class Library {
   // Adds or revises every skill in `skills` in one commit (an import).
   virtual Result<Version> PutMany(const std::vector<Skill>& skills,
                                   const CommitOptions& options = {}) = 0;
+  // PutMany over the skills `source` yields, for imports larger than memory:
+  // holds a bounded window of them at a time (two chunks of about a
+  // thousand skills, the segment being built, and the bulk buffered between
+  // table loads; options.stage_bytes), never the whole source. Same errors
+  // as PutMany, each naming the skill by its position and id, and the
+  // source's own; on any error nothing becomes visible, and what was staged
+  // is removed.
+  virtual Result<Version> Import(SkillSource& source,
+                                 const CommitOptions& options = {}) = 0;
   // Deletes the skill `id` (its history stays readable).
   virtual Result<Version> Delete(std::string_view id,
                                  const CommitOptions& options = {}) = 0;

@@ -90,6 +90,9 @@ Status ValidateSkill(const Skill& skill);
 // InvalidArgument naming the id and the rule.
 Status ValidateSkillId(std::string_view id);
 
+// The largest skill record ParseSkillJson accepts, in bytes of JSON.
+inline constexpr size_t kMaxSkillJsonBytes = size_t{4} << 20;
+
 // Parses one JSONL line into a Skill and validates it. Unknown top-level
 // fields, wrong types, invalid UTF-8 and rule violations are InvalidArgument
 // with a message naming the field.
