@@ -29,7 +29,7 @@ constexpr size_t kMaxBatchSizes = 4;  // states kept before starting over
 class CudaDecodeGraphs : public DecodeGraphs {
  public:
   CudaDecodeGraphs(CausalLM::Impl& impl, const DecoderOptions& options)
-      : impl_(impl), options_(options), pool_(at::cuda::graph_pool_handle()) {}
+      : impl_(impl), options_(options) {}
 
   DecodeState& Prepare(int64_t rows, int64_t capacity) override {
     capacity = RoundUpToBucket(capacity);
@@ -91,6 +91,13 @@ class CudaDecodeGraphs : public DecodeGraphs {
   };
 
   std::unique_ptr<Graph> Capture(PerRows& s, int64_t bucket) {
+    // The graphs share one memory pool, which lives while a graph captured
+    // into it does; once the last is dropped (a larger cache, too many batch
+    // sizes) the pool may linger with no user until its blocks are freed,
+    // and capturing into it again fails (libtorch asserts the use count:
+    // every generation after the first drop failed on torch 2.11). A new
+    // set of graphs starts a new pool.
+    if (graphs_.empty()) pool_ = at::cuda::graph_pool_handle();
     auto g = std::make_unique<Graph>();
     torch::Tensor mask = s.state.key_mask.narrow(1, 0, bucket);
     torch::cuda::synchronize();
@@ -120,7 +127,7 @@ class CudaDecodeGraphs : public DecodeGraphs {
 
   CausalLM::Impl& impl_;
   DecoderOptions options_;
-  at::cuda::MempoolId_t pool_;
+  at::cuda::MempoolId_t pool_{0, 0};  // Capture picks it
   std::map<int64_t, PerRows> rows_;
   std::map<std::pair<int64_t, int64_t>, std::unique_ptr<Graph>> graphs_;
 };

@@ -11,42 +11,49 @@
 #   bash trainer/bench/prepare_loop_deps.sh     # on the build machine
 #   OUT=... bash trainer/bench/train_loop_gpu.sh  # there (carry .loop-deps.tar.xz, .verify-deps)
 #
+# BUILD_ONLY=1 stops after the build; RUNS picks the ablation's runs (see
+# ablation_host.sh), so the work fits the device's 10-minute calls.
 # Results under $OUT (default /tmp/skilldb-loop-gpu): the build's logs, one
 # JSONL of step lines per run, the report of the first run, summary.txt.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="${OUT:-/tmp/skilldb-loop-gpu}"
 BUILD="${BUILD:-$ROOT/build-loop-gpu}"
-DEPS="${DEPS:-/tmp/skilldb-loop-deps}"
+DEPS="${DEPS:-$BUILD/deps}"
 JOBS="${JOBS:-$(nproc)}"
 mkdir -p "$OUT"
 stamp() { echo "[$(date +%H:%M:%S) +${SECONDS}s] $*"; }
 PY="$(command -v python3)"
 
-stamp "unpack the Debian libraries"
-rm -rf "$DEPS" && mkdir -p "$DEPS"
-tar -C "$DEPS" -xJf "$ROOT/.loop-deps.tar.xz" || { echo "no $ROOT/.loop-deps.tar.xz"; exit 1; }
 SYS="$DEPS/root"
 LIB="$SYS/usr/lib/x86_64-linux-gnu"
-# CMake and pkg-config files name /usr: point them at the folder.
-find "$SYS" \( -name '*.cmake' -o -name '*.pc' \) -print0 |
-  xargs -0 sed -i -e "s#\([\" =;(]\)/usr/#\1$SYS/usr/#g" -e "s#^prefix *= */usr *\$#prefix=$SYS/usr#"
-# Development links to runtimes not packed (or absolute into /lib): the
-# machine's own copy of the same library, found by its shorter names.
-find "$SYS" -type l | while read -r l; do
-  t="$(readlink "$l")"
-  case "$t" in /*) abs="$t" ;; *) abs="$(dirname "$l")/$t" ;; esac
-  [ -e "$abs" ] && continue
-  cand="$(basename "$t")"
-  while :; do
-    for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
-      if [ -e "$d/$cand" ]; then ln -sf "$d/$cand" "$l"; continue 3; fi
+# A second call on a warm machine keeps the build folder: the unpacked
+# libraries (and the build) are reused, so a call can build and the next run.
+if [ ! -e "$DEPS/.unpacked" ]; then
+  stamp "unpack the Debian libraries"
+  rm -rf "$DEPS" && mkdir -p "$DEPS"
+  tar -C "$DEPS" -xJf "$ROOT/.loop-deps.tar.xz" || { echo "no $ROOT/.loop-deps.tar.xz"; exit 1; }
+  # CMake and pkg-config files name /usr: point them at the folder.
+  find "$SYS" \( -name '*.cmake' -o -name '*.pc' \) -print0 |
+    xargs -0 sed -i -e "s#\([\" =;(]\)/usr/#\1$SYS/usr/#g" -e "s#^prefix *= */usr *\$#prefix=$SYS/usr#"
+  # Development links to runtimes not packed (or absolute into /lib): the
+  # machine's own copy of the same library, found by its shorter names.
+  find "$SYS" -type l | while read -r l; do
+    t="$(readlink "$l")"
+    case "$t" in /*) abs="$t" ;; *) abs="$(dirname "$l")/$t" ;; esac
+    [ -e "$abs" ] && continue
+    cand="$(basename "$t")"
+    while :; do
+      for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
+        if [ -e "$d/$cand" ]; then ln -sf "$d/$cand" "$l"; continue 3; fi
+      done
+      [[ "$cand" == *.so.* ]] || break
+      cand="${cand%.*}"
     done
-    [[ "$cand" == *.so.* ]] || break
-    cand="${cand%.*}"
+    echo "unresolved link $l -> $t"
   done
-  echo "unresolved link $l -> $t"
-done
+  touch "$DEPS/.unpacked"
+fi
 export PKG_CONFIG_PATH="$LIB/pkgconfig:$SYS/usr/share/pkgconfig"
 export LD_LIBRARY_PATH="$LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 command -v pkg-config > /dev/null || echo "warning: no pkg-config on this machine"
@@ -56,10 +63,12 @@ TORCH_PREFIX="$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
 GEN=()
 command -v ninja > /dev/null && GEN=(-G Ninja)
+# A configure that failed half way is not reused.
+[ -e "$BUILD/.configured" ] || rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
 if ! { cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
          -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$SYS/usr" -DSKILLDB_WERROR=OFF \
          -DSKILLDB_BUILD_TESTS=OFF -DSKILLDB_BUILD_SHARED=OFF \
-         > "$OUT/configure.log" 2>&1 &&
+         > "$OUT/configure.log" 2>&1 && touch "$BUILD/.configured" &&
        cmake --build "$BUILD" -j "$JOBS" --target skilldb_train skilldb_verify_worker_cuda \
          skilldb_verify_worker_host > "$OUT/build.log" 2>&1; }; then
   echo "build failed; tail of the logs:"; tail -n 40 "$OUT/configure.log" "$OUT/build.log"
@@ -69,7 +78,27 @@ grep -E "libtorch|trainer:|CUDA" "$OUT/configure.log" | head -8
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   "$PY" -c 'import torch; print("torch", torch.__version__)'; } > "$OUT/environment.txt" 2>&1
 
+# libstdc++ must be the first needed library (models/CMakeLists.txt,
+# skilldb_torch_executable: the wheel's libtorch_cpu.so exports copies of
+# its symbols); should a toolchain reorder it, preload it and say so.
+first_needed="$(readelf -d "$BUILD/trainer/skilldb_train" | awk '/NEEDED/ {print $NF; exit}')"
+echo "skilldb_train's first needed library: $first_needed" >> "$OUT/environment.txt"
+if [[ "$first_needed" != *libstdc++* ]]; then
+  LD_PRELOAD="$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')"
+  export LD_PRELOAD
+  echo "warning: libstdc++ is not skilldb_train's first needed library; preloading $LD_PRELOAD" |
+    tee -a "$OUT/environment.txt"
+fi
+[ "${BUILD_ONLY:-0}" = 1 ] && { stamp "built"; exit 0; }
 stamp "the per-agent ablation, CUDA verifier, learner on the GPU"
+# The runs (checkpoints, libraries, rollout stores) stay in the build folder;
+# $OUT gets their step lines, logs and the report, what comes back whole.
+RUNS_DIR="$BUILD/ablation"
 DEMO_ARGS="--backend cuda --device cuda ${DEMO_ARGS:-}" STEPS="${STEPS:-12}" \
-  bash "$ROOT/trainer/bench/ablation_host.sh" "$BUILD" "$OUT/ablation" | tee "$OUT/summary.txt"
+  bash "$ROOT/trainer/bench/ablation_host.sh" "$BUILD" "$RUNS_DIR" | tee "$OUT/summary.txt"
+mkdir -p "$OUT/ablation"
+cp "$RUNS_DIR"/*.jsonl "$RUNS_DIR"/*.err "$OUT/ablation/" 2> /dev/null
+for f in "$RUNS_DIR"/loo_per_agent/*.png "$RUNS_DIR"/loo_per_agent/*.html; do
+  [ -e "$f" ] && cp "$f" "$OUT/ablation/"
+done
 stamp "done"

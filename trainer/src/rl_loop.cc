@@ -645,6 +645,21 @@ Result<std::string> Trainer::Impl::Step() {
       rollouts.push_back(std::move(r));
     }
   }
+  // A rollout that failed (its turn could not generate, say) has no turns
+  // to learn from: counted and named in the step line; a step in which
+  // every rollout failed is an error, not a step that silently trains on
+  // nothing.
+  int failed = 0;
+  std::string first_error;
+  for (const auto& r : rollouts) {
+    if (r.trajectory.status != "failed") continue;
+    if (failed++ == 0) first_error = r.trajectory.error;
+  }
+  if (!rollouts.empty() && failed == static_cast<int>(rollouts.size())) {
+    return Status::Internal("step " + std::to_string(step) + ": all " +
+                            std::to_string(failed) +
+                            " rollouts failed; the first: " + first_error);
+  }
 
   // Decisions: policy turns, selections, summaries (last step's, with
   // their later utility, and this step's when they wrote nothing).
@@ -767,6 +782,8 @@ Result<std::string> Trainer::Impl::Step() {
   line["advantage"] = adv_j;
   line["return"] = ret_j;
   line["rollouts"] = rollouts.size();
+  line["failed_rollouts"] = failed;
+  if (failed > 0) line["first_error"] = first_error;
   line["solved"] = solved;
   line["verdicts"] = verdicts;
   Stats sp = Summarize(speedups);

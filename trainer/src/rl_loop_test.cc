@@ -77,6 +77,7 @@ TEST_CASE("the policy learns the template's parameters from verifier rewards") {
     CHECK(j["time_s"]["total"].get<double>() > 0);
     CHECK(j["library"]["size"].get<int>() > 0);
     CHECK(j["trained"].get<bool>());
+    CHECK(j["failed_rollouts"].get<int>() == 0);
   }
   CHECK(steps.back()["reward_cache"]["hits"].get<int>() > 0);
 
