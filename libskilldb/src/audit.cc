@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "audit_log.h"
 #include "batch_writer.h"
 #include "library_impl.h"
 
@@ -42,20 +43,19 @@ AuditEntry ParseAuditJson(std::string_view text) {
 
 }  // namespace
 
-Status LibraryImpl::LoadAuditSeq() {
-  auto it = storage_->NewIterator(kAudit);
+Status AuditLog::Load() {
+  auto it = storage_.NewIterator(kAudit);
   it->SeekToLast();
-  next_audit_seq_ = 1;
+  next_seq_ = 1;
   if (it->Valid()) {
     if (it->key().size() != 8) return Status::Corruption("malformed audit key");
-    next_audit_seq_ = GetBe64(it->key().data()) + 1;
+    next_seq_ = GetBe64(it->key().data()) + 1;
   }
   return FromRocks(it->status(), "reading the audit log");
 }
 
-uint64_t LibraryImpl::AddAuditLocked(BatchWriter& writer,
-                                     const std::string& entry_json) {
-  const uint64_t seq = next_audit_seq_++;
+uint64_t AuditLog::Add(BatchWriter& writer, const std::string& entry_json) {
+  const uint64_t seq = next_seq_++;
   auto j = nlohmann::ordered_json::parse(entry_json);
   nlohmann::ordered_json out;
   out["seq"] = seq;
@@ -67,21 +67,22 @@ uint64_t LibraryImpl::AddAuditLocked(BatchWriter& writer,
   return seq;
 }
 
-Result<uint64_t> LibraryImpl::WriteAuditLocked(const std::string& entry_json) {
-  BatchWriter writer(*storage_, options_, state()->head + 1);
-  const uint64_t seq = AddAuditLocked(writer, entry_json);
+Result<uint64_t> AuditLog::Write(const std::string& entry_json,
+                                 Version next_version) {
+  BatchWriter writer(storage_, options_, next_version);
+  const uint64_t seq = Add(writer, entry_json);
   Status s = writer.Finish(options_.sync_commits);
   if (!s.ok()) {
-    --next_audit_seq_;
+    --next_seq_;
     return s;
   }
   return seq;
 }
 
-Result<std::vector<AuditEntry>> LibraryImpl::Audit(
-    const AuditOptions& options) {
+Result<std::vector<AuditEntry>> AuditLog::Read(
+    const AuditOptions& options) const {
   // The log is not versioned: read it as it is now, not as of a snapshot.
-  auto it = storage_->NewIterator(kAudit);
+  auto it = storage_.NewIterator(kAudit);
   std::vector<AuditEntry> out;
   if (options.limit > 0) {
     // The newest `limit` entries after after_seq, returned oldest first.
@@ -100,6 +101,22 @@ Result<std::vector<AuditEntry>> LibraryImpl::Audit(
   }
   SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading the audit log"));
   return out;
+}
+
+// The library's side: the write lock that orders entries and commits.
+
+Result<std::vector<AuditEntry>> LibraryImpl::Audit(
+    const AuditOptions& options) {
+  return audit_->Read(options);
+}
+
+Result<uint64_t> LibraryImpl::WriteAudit(const std::string& entry_json) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return WriteAuditLocked(entry_json);
+}
+
+Result<uint64_t> LibraryImpl::WriteAuditLocked(const std::string& entry_json) {
+  return audit_->Write(entry_json, state()->head + 1);
 }
 
 }  // namespace skilldb::internal

@@ -13,8 +13,9 @@
 #include <filesystem>
 
 #include "analysis.h"
+#include "audit_log.h"
 #include "records.h"
-#include "usage_spool.h"
+#include "usage_store.h"
 
 namespace skilldb {
 
@@ -155,12 +156,14 @@ Result<std::unique_ptr<Library>> LibraryImpl::OpenHere(const Options& options,
   bool created = false;
   SKILLDB_ASSIGN_OR_RETURN(impl->storage_,
                            Storage::Open(options, std::string(path), &created));
+  impl->audit_ = std::make_unique<AuditLog>(*impl->storage_, impl->options_);
+  impl->usage_ = std::make_unique<UsageStore>(*impl->storage_);
   SKILLDB_RETURN_IF_ERROR(impl->Initialize(options, created));
   if (!options.read_only) SKILLDB_RETURN_IF_ERROR(impl->RecoverStaging());
   SKILLDB_RETURN_IF_ERROR(impl->LoadState());
   if (!options.read_only) {
-    SKILLDB_RETURN_IF_ERROR(impl->LoadAuditSeq());
-    SKILLDB_RETURN_IF_ERROR(impl->FoldSpools());
+    SKILLDB_RETURN_IF_ERROR(impl->audit_->Load());
+    SKILLDB_RETURN_IF_ERROR(impl->usage_->FoldSpools());
   }
   return std::unique_ptr<Library>(std::move(impl));
 }

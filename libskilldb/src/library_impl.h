@@ -2,7 +2,9 @@
 //
 // Its member functions are spread over files by job: library_impl.cc (open,
 // state, plain reads), commit.cc (the write path), query.cc (BM25 queries),
-// history.cc (history, log, diff, stats), merge.cc (the merge policy).
+// history.cc (history, log, diff, stats), merge.cc (the merge policy). The
+// audit log (audit_log.h) and the usage counters with their spool files
+// (usage_store.h) are parts of their own, owning their state.
 #ifndef SKILLDB_LIBSKILLDB_LIBRARY_IMPL_H_
 #define SKILLDB_LIBSKILLDB_LIBRARY_IMPL_H_
 
@@ -30,10 +32,11 @@ struct StoredRevision {
   std::string skill_json;
 };
 
+class AuditLog;
 class BatchWriter;
 class ProposalImpl;
 struct ProposalAtHead;
-class UsageSpool;
+class UsageStore;
 
 // Writes a caller adds to a commit's final batch (e.g. its audit entry),
 // given the version being committed. Called under the write lock.
@@ -216,19 +219,10 @@ class LibraryImpl final : public Library {
   Result<std::vector<Skill>> AcceptedPuts(const ProposalAtHead& at,
                                           ProposalOutcome* outcome) const;
 
-  // audit.cc. The *Locked ones REQUIRE write_mu_ held.
-  Status LoadAuditSeq();
+  // audit.cc: entries through the AuditLog, ordered under write_mu_
+  // (WriteAuditLocked REQUIRES it held).
   Result<uint64_t> WriteAudit(const std::string& entry_json);
   Result<uint64_t> WriteAuditLocked(const std::string& entry_json);
-  uint64_t AddAuditLocked(BatchWriter& writer, const std::string& entry_json);
-
-  // usage.cc
-  std::string SpoolDir() const;
-  // The counters of each id (stored plus spooled), in order.
-  Result<std::vector<UsageCounters>> UsageOf(
-      const std::vector<std::string>& ids) const;
-  Result<std::map<std::string, UsageCounters>> PendingSpool() const;
-  Status FoldSpools();
 
   // merge.cc: merges segments while the policy finds a run to merge.
   // REQUIRES: write_mu_ held.
@@ -252,10 +246,11 @@ class LibraryImpl final : public Library {
   // Counters owned by the writer (guarded by write_mu_).
   uint32_t next_docid_ = 0;
   uint32_t next_segment_ = 0;
-  uint64_t next_audit_seq_ = 1;
 
-  std::mutex spool_mu_;
-  std::unique_ptr<UsageSpool> spool_;  // guarded by spool_mu_
+  // The parts that own state of their own, behind narrow interfaces (each
+  // refers to storage_, declared before them so it outlives them).
+  std::unique_ptr<AuditLog> audit_;    // writes under write_mu_
+  std::unique_ptr<UsageStore> usage_;  // thread-safe
 };
 
 }  // namespace skilldb::internal

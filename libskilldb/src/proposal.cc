@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis.h"
+#include "audit_log.h"
 #include "batch_writer.h"
 #include "dedup.h"
 #include "library_impl.h"
@@ -140,11 +141,6 @@ Result<std::unique_ptr<Proposal>> LibraryImpl::Propose(
   }
   return std::unique_ptr<Proposal>(
       new ProposalImpl(this, state(), candidate, options));
-}
-
-Result<uint64_t> LibraryImpl::WriteAudit(const std::string& entry_json) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  return WriteAuditLocked(entry_json);
 }
 
 Result<std::vector<DuplicateMatch>> LibraryImpl::FindDuplicates(
@@ -437,7 +433,7 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
       outcome.version,
       CommitLocked(puts, {}, commit, [&](BatchWriter& writer, Version version) {
         entry["version"] = version;
-        seq = AddAuditLocked(writer, entry.dump());
+        seq = audit_->Add(writer, entry.dump());
         return Status::Ok();
       }));
   outcome.accepted = true;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "library_impl.h"
+#include "usage_store.h"
 
 namespace skilldb::internal {
 
@@ -209,7 +210,7 @@ Status LibraryImpl::FillHits(const ReadState& state, Version version,
     std::vector<std::string> ids;
     ids.reserve(result->hits.size());
     for (const Hit& hit : result->hits) ids.push_back(hit.id);
-    SKILLDB_ASSIGN_OR_RETURN(std::vector<UsageCounters> usage, UsageOf(ids));
+    SKILLDB_ASSIGN_OR_RETURN(std::vector<UsageCounters> usage, usage_->Of(ids));
     for (size_t i = 0; i < ids.size(); ++i) {
       result->hits[i].usage = usage[i];
     }

@@ -28,6 +28,7 @@
 #include "library_impl.h"
 #include "usage_codec.h"
 #include "usage_spool.h"
+#include "usage_store.h"
 
 namespace skilldb::internal {
 namespace fs = std::filesystem;
@@ -124,9 +125,143 @@ Status UsageSpool::Append(const std::string& line) {
   return Status::Ok();
 }
 
-std::string LibraryImpl::SpoolDir() const {
-  return (fs::path(storage_->path()) / kSpoolDir).string();
+UsageStore::UsageStore(Storage& storage) : storage_(storage) {}
+UsageStore::~UsageStore() = default;
+
+std::string UsageStore::SpoolDir() const {
+  return (fs::path(storage_.path()) / kSpoolDir).string();
 }
+
+Status UsageStore::Record(const std::vector<UsageRecord>& records,
+                          Version head) {
+  if (records.empty()) return Status::Ok();
+  if (!storage_.read_only()) {
+    rocksdb::WriteBatch batch;
+    for (const UsageRecord& r : records) {
+      UsageCounters delta;
+      delta.counts[static_cast<int>(r.event)] = r.count;
+      delta.last_used_version = head;
+      batch.Merge(storage_.cf(kUsage), r.id, EncodeUsage(delta));
+    }
+    // No sync: counters are feedback, not commits.
+    return storage_.Write(&batch, /*sync=*/false)
+        .WithContext("recording usage");
+  }
+  std::string lines;
+  for (const UsageRecord& r : records) {
+    lines += r.id + "\t" + std::to_string(static_cast<int>(r.event)) + "\t" +
+             std::to_string(r.count) + "\t" + std::to_string(head) + "\n";
+  }
+  std::lock_guard<std::mutex> lock(spool_mu_);
+  if (!spool_) {
+    auto spool = std::make_unique<UsageSpool>();
+    SKILLDB_RETURN_IF_ERROR(spool->Open(SpoolDir()));
+    spool_ = std::move(spool);
+  }
+  return spool_->Append(lines);
+}
+
+Result<std::vector<UsageCounters>> UsageStore::Of(
+    const std::vector<std::string>& ids) const {
+  std::vector<UsageCounters> out(ids.size());
+  SKILLDB_ASSIGN_OR_RETURN(auto pending, PendingSpool());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    SKILLDB_ASSIGN_OR_RETURN(auto value, storage_.Get(kUsage, ids[i]));
+    if (value && !DecodeUsage(*value, &out[i])) {
+      return Status::Corruption("malformed usage counters of '" + ids[i] + "'");
+    }
+    if (auto p = pending.find(ids[i]); p != pending.end()) {
+      AddUsage(&out[i], p->second);
+    }
+  }
+  return out;
+}
+
+Result<std::map<std::string, UsageCounters>> UsageStore::PendingSpool() const {
+  std::map<std::string, UsageCounters> out;
+  std::error_code ec;
+  if (!fs::exists(SpoolDir(), ec)) return out;
+  for (const auto& entry : fs::directory_iterator(SpoolDir(), ec)) {
+    if (entry.path().extension() != ".log") continue;
+    const std::string name = entry.path().filename().string();
+    SKILLDB_ASSIGN_OR_RETURN(
+        auto folded, storage_.Get(kMeta, std::string(kSpoolKeyPrefix) + name));
+    const uint64_t offset =
+        folded && folded->size() == 8 ? GetBe64(folded->data()) : 0;
+    std::vector<SpoolLine> lines;
+    ParseSpool(ReadFileFrom(entry.path(), offset), &lines);
+    for (const SpoolLine& l : lines) AddUsage(&out[l.id], l.delta);
+  }
+  return out;
+}
+
+Status UsageStore::FoldSpools() {
+  std::error_code ec;
+  if (storage_.read_only() || !fs::exists(SpoolDir(), ec)) return Status::Ok();
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(SpoolDir(), ec)) {
+    if (entry.path().extension() == ".log") files.push_back(entry.path());
+  }
+  for (const fs::path& path : files) {
+    const std::string key =
+        std::string(kSpoolKeyPrefix) + path.filename().string();
+    SKILLDB_ASSIGN_OR_RETURN(auto folded, storage_.Get(kMeta, key));
+    const uint64_t offset =
+        folded && folded->size() == 8 ? GetBe64(folded->data()) : 0;
+    // A free lock means the writing process is gone: fold it all, delete it.
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const bool orphan = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    std::vector<SpoolLine> lines;
+    const size_t consumed = ParseSpool(ReadFileFrom(path, offset), &lines);
+    rocksdb::WriteBatch batch;
+    for (const SpoolLine& l : lines) {
+      batch.Merge(storage_.cf(kUsage), l.id, EncodeUsage(l.delta));
+    }
+    batch.Put(storage_.cf(kMeta), key, Be64(offset + consumed));
+    Status s = storage_.Write(&batch, /*sync=*/true);
+    if (s.ok() && orphan)
+      fs::remove(path, ec);  // its offset key stays: no re-count
+    close(fd);
+    SKILLDB_RETURN_IF_ERROR(s);
+  }
+  // Offsets of files that no longer exist are garbage.
+  auto it = storage_.NewIterator(kMeta);
+  rocksdb::WriteBatch cleanup;
+  for (it->Seek(kSpoolKeyPrefix);
+       it->Valid() && it->key().starts_with(kSpoolKeyPrefix); it->Next()) {
+    const std::string name =
+        it->key().ToString().substr(kSpoolKeyPrefix.size());
+    if (!fs::exists(fs::path(SpoolDir()) / name, ec))
+      cleanup.Delete(storage_.cf(kMeta), it->key());
+  }
+  if (cleanup.Count() > 0)
+    SKILLDB_RETURN_IF_ERROR(storage_.Write(&cleanup, true));
+  return Status::Ok();
+}
+
+Status UsageStore::Scan(
+    const std::function<bool(const std::string& id,
+                             const UsageCounters& counters)>& fn) const {
+  SKILLDB_ASSIGN_OR_RETURN(auto all, PendingSpool());
+  auto it = storage_.NewIterator(kUsage);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    UsageCounters c;
+    if (!DecodeUsage(std::string_view(it->value().data(), it->value().size()),
+                     &c)) {
+      return Status::Corruption("malformed usage counters");
+    }
+    AddUsage(&all[it->key().ToString()], c);
+  }
+  SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading usage"));
+  for (const auto& [id, c] : all) {
+    if (!fn(id, c)) break;
+  }
+  return Status::Ok();
+}
+
+// The library's side: what a usage record must name (a skill live at the
+// head), checked against the library's state.
 
 Status LibraryImpl::RecordUsage(std::string_view id, UsageEvent event,
                                 uint64_t count) {
@@ -154,137 +289,19 @@ Status LibraryImpl::RecordUsage(const std::vector<UsageRecord>& records) {
                               std::to_string(s->head));
     }
   }
-  if (records.empty()) return Status::Ok();
-  if (!storage_->read_only()) {
-    rocksdb::WriteBatch batch;
-    for (const UsageRecord& r : records) {
-      UsageCounters delta;
-      delta.counts[static_cast<int>(r.event)] = r.count;
-      delta.last_used_version = s->head;
-      batch.Merge(storage_->cf(kUsage), r.id, EncodeUsage(delta));
-    }
-    // No sync: counters are feedback, not commits.
-    return storage_->Write(&batch, /*sync=*/false)
-        .WithContext("recording usage");
-  }
-  std::string lines;
-  for (const UsageRecord& r : records) {
-    lines += r.id + "\t" + std::to_string(static_cast<int>(r.event)) + "\t" +
-             std::to_string(r.count) + "\t" + std::to_string(s->head) + "\n";
-  }
-  std::lock_guard<std::mutex> lock(spool_mu_);
-  if (!spool_) {
-    auto spool = std::make_unique<UsageSpool>();
-    SKILLDB_RETURN_IF_ERROR(spool->Open(SpoolDir()));
-    spool_ = std::move(spool);
-  }
-  return spool_->Append(lines);
-}
-
-Result<std::vector<UsageCounters>> LibraryImpl::UsageOf(
-    const std::vector<std::string>& ids) const {
-  std::vector<UsageCounters> out(ids.size());
-  SKILLDB_ASSIGN_OR_RETURN(auto pending, PendingSpool());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    SKILLDB_ASSIGN_OR_RETURN(auto value, storage_->Get(kUsage, ids[i]));
-    if (value && !DecodeUsage(*value, &out[i])) {
-      return Status::Corruption("malformed usage counters of '" + ids[i] + "'");
-    }
-    if (auto p = pending.find(ids[i]); p != pending.end()) {
-      AddUsage(&out[i], p->second);
-    }
-  }
-  return out;
-}
-
-// Spooled lines not yet folded, summed by id.
-Result<std::map<std::string, UsageCounters>> LibraryImpl::PendingSpool() const {
-  std::map<std::string, UsageCounters> out;
-  std::error_code ec;
-  if (!fs::exists(SpoolDir(), ec)) return out;
-  for (const auto& entry : fs::directory_iterator(SpoolDir(), ec)) {
-    if (entry.path().extension() != ".log") continue;
-    const std::string name = entry.path().filename().string();
-    SKILLDB_ASSIGN_OR_RETURN(
-        auto folded, storage_->Get(kMeta, std::string(kSpoolKeyPrefix) + name));
-    const uint64_t offset =
-        folded && folded->size() == 8 ? GetBe64(folded->data()) : 0;
-    std::vector<SpoolLine> lines;
-    ParseSpool(ReadFileFrom(entry.path(), offset), &lines);
-    for (const SpoolLine& l : lines) AddUsage(&out[l.id], l.delta);
-  }
-  return out;
-}
-
-Status LibraryImpl::FoldSpools() {
-  std::error_code ec;
-  if (storage_->read_only() || !fs::exists(SpoolDir(), ec)) return Status::Ok();
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(SpoolDir(), ec)) {
-    if (entry.path().extension() == ".log") files.push_back(entry.path());
-  }
-  for (const fs::path& path : files) {
-    const std::string key =
-        std::string(kSpoolKeyPrefix) + path.filename().string();
-    SKILLDB_ASSIGN_OR_RETURN(auto folded, storage_->Get(kMeta, key));
-    const uint64_t offset =
-        folded && folded->size() == 8 ? GetBe64(folded->data()) : 0;
-    // A free lock means the writing process is gone: fold it all, delete it.
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    const bool orphan = flock(fd, LOCK_EX | LOCK_NB) == 0;
-    std::vector<SpoolLine> lines;
-    const size_t consumed = ParseSpool(ReadFileFrom(path, offset), &lines);
-    rocksdb::WriteBatch batch;
-    for (const SpoolLine& l : lines) {
-      batch.Merge(storage_->cf(kUsage), l.id, EncodeUsage(l.delta));
-    }
-    batch.Put(storage_->cf(kMeta), key, Be64(offset + consumed));
-    Status s = storage_->Write(&batch, /*sync=*/true);
-    if (s.ok() && orphan)
-      fs::remove(path, ec);  // its offset key stays: no re-count
-    close(fd);
-    SKILLDB_RETURN_IF_ERROR(s);
-  }
-  // Offsets of files that no longer exist are garbage.
-  auto it = storage_->NewIterator(kMeta);
-  rocksdb::WriteBatch cleanup;
-  for (it->Seek(kSpoolKeyPrefix);
-       it->Valid() && it->key().starts_with(kSpoolKeyPrefix); it->Next()) {
-    const std::string name =
-        it->key().ToString().substr(kSpoolKeyPrefix.size());
-    if (!fs::exists(fs::path(SpoolDir()) / name, ec))
-      cleanup.Delete(storage_->cf(kMeta), it->key());
-  }
-  if (cleanup.Count() > 0)
-    SKILLDB_RETURN_IF_ERROR(storage_->Write(&cleanup, true));
-  return Status::Ok();
+  return usage_->Record(records, s->head);
 }
 
 Result<UsageCounters> LibraryImpl::GetUsage(std::string_view id) {
   SKILLDB_RETURN_IF_ERROR(ValidateSkillId(id));
-  SKILLDB_ASSIGN_OR_RETURN(auto counters, UsageOf({std::string(id)}));
+  SKILLDB_ASSIGN_OR_RETURN(auto counters, usage_->Of({std::string(id)}));
   return counters.front();
 }
 
 Status LibraryImpl::ScanUsage(
     const std::function<bool(const std::string& id,
                              const UsageCounters& counters)>& fn) {
-  SKILLDB_ASSIGN_OR_RETURN(auto all, PendingSpool());
-  auto it = storage_->NewIterator(kUsage);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    UsageCounters c;
-    if (!DecodeUsage(std::string_view(it->value().data(), it->value().size()),
-                     &c)) {
-      return Status::Corruption("malformed usage counters");
-    }
-    AddUsage(&all[it->key().ToString()], c);
-  }
-  SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading usage"));
-  for (const auto& [id, c] : all) {
-    if (!fn(id, c)) break;
-  }
-  return Status::Ok();
+  return usage_->Scan(fn);
 }
 
 }  // namespace skilldb::internal
