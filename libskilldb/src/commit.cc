@@ -30,7 +30,9 @@
 #include "batch_writer.h"
 #include "dedup.h"
 #include "library_impl.h"
+#include "merger.h"
 #include "records.h"
+#include "staging.h"
 
 namespace skilldb::internal {
 namespace {
@@ -237,9 +239,9 @@ class LibraryImpl::CommitBuild {
         head_(head_state_->head),
         version_(head_ + 1),
         writer_(*lib.storage_, lib.options_, version_),
-        next_docid_(lib.next_docid_),
-        assigned_docid_(lib.next_docid_),
-        next_segment_(lib.next_segment_),
+        next_docid_(lib.counters_.next_docid),
+        assigned_docid_(lib.counters_.next_docid),
+        next_segment_(lib.counters_.next_segment),
         total_length_(
             static_cast<int64_t>(head_state_->head_commit.total_length)),
         num_skills_(static_cast<int64_t>(head_state_->head_commit.num_skills)),
@@ -357,8 +359,8 @@ class LibraryImpl::CommitBuild {
   // Once the batch is durable: the writer's counters, the ended documents'
   // end versions and a read state with the new segments.
   void Publish() {
-    lib_.next_docid_ = next_docid_;
-    lib_.next_segment_ = next_segment_;
+    lib_.counters_.next_docid = next_docid_;
+    lib_.counters_.next_segment = next_segment_;
     for (uint32_t docid : ended_) {
       for (const auto& seg : head_state_->segments) {
         const SegmentMeta& m = seg->meta();
@@ -546,7 +548,7 @@ Result<Version> LibraryImpl::CommitChunksLocked(
     PutChunks& puts, const std::vector<std::string>& deletes,
     const CommitOptions& options, const ExtraWrites& extra,
     bool empty_is_error) {
-  SKILLDB_RETURN_IF_ERROR(RecoverAbandonedStaging());
+  SKILLDB_RETURN_IF_ERROR(RecoverAbandonedStaging(*storage_, counters_.next_segment));
   auto head_state = state();
   const Version head = head_state->head;
   if (options.expected_head && *options.expected_head != head) {
@@ -577,24 +579,16 @@ Result<Version> LibraryImpl::CommitChunksLocked(
   if (!built.ok()) {
     // What a failed commit staged (batch_writer.h) carries the version the
     // next commit makes: removed now, or before the next commit or merge.
-    (void)RecoverAbandonedStaging();
+    (void)RecoverAbandonedStaging(*storage_, counters_.next_segment);
     return built;
   }
   if (!committed) return head;
 
   // The commit stands even if a merge fails (it leaves no trace: a merge is
   // one batch of its own); the policy retries on the next commit.
-  const Status merged = MaybeMerge();
+  const Status merged = merger_->MaybeMerge();
   (void)merged;
   return head + 1;
-}
-
-Status LibraryImpl::RecoverAbandonedStaging() {
-  if (!storage_->staging_abandoned()) return Status::Ok();
-  SKILLDB_RETURN_IF_ERROR(
-      RecoverStaging().WithContext("removing what a failed commit staged"));
-  storage_->set_staging_abandoned(false);
-  return Status::Ok();
 }
 
 }  // namespace skilldb::internal

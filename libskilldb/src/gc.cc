@@ -10,84 +10,68 @@
 #include <algorithm>
 
 #include "batch_writer.h"
-#include "library_impl.h"
+#include "retention.h"
 
 namespace skilldb {
 
 namespace internal {
 
-Status LibraryImpl::Tag(std::string_view name, Version version) {
+Status Retention::Tag(std::string_view name, Version version) {
   SKILLDB_RETURN_IF_ERROR(ValidateTagName(name));
-  if (storage_->read_only())
+  if (storage_.read_only())
     return Status::FailedPrecondition("library is open read-only");
-  std::lock_guard<std::mutex> lock(write_mu_);
-  auto s = state();
+  auto s = published_.Get();
   if (version == 0)
     return Status::InvalidArgument(
         "version 0 (the empty library) cannot be tagged");
   SKILLDB_RETURN_IF_ERROR(ResolveVersion(*s, version).status());
-  SKILLDB_ASSIGN_OR_RETURN(auto existing, storage_->Get(kTags, name));
+  SKILLDB_ASSIGN_OR_RETURN(auto existing, storage_.Get(kTags, name));
   if (existing) {
     return Status::AlreadyExists("tag '" + std::string(name) +
                                  "' already names version " +
                                  std::to_string(GetBe64(existing->data())));
   }
   rocksdb::WriteBatch batch;
-  batch.Put(storage_->cf(kTags), rocksdb::Slice(name.data(), name.size()),
+  batch.Put(storage_.cf(kTags), rocksdb::Slice(name.data(), name.size()),
             Be64(version));
-  SKILLDB_RETURN_IF_ERROR(storage_->Write(&batch, /*sync=*/true));
+  SKILLDB_RETURN_IF_ERROR(storage_.Write(&batch, /*sync=*/true));
   auto next = std::make_shared<ReadState>(*s);
-  next->snapshot = storage_->NewSnapshot();
+  next->snapshot = storage_.NewSnapshot();
   next->tagged.insert(
       std::upper_bound(next->tagged.begin(), next->tagged.end(), version),
       version);
-  Publish(std::move(next));
+  published_.Publish(std::move(next));
   return Status::Ok();
 }
 
-Status LibraryImpl::DeleteTag(std::string_view name) {
+Status Retention::DeleteTag(std::string_view name) {
   SKILLDB_RETURN_IF_ERROR(ValidateTagName(name));
-  if (storage_->read_only())
+  if (storage_.read_only())
     return Status::FailedPrecondition("library is open read-only");
-  std::lock_guard<std::mutex> lock(write_mu_);
-  auto s = state();
-  SKILLDB_ASSIGN_OR_RETURN(auto existing, storage_->Get(kTags, name));
+  auto s = published_.Get();
+  SKILLDB_ASSIGN_OR_RETURN(auto existing, storage_.Get(kTags, name));
   if (!existing) return Status::NotFound("no tag '" + std::string(name) + "'");
   rocksdb::WriteBatch batch;
-  batch.Delete(storage_->cf(kTags), rocksdb::Slice(name.data(), name.size()));
-  SKILLDB_RETURN_IF_ERROR(storage_->Write(&batch, /*sync=*/true));
+  batch.Delete(storage_.cf(kTags), rocksdb::Slice(name.data(), name.size()));
+  SKILLDB_RETURN_IF_ERROR(storage_.Write(&batch, /*sync=*/true));
   auto next = std::make_shared<ReadState>(*s);
-  next->snapshot = storage_->NewSnapshot();
+  next->snapshot = storage_.NewSnapshot();
   auto it = std::find(next->tagged.begin(), next->tagged.end(),
                       GetBe64(existing->data()));
   if (it != next->tagged.end()) next->tagged.erase(it);
-  Publish(std::move(next));
+  published_.Publish(std::move(next));
   return Status::Ok();
 }
 
-Result<std::vector<TagInfo>> LibraryImpl::Tags() {
-  auto s = state();
+Result<std::vector<TagInfo>> Retention::Tags() const {
+  auto s = published_.Get();
   std::vector<TagInfo> out;
-  auto it = storage_->NewIterator(kTags, s->snap());
+  auto it = storage_.NewIterator(kTags, s->snap());
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     out.push_back(TagInfo{it->key().ToString(), GetBe64(it->value().data())});
   }
   SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "reading tags"));
   return out;
-}
-
-Status LibraryImpl::ScanRevisions(
-    const std::function<bool(const std::string& id, const Revision& rev)>& fn) {
-  auto s = state();
-  auto it = storage_->NewIterator(kRevisions, s->snap());
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string_view id;
-    SKILLDB_ASSIGN_OR_RETURN(StoredRevision stored, DecodeRevisionAt(*it, &id));
-    if (stored.version > s->head) continue;  // staged, not committed
-    SKILLDB_ASSIGN_OR_RETURN(Revision rev, ToRevision(stored));
-    if (!fn(std::string(id), rev)) return Status::Ok();
-  }
-  return FromRocks(it->status(), "scanning revisions");
 }
 
 namespace {
@@ -150,18 +134,17 @@ Status DropUnretained(const Storage& storage, Cf cf, const ReadState& gc_state,
 
 }  // namespace
 
-Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
-  if (storage_->read_only())
+Result<GcReport> Retention::Gc(const GcOptions& options) {
+  if (storage_.read_only())
     return Status::FailedPrecondition("library is open read-only");
   if (options.keep_last.has_value() == options.keep_since.has_value()) {
     return Status::InvalidArgument(
         "give exactly one of keep_last and keep_since");
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
-  auto s = state();
+  auto s = published_.Get();
   GcReport report;
   report.old_oldest = s->oldest;
-  report.disk_bytes_before = storage_->DiskBytes();
+  report.disk_bytes_before = storage_.DiskBytes();
   Version target = 0;
   if (options.keep_last) {
     if (*options.keep_last == 0)
@@ -190,13 +173,13 @@ Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
 
   rocksdb::WriteBatch batch;
   SKILLDB_RETURN_IF_ERROR(DropUnretained(
-      *storage_, kRevisions, after, &batch, &report.revisions_dropped,
+      storage_, kRevisions, after, &batch, &report.revisions_dropped,
       [](const rocksdb::Slice& v) {
         return v.size() > 0 && static_cast<uint8_t>(v[0]) ==
                                    static_cast<uint8_t>(RevisionKind::kDelete);
       }));
   SKILLDB_RETURN_IF_ERROR(
-      DropUnretained(*storage_, kDfs, after, &batch, &report.df_entries_dropped,
+      DropUnretained(storage_, kDfs, after, &batch, &report.df_entries_dropped,
                      [](const rocksdb::Slice&) { return false; }));
   // Commit records of versions no longer retained; change lists of versions
   // at or below the lowest retained one (higher ones still serve Diff
@@ -206,22 +189,22 @@ Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
                              : std::min(new_oldest, after.tagged.front());
   for (Version v = 1; v < new_oldest; ++v) {
     if (after.Retained(v)) continue;
-    batch.Delete(storage_->cf(kCommits), Be64(v));
+    batch.Delete(storage_.cf(kCommits), Be64(v));
     ++report.commits_dropped;
   }
-  batch.DeleteRange(storage_->cf(kChanges), Be64(1), Be64(lowest + 1));
-  batch.Put(storage_->cf(kMeta), std::string(kOldestKey), Be64(new_oldest));
-  SKILLDB_RETURN_IF_ERROR(storage_->Write(&batch, /*sync=*/true));
+  batch.DeleteRange(storage_.cf(kChanges), Be64(1), Be64(lowest + 1));
+  batch.Put(storage_.cf(kMeta), std::string(kOldestKey), Be64(new_oldest));
+  SKILLDB_RETURN_IF_ERROR(storage_.Write(&batch, /*sync=*/true));
 
   auto next = std::make_shared<ReadState>(after);
-  next->snapshot = storage_->NewSnapshot();
-  Publish(next);
+  next->snapshot = storage_.NewSnapshot();
+  published_.Publish(next);
 
   // Rewrite every segment holding documents no retained version sees.
   for (size_t i = 0; i < next->segments.size(); ++i) {
-    auto current = state();
+    auto current = published_.Get();
     SKILLDB_ASSIGN_OR_RETURN(const retrieval::SegmentDocs* docs,
-                             current->segments[i]->Docs(*storage_));
+                             current->segments[i]->Docs(storage_));
     uint64_t dead = 0;
     for (uint32_t d = docs->base(); d < docs->limit(); ++d) {
       if (!docs->dropped(d) &&
@@ -229,12 +212,12 @@ Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
         ++dead;
     }
     if (dead == 0) continue;
-    SKILLDB_RETURN_IF_ERROR(MergeRun(*current, i, 1));
+    SKILLDB_RETURN_IF_ERROR(merger_.MergeRun(*current, i, 1));
     report.documents_dropped += dead;
   }
   // Reclaim the space now rather than at some later compaction.
-  SKILLDB_RETURN_IF_ERROR(CompactStorage());
-  report.disk_bytes_after = storage_->DiskBytes();
+  SKILLDB_RETURN_IF_ERROR(merger_.CompactStorage());
+  report.disk_bytes_after = storage_.DiskBytes();
   return report;
 }
 

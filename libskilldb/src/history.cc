@@ -177,4 +177,18 @@ Result<LibraryStats> LibraryImpl::Stats(const ReadOptions& options) {
   return stats;
 }
 
+Status LibraryImpl::ScanRevisions(
+    const std::function<bool(const std::string& id, const Revision& rev)>& fn) {
+  auto s = state();
+  auto it = storage_->NewIterator(kRevisions, s->snap());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view id;
+    SKILLDB_ASSIGN_OR_RETURN(StoredRevision stored, DecodeRevisionAt(*it, &id));
+    if (stored.version > s->head) continue;  // staged, not committed
+    SKILLDB_ASSIGN_OR_RETURN(Revision rev, ToRevision(stored));
+    if (!fn(std::string(id), rev)) return Status::Ok();
+  }
+  return FromRocks(it->status(), "scanning revisions");
+}
+
 }  // namespace skilldb::internal

@@ -154,4 +154,21 @@ Status StoragePostingSource::Get(std::string_view term,
   return Status::Ok();
 }
 
+Result<Version> ResolveVersion(const ReadState& state,
+                               std::optional<Version> as_of) {
+  if (!as_of) return state.head;
+  if (*as_of > state.head) {
+    return Status::NotFound("version " + std::to_string(*as_of) +
+                            " does not exist (the newest is " +
+                            std::to_string(state.head) + ")");
+  }
+  if (*as_of < state.oldest &&
+      !std::binary_search(state.tagged.begin(), state.tagged.end(), *as_of)) {
+    return Status::NotFound("version " + std::to_string(*as_of) +
+                            " is no longer retained (the oldest is " +
+                            std::to_string(state.oldest) + ")");
+  }
+  return *as_of;
+}
+
 }  // namespace skilldb::internal

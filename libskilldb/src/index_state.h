@@ -156,6 +156,11 @@ struct ReadState {
   bool CoversRetained(Version from, Version to) const;
 };
 
+// The version a read as of `as_of` sees in `state` (its head when unset),
+// or NotFound naming why: beyond the head, or no longer retained.
+Result<Version> ResolveVersion(const ReadState& state,
+                               std::optional<Version> as_of);
+
 }  // namespace skilldb::internal
 
 #endif  // SKILLDB_LIBSKILLDB_INDEX_STATE_H_

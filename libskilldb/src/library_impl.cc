@@ -14,7 +14,10 @@
 
 #include "analysis.h"
 #include "audit_log.h"
+#include "merger.h"
 #include "records.h"
+#include "retention.h"
+#include "staging.h"
 #include "usage_store.h"
 
 namespace skilldb {
@@ -158,8 +161,15 @@ Result<std::unique_ptr<Library>> LibraryImpl::OpenHere(const Options& options,
                            Storage::Open(options, std::string(path), &created));
   impl->audit_ = std::make_unique<AuditLog>(*impl->storage_, impl->options_);
   impl->usage_ = std::make_unique<UsageStore>(*impl->storage_);
+  impl->merger_ = std::make_unique<Merger>(*impl->storage_, impl->options_,
+                                           impl->published_, impl->counters_);
+  impl->retention_ = std::make_unique<Retention>(
+      *impl->storage_, impl->published_, *impl->merger_);
   SKILLDB_RETURN_IF_ERROR(impl->Initialize(options, created));
-  if (!options.read_only) SKILLDB_RETURN_IF_ERROR(impl->RecoverStaging());
+  if (!options.read_only) {
+    SKILLDB_RETURN_IF_ERROR(
+        RecoverStaging(*impl->storage_, impl->counters_.next_segment));
+  }
   SKILLDB_RETURN_IF_ERROR(impl->LoadState());
   if (!options.read_only) {
     SKILLDB_RETURN_IF_ERROR(impl->audit_->Load());
@@ -169,11 +179,8 @@ Result<std::unique_ptr<Library>> LibraryImpl::OpenHere(const Options& options,
 }
 
 LibraryImpl::~LibraryImpl() {
-  {
-    // Drop the published state (and its snapshot) before the database.
-    std::lock_guard<std::mutex> lock(state_mu_);
-    state_.reset();
-  }
+  // Drop the published state (and its snapshot) before the database.
+  published_.Reset();
   if (storage_ && !storage_->read_only()) storage_->FlushIfLogIsLarge();
 }
 
@@ -249,43 +256,47 @@ Status LibraryImpl::Initialize(const Options& options, bool created) {
                            ReadCounter(*storage_, kNextDocidKey, 4));
   SKILLDB_ASSIGN_OR_RETURN(uint64_t seg,
                            ReadCounter(*storage_, kNextSegmentKey, 4));
-  next_docid_ = static_cast<uint32_t>(docid);
-  next_segment_ = static_cast<uint32_t>(seg);
+  counters_.next_docid = static_cast<uint32_t>(docid);
+  counters_.next_segment = static_cast<uint32_t>(seg);
   return Status::Ok();
 }
 
-// A large commit (or merge) loads its bulk before the final batch that
-// makes it visible (batch_writer.h). If the process died in between, the
-// bulk is unreachable garbage: the revisions and changes of the version
-// that never committed, and every segment numbered from the persisted
-// next_segment on. Delete them.
-Status LibraryImpl::RecoverStaging() {
-  SKILLDB_ASSIGN_OR_RETURN(auto staging, storage_->Get(kMeta, kStagingKey));
+// staging.h
+Status RecoverStaging(Storage& storage, uint32_t next_segment) {
+  SKILLDB_ASSIGN_OR_RETURN(auto staging, storage.Get(kMeta, kStagingKey));
   if (!staging) return Status::Ok();
   if (staging->size() != 8)
     return Status::Corruption("malformed staging marker");
   const Version version = GetBe64(staging->data());
-  SKILLDB_ASSIGN_OR_RETURN(uint64_t head, ReadCounter(*storage_, kHeadKey, 8));
+  SKILLDB_ASSIGN_OR_RETURN(uint64_t head, ReadCounter(storage, kHeadKey, 8));
   rocksdb::WriteBatch batch;
   if (head < version) {
     const std::string prefix = Be64(version);
-    auto it = storage_->NewIterator(kChanges);
+    auto it = storage.NewIterator(kChanges);
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix);
          it->Next()) {
       const std::string id = it->key().ToString().substr(8);
-      batch.Delete(storage_->cf(kRevisions), RevisionKey(id, version));
-      batch.Delete(storage_->cf(kChanges), it->key());
+      batch.Delete(storage.cf(kRevisions), RevisionKey(id, version));
+      batch.Delete(storage.cf(kChanges), it->key());
     }
     SKILLDB_RETURN_IF_ERROR(FromRocks(it->status(), "recovering staging"));
   }
   // Persisted segments all have ids below next_segment (it is written in
   // the same batch as the manifest that names them).
-  const std::string from = Be32(next_segment_);
+  const std::string from = Be32(next_segment);
   const std::string to(5, '\xff');
-  batch.DeleteRange(storage_->cf(kDocTables), from, to);
-  batch.DeleteRange(storage_->cf(kPostings), from, to);
-  batch.Delete(storage_->cf(kMeta), std::string(kStagingKey));
-  return storage_->Write(&batch, /*sync=*/true);
+  batch.DeleteRange(storage.cf(kDocTables), from, to);
+  batch.DeleteRange(storage.cf(kPostings), from, to);
+  batch.Delete(storage.cf(kMeta), std::string(kStagingKey));
+  return storage.Write(&batch, /*sync=*/true);
+}
+
+Status RecoverAbandonedStaging(Storage& storage, uint32_t next_segment) {
+  if (!storage.staging_abandoned()) return Status::Ok();
+  SKILLDB_RETURN_IF_ERROR(RecoverStaging(storage, next_segment)
+                              .WithContext("removing what a failed commit staged"));
+  storage.set_staging_abandoned(false);
+  return Status::Ok();
 }
 
 Status LibraryImpl::LoadState() {
@@ -316,30 +327,11 @@ Status LibraryImpl::LoadState() {
 }
 
 std::shared_ptr<const ReadState> LibraryImpl::state() const {
-  std::lock_guard<std::mutex> lock(state_mu_);
-  return state_;
+  return published_.Get();
 }
 
 void LibraryImpl::Publish(std::shared_ptr<const ReadState> next) {
-  std::lock_guard<std::mutex> lock(state_mu_);
-  state_ = std::move(next);
-}
-
-Result<Version> LibraryImpl::ResolveVersion(
-    const ReadState& state, std::optional<Version> as_of) const {
-  if (!as_of) return state.head;
-  if (*as_of > state.head) {
-    return Status::NotFound("version " + std::to_string(*as_of) +
-                            " does not exist (the newest is " +
-                            std::to_string(state.head) + ")");
-  }
-  if (*as_of < state.oldest &&
-      !std::binary_search(state.tagged.begin(), state.tagged.end(), *as_of)) {
-    return Status::NotFound("version " + std::to_string(*as_of) +
-                            " is no longer retained (the oldest is " +
-                            std::to_string(state.oldest) + ")");
-  }
-  return *as_of;
+  published_.Publish(std::move(next));
 }
 
 Result<std::optional<StoredRevision>> LibraryImpl::ReadRevision(
@@ -457,6 +449,33 @@ Status LibraryImpl::ScanAt(const ReadState& state, Version version,
     it->Seek(id_copy + '\x01');
   }
   return FromRocks(it->status(), "scanning skills");
+}
+
+// The parts behind narrow interfaces (merger.h, retention.h), ordered by
+// the write lock.
+
+Status LibraryImpl::Tag(std::string_view name, Version version) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return retention_->Tag(name, version);
+}
+
+Status LibraryImpl::DeleteTag(std::string_view name) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return retention_->DeleteTag(name);
+}
+
+Result<std::vector<TagInfo>> LibraryImpl::Tags() { return retention_->Tags(); }
+
+Result<GcReport> LibraryImpl::Gc(const GcOptions& options) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return retention_->Gc(options);
+}
+
+Status LibraryImpl::Compact() {
+  if (storage_->read_only())
+    return Status::FailedPrecondition("library is open read-only");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return merger_->MergeAllAndCompact();
 }
 
 }  // namespace internal

@@ -2,9 +2,13 @@
 //
 // Its member functions are spread over files by job: library_impl.cc (open,
 // state, plain reads), commit.cc (the write path), query.cc (BM25 queries),
-// history.cc (history, log, diff, stats), merge.cc (the merge policy). The
-// audit log (audit_log.h) and the usage counters with their spool files
-// (usage_store.h) are parts of their own, owning their state.
+// history.cc (history, log, diff, stats), lifecycle.cc (status, revert,
+// prune). The parts that own state of their own sit behind narrow
+// interfaces: the audit log (audit_log.h), the usage counters with their
+// spool files (usage_store.h), merging and compaction (merger.h), tags and
+// garbage collection (retention.h). They share the published read state and
+// the writer's counters (published_state.h); LibraryImpl holds the write
+// lock that orders them.
 #ifndef SKILLDB_LIBSKILLDB_LIBRARY_IMPL_H_
 #define SKILLDB_LIBSKILLDB_LIBRARY_IMPL_H_
 
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "index_state.h"
+#include "published_state.h"
 #include "skilldb/library.h"
 #include "skilldb/retrieval/analyzer.h"
 #include "skilldb/retrieval/bm25.h"
@@ -34,8 +39,10 @@ struct StoredRevision {
 
 class AuditLog;
 class BatchWriter;
+class Merger;
 class ProposalImpl;
 struct ProposalAtHead;
+class Retention;
 class UsageStore;
 
 // Writes a caller adds to a commit's final batch (e.g. its audit entry),
@@ -136,13 +143,9 @@ class LibraryImpl final : public Library {
 
   // library_impl.cc
   Status Initialize(const Options& options, bool created);
-  Status RecoverStaging();
   Status LoadState();
   std::shared_ptr<const ReadState> state() const;
   void Publish(std::shared_ptr<const ReadState> next);
-  // The version a read as of `as_of` sees, or NotFound.
-  Result<Version> ResolveVersion(const ReadState& state,
-                                 std::optional<Version> as_of) const;
   // The newest revision of `id` at or before `version`, if any.
   Result<std::optional<StoredRevision>> ReadRevision(const ReadState& state,
                                                      std::string_view id,
@@ -177,9 +180,6 @@ class LibraryImpl final : public Library {
                                      const CommitOptions& options,
                                      const ExtraWrites& extra,
                                      bool empty_is_error);
-  // Removes what a failed commit or merge staged, if one did.
-  Status RecoverAbandonedStaging();
-
   // query.cc
   // The scoring context of `version` (memoized in the state).
   Result<std::shared_ptr<const VersionStats>> StatsAt(const ReadState& state,
@@ -224,13 +224,6 @@ class LibraryImpl final : public Library {
   Result<uint64_t> WriteAudit(const std::string& entry_json);
   Result<uint64_t> WriteAuditLocked(const std::string& entry_json);
 
-  // merge.cc: merges segments while the policy finds a run to merge.
-  // REQUIRES: write_mu_ held.
-  Status MaybeMerge();
-  Status MergeRun(const ReadState& state, size_t first, size_t count);
-  // Compacts every column family's table files. REQUIRES: write_mu_ held.
-  Status CompactStorage();
-
   Options options_;
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<retrieval::Analyzer> analyzer_;
@@ -239,18 +232,16 @@ class LibraryImpl final : public Library {
   FieldWeights field_weights_;
   Analyzer analyzer_kind_ = Analyzer::kCode;
 
-  mutable std::mutex state_mu_;
-  std::shared_ptr<const ReadState> state_;  // guarded by state_mu_
-
-  std::mutex write_mu_;  // serializes commits and merges
-  // Counters owned by the writer (guarded by write_mu_).
-  uint32_t next_docid_ = 0;
-  uint32_t next_segment_ = 0;
+  PublishedState published_;
+  std::mutex write_mu_;  // serializes commits, merges, tags and gc
+  WriterCounters counters_;  // guarded by write_mu_
 
   // The parts that own state of their own, behind narrow interfaces (each
   // refers to storage_, declared before them so it outlives them).
   std::unique_ptr<AuditLog> audit_;    // writes under write_mu_
   std::unique_ptr<UsageStore> usage_;  // thread-safe
+  std::unique_ptr<Merger> merger_;     // under write_mu_
+  std::unique_ptr<Retention> retention_;  // writes under write_mu_
 };
 
 }  // namespace skilldb::internal

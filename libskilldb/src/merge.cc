@@ -15,8 +15,9 @@
 #include <thread>
 
 #include "batch_writer.h"
-#include "library_impl.h"
+#include "merger.h"
 #include "skilldb/retrieval/segment_merger.h"
+#include "staging.h"
 
 namespace skilldb::internal {
 namespace {
@@ -62,12 +63,12 @@ class StorageTermIterator : public retrieval::TermIterator {
 
 }  // namespace
 
-Status LibraryImpl::MaybeMerge() {
+Status Merger::MaybeMerge() {
   const int factor = options_.merge_factor;
   // Each merge removes factor - 1 segments, so this loop ends; the bound is
   // a guard against a policy bug, not a limit in practice.
   for (int round = 0; round < 1000; ++round) {
-    auto s = state();
+    auto s = published_.Get();
     const auto& segs = s->segments;
     size_t run_start = 0;
     bool found = false;
@@ -88,14 +89,13 @@ Status LibraryImpl::MaybeMerge() {
   return Status::Ok();
 }
 
-Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
-                             size_t count) {
+Status Merger::MergeRun(const ReadState& state, size_t first, size_t count) {
   std::vector<const retrieval::SegmentDocs*> inputs;
   for (size_t i = first; i < first + count; ++i) {
     // Loading every input now is what lets old ReadStates keep using these
     // Segment objects after their keys are deleted below.
     SKILLDB_ASSIGN_OR_RETURN(const retrieval::SegmentDocs* docs,
-                             state.segments[i]->Docs(*storage_));
+                             state.segments[i]->Docs(storage_));
     inputs.push_back(docs);
   }
   auto owner = [&](uint32_t docid) -> const retrieval::SegmentDocs* {
@@ -112,9 +112,10 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
   retrieval::SegmentMerger merger(inputs, keep);
   SKILLDB_RETURN_IF_ERROR(merger.Validate());
 
-  SKILLDB_RETURN_IF_ERROR(RecoverAbandonedStaging());
-  const uint32_t id = next_segment_;
-  BatchWriter writer(*storage_, options_, state.head + 1);
+  SKILLDB_RETURN_IF_ERROR(
+      RecoverAbandonedStaging(storage_, counters_.next_segment));
+  const uint32_t id = counters_.next_segment;
+  BatchWriter writer(storage_, options_, state.head + 1);
   uint64_t docs_in = 0;
   for (const auto* docs : inputs) docs_in += docs->count();
   // A big merge loads its new segment as table files (invisible until the
@@ -129,7 +130,7 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
   std::vector<retrieval::TermIterator*> raw;
   for (size_t i = first; i < first + count; ++i) {
     iterators.push_back(std::make_unique<StorageTermIterator>(
-        *storage_, state.segments[i]->meta().id, state.snap()));
+        storage_, state.segments[i]->meta().id, state.snap()));
     raw.push_back(iterators.back().get());
   }
   Status staged = Status::Ok();
@@ -172,16 +173,16 @@ Status LibraryImpl::MergeRun(const ReadState& state, size_t first,
   // A merge changes no content: if a crash loses it, the library is as it
   // was before, so there is no need to wait for the log sync.
   SKILLDB_RETURN_IF_ERROR(writer.Finish(/*sync=*/false));
-  next_segment_ = id + 1;
+  counters_.next_segment = id + 1;
 
   auto next = std::make_shared<ReadState>(state);
-  next->snapshot = storage_->NewSnapshot();
+  next->snapshot = storage_.NewSnapshot();
   next->segments = std::move(segments);
-  Publish(std::move(next));
+  published_.Publish(std::move(next));
   return Status::Ok();
 }
 
-Status LibraryImpl::CompactStorage() {
+Status Merger::CompactStorage() {
   // The column families are independent: two threads compact them, the
   // three largest (postings, df history, records) first, so that the long
   // compactions overlap. Not exclusive: RocksDB then runs two manual
@@ -201,8 +202,8 @@ Status LibraryImpl::CompactStorage() {
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < order.size();) {
       results[i] =
-          FromRocks(storage_->db()->CompactRange(
-                        compact, storage_->cf(order[i]), nullptr, nullptr),
+          FromRocks(storage_.db()->CompactRange(
+                        compact, storage_.cf(order[i]), nullptr, nullptr),
                     "compacting");
     }
   };
@@ -213,12 +214,9 @@ Status LibraryImpl::CompactStorage() {
   return Status::Ok();
 }
 
-Status LibraryImpl::Compact() {
-  if (storage_->read_only())
-    return Status::FailedPrecondition("library is open read-only");
-  std::lock_guard<std::mutex> lock(write_mu_);
+Status Merger::MergeAllAndCompact() {
   {
-    auto s = state();
+    auto s = published_.Get();
     if (s->segments.size() > 1) {
       SKILLDB_RETURN_IF_ERROR(MergeRun(*s, 0, s->segments.size()));
     }
