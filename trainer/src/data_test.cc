@@ -8,6 +8,7 @@
 #include "skilldb/trainer/param_task.h"
 #include "skilldb/trainer/report.h"
 #include "skilldb/trainer/sft_data.h"
+#include "test_dir.h"
 
 namespace skilldb::trainer {
 namespace {
@@ -57,9 +58,8 @@ TEST_CASE("the host family loads, parses untrusted text and renders") {
 }
 
 TEST_CASE("family files with errors are refused with the reason") {
-  char tmpl[] = "/tmp/skilldb_family_test_XXXXXX";
-  REQUIRE(mkdtemp(tmpl));
-  const std::string dir = tmpl;
+  skilldb::trainer::ScopedTempDir temp("skilldb_family_test");
+  const std::string dir = temp.path();
   REQUIRE(WriteFile(dir + "/t.tmpl", "int x = {{a}} + {{b}};").ok());
   REQUIRE(WriteFile(dir + "/f.json",
                     R"({"name":"n","task":"t","backend":"host","language":"cpp",
@@ -141,9 +141,8 @@ TEST_CASE("the SFT filter drops near-duplicates and applies caps, counted") {
 }
 
 TEST_CASE("SFT JSONL round-trips and names bad lines") {
-  char tmpl[] = "/tmp/skilldb_sft_test_XXXXXX";
-  REQUIRE(mkdtemp(tmpl));
-  const std::string path = std::string(tmpl) + "/d.jsonl";
+  skilldb::trainer::ScopedTempDir temp("skilldb_sft_test");
+  const std::string path = temp.path() + "/d.jsonl";
   SftRecord r = Rec("policy", "A", "order=rows tile=64 unroll=4 tail=loop");
   REQUIRE(
       WriteFile(path, SftRecordToJson(r) + "\n\n" + SftRecordToJson(r) + "\n")

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "skilldb/trainer/report.h"
+#include "test_dir.h"
 
 namespace {
 
@@ -60,9 +61,8 @@ int RunPair(const std::string& out, int port, bool allreduce) {
 }
 
 TEST_CASE("two gloo ranks keep identical parameters") {
-  char tmpl[] = "/tmp/skilldb_dist_test_XXXXXX";
-  REQUIRE(mkdtemp(tmpl));
-  const std::string out = tmpl;
+  skilldb::trainer::ScopedTempDir temp("skilldb_dist_test");
+  const std::string out = temp.path();
   const int port = 20000 + static_cast<int>(getpid() % 20000);
   REQUIRE(RunPair(out, port, true) == 0);
   auto a = skilldb::trainer::ReadFile(out + "/params.rank0.bin");

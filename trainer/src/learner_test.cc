@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "test_dir.h"
+
 namespace skilldb::trainer {
 namespace {
 
@@ -162,9 +164,8 @@ TEST_CASE("linear warmup and clipping") {
 }
 
 TEST_CASE("a checkpoint resumes to the same next step bit for bit") {
-  char tmpl[] = "/tmp/skilldb_learner_test_XXXXXX";
-  REQUIRE(mkdtemp(tmpl));
-  const std::string dir = std::string(tmpl) + "/ckpt";
+  skilldb::trainer::ScopedTempDir temp("skilldb_learner_test");
+  const std::string dir = temp.path() + "/ckpt";
   auto o = Opts();
   o.optim.warmup_steps = 5;  // the scheduler position matters
   o.optim.kl_coef = 0.1;
@@ -197,7 +198,7 @@ TEST_CASE("a checkpoint resumes to the same next step bit for bit") {
   const auto pa = a->FlatParameters(), pb = b->FlatParameters();
   CHECK(pa == pb);  // bit for bit
 
-  CHECK(b->LoadCheckpoint(std::string(tmpl) + "/none").status().code() ==
+  CHECK(b->LoadCheckpoint(temp.path() + "/none").status().code() ==
         StatusCode::kNotFound);
 }
 

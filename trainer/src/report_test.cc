@@ -8,6 +8,7 @@
 #include <string>
 
 #include "skilldb/trainer/png.h"
+#include "test_dir.h"
 
 namespace skilldb::trainer {
 namespace {
@@ -125,15 +126,10 @@ TEST_CASE("a chart draws its series inside the plot area") {
   CHECK(blue > 50);
 }
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/skilldb_report_test_XXXXXX";
-  REQUIRE(mkdtemp(tmpl) != nullptr);
-  return tmpl;
-}
-
 TEST_CASE(
     "the report writes decodable charts and an HTML page embedding them") {
-  const std::string dir = TempDir();
+  skilldb::trainer::ScopedTempDir temp("skilldb_report_test");
+  const std::string dir = temp.path();
   std::string lines;
   for (int i = 1; i <= 5; ++i) {
     lines += "{\"step\":" + std::to_string(i) +

@@ -10,17 +10,13 @@
 #include <vector>
 
 #include "skilldb/trainer/report.h"
+#include "test_dir.h"
 
 namespace skilldb::trainer {
 namespace {
 
 using nlohmann::json;
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/skilldb_loop_test_XXXXXX";
-  REQUIRE(mkdtemp(tmpl));
-  return tmpl;
-}
 
 TrainConfig LearningConfig(const std::string& out) {
   TrainConfig c;
@@ -44,7 +40,8 @@ TrainConfig LearningConfig(const std::string& out) {
 constexpr double kMargin = 0.15;
 
 TEST_CASE("the policy learns the template's parameters from verifier rewards") {
-  const std::string out = TempDir();
+  skilldb::trainer::ScopedTempDir temp("skilldb_loop_test");
+  const std::string out = temp.path();
   TrainConfig c = LearningConfig(out);
   auto trainer = Trainer::Create(c, DefaultTrainerPaths());
   REQUIRE_MESSAGE(trainer.ok(), trainer.status().ToString());
