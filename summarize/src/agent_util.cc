@@ -23,6 +23,21 @@ std::string NewDistillationId() {
   return buf;
 }
 
+llm::SamplingOptions CallSampling(const llm::SamplingOptions& base,
+                                  const std::string& trajectory_id,
+                                  int attempt) {
+  llm::SamplingOptions out = base;
+  if (!out.seed) return out;
+  // FNV-1a over the id, then a splitmix64 finish of seed, id and attempt.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : trajectory_id) h = (h ^ c) * 0x100000001b3ull;
+  uint64_t z = *out.seed ^ h ^ (static_cast<uint64_t>(attempt) << 48);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  out.seed = z ^ (z >> 31);
+  return out;
+}
+
 Result<std::string> Ask(llm::Backbone& backbone,
                         const std::vector<ChatMessage>& chat,
                         const llm::SamplingOptions& sampling,

@@ -25,6 +25,13 @@ Result<std::string> Ask(llm::Backbone& backbone,
                         const llm::SamplingOptions& sampling,
                         GenerationRecord* record);
 
+// The sampling of one call: `base`, with its seed (when set) mixed with the
+// trajectory's id and the attempt, so a trajectory's runs sample the same
+// stream in any process and the calls of one run differ.
+llm::SamplingOptions CallSampling(const llm::SamplingOptions& base,
+                                  const std::string& trajectory_id,
+                                  int attempt);
+
 // The follow-up of a rejected answer: the answer as the assistant's turn,
 // then the error and the request to answer again.
 void AppendRetry(std::vector<ChatMessage>* chat, const std::string& answer,

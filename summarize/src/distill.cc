@@ -100,7 +100,9 @@ std::optional<Skill> SummaryAgent::DistillRun::AskForSkill() {
   rules.task_name = t_.task;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     GenerationRecord gen;
-    auto answer = internal::Ask(*deps_.backbone, chat, options_.sampling, &gen);
+    auto answer = internal::Ask(
+        *deps_.backbone, chat,
+        internal::CallSampling(options_.sampling, t_.id, attempt), &gen);
     if (!answer.ok()) {
       rec_.outcome = "error";
       rec_.reasons.push_back("the backbone failed: " +

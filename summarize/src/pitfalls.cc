@@ -106,7 +106,9 @@ SummaryAgent::PitfallRun::AskForNotes() {
   std::vector<ChatMessage> chat = Prompt();
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     GenerationRecord gen;
-    auto answer = internal::Ask(*deps_.backbone, chat, options_.sampling, &gen);
+    auto answer = internal::Ask(
+        *deps_.backbone, chat,
+        internal::CallSampling(options_.sampling, t_.id, attempt), &gen);
     if (!answer.ok()) {
       rec_.outcome = "error";
       rec_.reasons.push_back("the backbone failed: " +

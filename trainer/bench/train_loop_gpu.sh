@@ -12,7 +12,8 @@
 #   OUT=... bash trainer/bench/train_loop_gpu.sh  # there (carry .loop-deps.tar.xz, .verify-deps)
 #
 # BUILD_ONLY=1 stops after the build; RUNS picks the ablation's runs (see
-# ablation_host.sh), so the work fits the device's 10-minute calls.
+# ablation_host.sh), STEPS their length and SEEDS their seeds, so the work
+# fits the device's 10-minute calls.
 # Results under $OUT (default /tmp/skilldb-loop-gpu): the build's logs, one
 # JSONL of step lines per run, the report of the first run, summary.txt.
 set -uo pipefail
@@ -92,13 +93,19 @@ fi
 [ "${BUILD_ONLY:-0}" = 1 ] && { stamp "built"; exit 0; }
 stamp "the per-agent ablation, CUDA verifier, learner on the GPU"
 # The runs (checkpoints, libraries, rollout stores) stay in the build folder;
-# $OUT gets their step lines, logs and the report, what comes back whole.
-RUNS_DIR="$BUILD/ablation"
-DEMO_ARGS="--backend cuda --device cuda ${DEMO_ARGS:-}" STEPS="${STEPS:-12}" \
-  bash "$ROOT/trainer/bench/ablation_host.sh" "$BUILD" "$RUNS_DIR" | tee "$OUT/summary.txt"
-mkdir -p "$OUT/ablation"
-cp "$RUNS_DIR"/*.jsonl "$RUNS_DIR"/*.err "$OUT/ablation/" 2> /dev/null
-for f in "$RUNS_DIR"/loo_per_agent/*.png "$RUNS_DIR"/loo_per_agent/*.html; do
-  [ -e "$f" ] && cp "$f" "$OUT/ablation/"
+# $OUT gets their step lines, logs and the report, packed into one
+# ablation.tar.gz (the device brings back at most 8 files). SEEDS repeats the
+# ablation per seed (default: 3).
+for seed in ${SEEDS:-3}; do
+  RUNS_DIR="$BUILD/ablation/seed-$seed"
+  stamp "seed $seed"
+  SEED="$seed" DEMO_ARGS="--backend cuda --device cuda ${DEMO_ARGS:-}" STEPS="${STEPS:-12}" \
+    bash "$ROOT/trainer/bench/ablation_host.sh" "$BUILD" "$RUNS_DIR" | tee -a "$OUT/summary.txt"
+  mkdir -p "$OUT/ablation/seed-$seed"
+  cp "$RUNS_DIR"/*.jsonl "$RUNS_DIR"/*.err "$OUT/ablation/seed-$seed/" 2> /dev/null
+  for f in "$RUNS_DIR"/loo_per_agent/*.png "$RUNS_DIR"/loo_per_agent/*.html; do
+    [ -e "$f" ] && cp "$f" "$OUT/ablation/seed-$seed/"
+  done
 done
+tar -C "$OUT" -czf "$OUT/ablation.tar.gz" ablation && rm -rf "$OUT/ablation"
 stamp "done"

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "skilldb/json.h"
 #include "skilldb/library.h"
 #include "skilldb/options.h"
 #include "skilldb/policy/extract.h"
@@ -337,6 +338,53 @@ struct PendingSummary {
   std::vector<GenerationRecord> generations;
 };
 
+// Pending summaries travel in a checkpoint (their decisions are trained at
+// the next step, which a resumed run takes).
+json PendingToJson(const std::vector<PendingSummary>& pending) {
+  json out = json::array();
+  for (const auto& p : pending) {
+    json gens = json::array();
+    for (const auto& g : p.generations) gens.push_back(json::parse(ToJson(g)));
+    out.push_back({{"task", p.task},
+                   {"skill_id", p.skill_id},
+                   {"rollout", p.rollout},
+                   {"inserted", p.inserted},
+                   {"generations", std::move(gens)}});
+  }
+  return out;
+}
+
+Result<std::vector<PendingSummary>> PendingFromJson(const json& in) {
+  const auto bad = [] {
+    return Status::Corruption(
+        "checkpoint: 'pending' must be a list of summaries (task, skill_id, "
+        "rollout, inserted, generations)");
+  };
+  if (!in.is_array()) return bad();
+  std::vector<PendingSummary> out;
+  for (const auto& j : in) {
+    if (!j.is_object() || !j.value("task", json()).is_string() ||
+        !j.value("skill_id", json()).is_string() ||
+        !j.value("rollout", json()).is_string() ||
+        !j.value("inserted", json()).is_boolean() ||
+        !j.value("generations", json()).is_array()) {
+      return bad();
+    }
+    PendingSummary p;
+    p.task = j["task"].get<std::string>();
+    p.skill_id = j["skill_id"].get<std::string>();
+    p.rollout = j["rollout"].get<std::string>();
+    p.inserted = j["inserted"].get<bool>();
+    for (const auto& g : j["generations"]) {
+      SKILLDB_ASSIGN_OR_RETURN(GenerationRecord rec,
+                               FromJson<GenerationRecord>(g.dump()));
+      p.generations.push_back(std::move(rec));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 class Trainer::Impl {
@@ -464,6 +512,7 @@ Status Trainer::Impl::Init() {
     so.max_attempts = 1;
     so.sampling.max_tokens = 96;
     so.sampling.temperature = config.temperature;
+    so.sampling.seed = Mix(config.seed ^ 0x5e55a9e5ull);
     so.verify_rounds = config.verify_rounds;
     so.timed_calls_per_round = config.timed_calls;
     SKILLDB_ASSIGN_OR_RETURN(summary, summarize::SummaryAgent::Make(
@@ -477,11 +526,15 @@ Status Trainer::Impl::Init() {
   if (!config.resume.empty()) {
     SKILLDB_ASSIGN_OR_RETURN(auto info, learner->LoadCheckpoint(config.resume));
     json extra = json::parse(info.extra_json, nullptr, false);
-    if (extra.is_object() && extra.contains("loop_step")) {
+    if (extra.is_object() &&
+        extra.value("loop_step", json()).is_number_integer()) {
       step = extra["loop_step"].get<int>();
-      if (extra.contains("rng")) {
+      if (extra.value("rng", json()).is_string()) {
         std::istringstream in(extra["rng"].get<std::string>());
         in >> rng;
+      }
+      if (extra.contains("pending")) {
+        SKILLDB_ASSIGN_OR_RETURN(pending, PendingFromJson(extra["pending"]));
       }
     }
     resumed = true;
@@ -834,7 +887,9 @@ Status Trainer::Impl::Save(const std::string& dir) {
   if (rank != 0) return Status::Ok();
   std::ostringstream rng_state;
   rng_state << rng;
-  json extra = {{"loop_step", step}, {"rng", rng_state.str()}};
+  json extra = {{"loop_step", step},
+                {"rng", rng_state.str()},
+                {"pending", PendingToJson(pending)}};
   return learner->SaveCheckpoint(dir,
                                  {.step = learner->step(),
                                   .library_version = library->CurrentVersion(),

@@ -55,7 +55,10 @@ namespace skilldb::summarize {
 
 struct SummaryOptions {
   int max_attempts = 3;  // model answers tried per run, >= 1. Default: 3.
-  // Default: temperature 0.2, max_tokens 3000.
+  // Default: temperature 0.2, max_tokens 3000. A seed, when set, is mixed
+  // with the trajectory's id and the attempt for each call: the same
+  // trajectory is distilled from the same samples in any process (a
+  // resumed training run relies on it).
   llm::SamplingOptions sampling = DefaultSampling();
   // Dedup policy, near-duplicate threshold, reproducibility policy. Its
   // policy.device_class is set to the trajectory's when empty; author and
