@@ -23,6 +23,8 @@
 #include "skilldb/policy/rollout_store.h"
 #include "skilldb/policy/selection.h"
 #include "skilldb/policy/task_context.h"
+#include "skilldb/rerank/listwise.h"
+#include "skilldb/rerank/model_reranker.h"
 #include "skilldb/reranker.h"
 #include "skilldb/skill.h"
 #include "skilldb/summarize/summary_agent.h"
@@ -178,103 +180,33 @@ class CachingVerifier : public verify::TaskVerifier {
   int64_t hits_ = 0, misses_ = 0;
 };
 
-// The Selection Agent of this loop: the shared backbone reads the query
-// and the numbered BM25 candidates and answers with the numbers of the
-// skills to use, best first ("2 1"). Unread answers keep BM25 order (with
-// the reason); the model call is recorded either way, so the selection is
-// trained on its downstream return like any other decision.
-class PickReranker : public Reranker {
- public:
-  PickReranker(llm::Backbone* backbone, double temperature, uint64_t seed,
-               int max_tokens)
-      : backbone_(backbone),
-        temperature_(temperature),
-        seed_(seed),
-        max_tokens_(max_tokens) {}
-  std::string_view Mode() const override { return "pick"; }
-  Result<RerankResult> Rerank(const RerankRequest& request) override {
-    std::string list;
-    for (size_t i = 0; i < request.candidates.size(); ++i) {
-      list += "[" + std::to_string(i + 1) + "] " +
-              Cut(request.candidates[i].title, 80) + "\n";
-    }
-    llm::Chat chat = {
-        {"system",
-         "You pick the library skills a kernel writer should read. "
-         "Answer with the candidate numbers, best first, separated "
-         "by spaces."},
-        {"user", "Query: " + Cut(request.query, 300) + "\nCandidates:\n" +
-                     list + "Pick " + std::to_string(request.k) + "."}};
-    llm::SamplingOptions so;
-    so.n = 1;
-    so.temperature = temperature_;
-    so.max_tokens = max_tokens_;
-    so.seed = seed_;
-    auto gen = backbone_->Generate({chat}, so);
-    if (!gen.ok() || gen->empty() || (*gen)[0].samples.empty()) {
-      return Bm25Order(
-          request, Mode(),
-          "model call failed: " +
-              (gen.ok() ? std::string("no sample") : gen.status().message()));
-    }
-    const llm::Generation& g = (*gen)[0];
-    const llm::Sample& sample = g.samples[0];
-    GenerationRecord rec;
-    rec.model = backbone_->Model();
-    for (const auto& m : chat) rec.prompt.push_back({m.role, m.content});
-    rec.prompt_text = g.prompt_text;
-    rec.prompt_token_ids = g.prompt_token_ids;
-    rec.completion = sample.text;
-    rec.completion_token_ids = sample.token_ids;
-    rec.completion_logprobs = sample.token_logprobs;
-    // Numbers in the answer, in order, each candidate once.
-    std::vector<size_t> order;
-    std::set<size_t> seen;
-    const std::string& t = sample.text;
-    for (size_t i = 0; i < t.size() && i < 512;) {
-      if (t[i] < '0' || t[i] > '9') {
-        ++i;
-        continue;
-      }
-      size_t n = 0, j = i;
-      while (j < t.size() && j < i + 3 && t[j] >= '0' && t[j] <= '9') {
-        n = n * 10 + (t[j] - '0');
-        ++j;
-      }
-      while (j < t.size() && t[j] >= '0' && t[j] <= '9') ++j;
-      i = j;
-      if (n >= 1 && n <= request.candidates.size() &&
-          seen.insert(n - 1).second) {
-        order.push_back(n - 1);
-      }
-    }
-    RerankResult out;
-    if (order.empty()) {
-      out = Bm25Order(request, Mode(), "no candidate number in the answer");
-    } else {
-      out.mode = std::string(Mode());
-      out.applied = true;
-      for (size_t i = 0; i < request.candidates.size(); ++i) {
-        if (!seen.count(i)) order.push_back(i);  // the rest in BM25 order
-      }
-      for (size_t r = 0; r < order.size(); ++r) {
-        RankedHit h;
-        h.hit = request.candidates[order[r]];
-        h.bm25_rank = order[r] + 1;
-        h.score = static_cast<double>(order.size() - r);
-        out.hits.push_back(std::move(h));
-      }
-    }
-    out.generations.push_back(std::move(rec));
-    return out;
-  }
-
- private:
-  llm::Backbone* backbone_;
-  double temperature_;
-  uint64_t seed_;
-  int max_tokens_;
-};
+// The Selection Agent of this loop: rerank/'s listwise reranker over the
+// shared backbone (RankGPT-style "[2] > [1] > ..." over the numbered BM25
+// candidates), fused with BM25 as in serving, but made to call the model
+// for every rollout (no skip on a strong BM25 top hit, no distrust of a
+// disagreeing model, no guard on BM25's top hit): each call is a decision
+// the selection is trained on by its downstream return, and an answer it
+// cannot read keeps BM25 order with the reason, its call recorded anyway.
+Result<std::unique_ptr<Reranker>> MakeSelectionReranker(
+    llm::Backbone* backbone, double temperature, uint64_t seed) {
+  rerank::ListwiseOptions lo;
+  lo.prompt.max_title_bytes = 80;
+  lo.prompt.max_summary_bytes = 120;
+  lo.prompt.max_excerpt_bytes = 0;
+  lo.prompt.max_query_bytes = 300;
+  lo.temperature = temperature;
+  lo.seed = seed;
+  lo.max_tokens = 24;  // "[3] > [1] > [2] > ..." for a window of six
+  SKILLDB_ASSIGN_OR_RETURN(auto judge,
+                           rerank::ListwiseJudge::Create(backbone, lo));
+  rerank::RerankerOptions ro;
+  ro.fusion.strong_signal_margin = 2.0;  // > 1: never skip the model
+  ro.fusion.min_agreement = -1.0;        // never distrust it
+  ro.fusion.guard_ranks = 0;
+  SKILLDB_ASSIGN_OR_RETURN(auto reranker,
+                           rerank::ModelReranker::Create(std::move(judge), ro));
+  return std::unique_ptr<Reranker>(std::move(reranker));
+}
 
 Result<std::vector<std::string>> ListJsonl(const std::string& dir) {
   DIR* d = ::opendir(dir.c_str());
@@ -647,14 +579,16 @@ Result<std::string> Trainer::Impl::Step() {
       const uint64_t seed =
           Mix(config.seed ^ Mix(step * 1000003ull + t * 1009 + g) ^
               (uint64_t(rank) << 48));
-      std::unique_ptr<PickReranker> reranker;
+      std::unique_ptr<Reranker> reranker;
       std::unique_ptr<policy::SkillSelector> selector;
       policy::SelectionOptions sel;
       sel.retrieve_k = 6;
       sel.select_k = 2;
       if (config.selection) {
-        reranker = std::make_unique<PickReranker>(
-            &learner->backbone(), config.temperature, seed ^ 0x5e1ec7, 8);
+        SKILLDB_ASSIGN_OR_RETURN(
+            reranker, MakeSelectionReranker(&learner->backbone(),
+                                            config.temperature,
+                                            seed ^ 0x5e1ec7));
         selector = std::make_unique<policy::RerankingSelector>(
             library.get(), reranker.get(), sel);
       } else {

@@ -30,7 +30,7 @@ TrainConfig LearningConfig(const std::string& out) {
   c.sft_lr = 5e-3;
   c.optim.warmup_steps = 2;
   c.sft_demo_records = 36;  // every combination once
-  c.sft_epochs = 30;
+  c.sft_epochs = 5;
   c.sft_filter.max_similarity = 0.95;  // parameter lines are much alike
   return c;
 }
