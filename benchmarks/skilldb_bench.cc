@@ -64,6 +64,9 @@ class SkilldbEngine : public Engine {
     options.k1 = 1.2;
     options.b = 0.75;
     options.sync_commits = false;
+    // The indexing memory Lucene (setRAMBufferSizeMB) and tantivy
+    // (heap_size) are given in these benchmarks.
+    options.segment_build_bytes = size_t{256} << 20;
     auto lib = Library::Open(options, dir);
     if (!lib.ok()) Die("skilldb open: " + lib.status().ToString());
     const char* env = std::getenv("SKILLDB_BENCH_BATCH");

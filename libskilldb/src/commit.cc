@@ -41,11 +41,6 @@ using retrieval::DocInput;
 using retrieval::FilterTerm;
 using retrieval::SegmentBuilder;
 
-// A segment builder above this footprint is cut into a segment of its own:
-// with the bulk buffered between table loads (options.stage_bytes) the bound
-// on what an import holds, whatever the size of its source.
-constexpr size_t kMaxBuilderBytes = size_t{128} << 20;
-
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -466,7 +461,10 @@ class LibraryImpl::CommitBuild {
       writer_.Put(kChanges, ChangeKey(version_, skill.id),
                   std::string(1, EncodeChangeKind(kind)));
       writer_.Put(kHashes, ContentHash(skill) + skill.id, "");
-      if (builder_.memory_bytes() > kMaxBuilderBytes) {
+      // A builder past options.segment_build_bytes is cut into a segment of
+      // its own: with the bulk buffered between table loads (stage_bytes)
+      // the bound on what an import holds, whatever the size of its source.
+      if (builder_.memory_bytes() > lib_.options_.segment_build_bytes) {
         SKILLDB_RETURN_IF_ERROR(CutSegment());
       } else {
         SKILLDB_RETURN_IF_ERROR(writer_.MaybeStage());

@@ -150,6 +150,9 @@ Result<std::unique_ptr<Library>> LibraryImpl::OpenHere(const Options& options,
   if (options.merge_factor < 2) {
     return Status::InvalidArgument("merge_factor must be at least 2");
   }
+  if (options.segment_build_bytes == 0) {
+    return Status::InvalidArgument("segment_build_bytes must be positive");
+  }
   auto impl = std::unique_ptr<LibraryImpl>(new LibraryImpl());
   impl->options_ = options;
   if (options.posting_cache_bytes > 0) {

@@ -265,6 +265,54 @@ TEST_CASE("Import names the bad skill by position and writes nothing") {
   CHECK(lib->Get("s0").status().code() == StatusCode::kNotFound);
 }
 
+TEST_CASE("a commit past segment_build_bytes is cut into segments that "
+          "answer as one") {
+  // 64 KB of segment builder: the 3000-skill commit and import are cut into
+  // many segments (merge_factor keeps them apart); every query scores as in
+  // the one-segment library, before and after compacting.
+  const std::vector<Skill> skills = ImportSkills(3000, "s");
+  Options small = Whitespace();
+  small.segment_build_bytes = 64 << 10;
+  small.merge_factor = 1000;
+  TempLibrary one(Whitespace()), cut(small), streamed(small);
+  REQUIRE(one->PutMany(skills).ok());
+  REQUIRE(cut->PutMany(skills).ok());
+  VectorSource source(skills);
+  REQUIRE(streamed->Import(source).ok());
+  CHECK(one->Stats({})->num_segments == 1);
+  CHECK(cut->Stats({})->num_segments > 3);
+  CHECK(streamed->Stats({})->num_segments == cut->Stats({})->num_segments);
+  const std::vector<std::string> queries = {
+      "shared staging", "uniqs17 double tiled",
+      std::string(217, 'b') + " gemm", "uniqs2999 uniqs0 variant"};
+  auto same = [&](Library& a, Library& b) {
+    for (const auto& q : queries) {
+      auto x = a.Query({.k = 20}, q), y = b.Query({.k = 20}, q);
+      REQUIRE(x.ok());
+      REQUIRE(y.ok());
+      REQUIRE(x->hits.size() == y->hits.size());
+      CHECK(!x->hits.empty());
+      for (size_t i = 0; i < x->hits.size(); ++i) {
+        CHECK(x->hits[i].id == y->hits[i].id);
+        CHECK(x->hits[i].score == y->hits[i].score);
+      }
+    }
+  };
+  same(*one, *cut);
+  same(*one, *streamed);
+  REQUIRE(cut->Compact().ok());
+  CHECK(cut->Stats({})->num_segments == 1);
+  same(*one, *cut);
+
+  Options zero = Whitespace();
+  zero.segment_build_bytes = 0;
+  testing::TempDir dir;
+  auto refused = Library::Open(zero, dir.path() + "/lib");
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  CHECK(refused.status().message().find("segment_build_bytes") !=
+        std::string::npos);
+}
+
 TEST_CASE("an import that fails after staging tables leaves nothing behind, "
           "in this process and after reopening") {
   // stage_bytes of 64 KB: the failing import loads several tables of

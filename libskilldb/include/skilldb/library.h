@@ -188,8 +188,9 @@ class Library {
                                   const CommitOptions& options = {}) = 0;
   // PutMany over the skills `source` yields, for imports larger than memory:
   // holds a bounded window of them at a time (two chunks of about a
-  // thousand skills, the segment being built, and the bulk buffered between
-  // table loads; options.stage_bytes), never the whole source. Same errors
+  // thousand skills, the segment being built, options.segment_build_bytes,
+  // and the bulk buffered between table loads, options.stage_bytes), never
+  // the whole source. Same errors
   // as PutMany, each naming the skill by its position and id, and the
   // source's own; on any error nothing becomes visible, and what was staged
   // is removed.

@@ -104,6 +104,13 @@ struct Options {
   // its final atomic batch; staged bytes stay invisible until it commits.
   // Default: 128 MiB.
   size_t stage_bytes = size_t{128} << 20;
+  // A commit builds its index in memory one segment at a time: once the
+  // segment being built passes this footprint it is written out and the
+  // next one begins (Lucene's RAM buffer). With stage_bytes, the bound on
+  // what a commit of any size holds beyond its skills; a smaller value makes
+  // more segments for the merges to join (same results). Must be positive.
+  // Default: 128 MiB.
+  size_t segment_build_bytes = size_t{128} << 20;
 };
 
 // Metadata and checks attached to one commit.
