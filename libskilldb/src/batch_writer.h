@@ -62,7 +62,7 @@ class BatchWriter {
     if (IsBulk(cf)) {
       buffered_bytes_ += key.size() + value.size();
       for (auto& buffer : buffers_) {
-        if (buffer.first == cf) buffer.second.emplace_back(key, value);
+        if (buffer.first == cf) buffer.second.Add(key, value);
       }
       return;
     }
@@ -104,8 +104,8 @@ class BatchWriter {
       // The token increases from one bulk write to the next (a merge's and
       // the next commit's may share a version; never a sequence number).
       const std::string token = Be64(storage_.db()->GetLatestSequenceNumber());
-      std::vector<std::pair<std::string, std::string>> loaded = {
-          {std::string(kBulkLoadedKey), token}};
+      KvBuffer loaded;
+      loaded.Add(kBulkLoadedKey, token);
       SKILLDB_RETURN_IF_ERROR(storage_.IngestSorted(kMeta, &loaded));
       batch_.Put(storage_.cf(kMeta), std::string(kBulkCommittedKey), token);
       const std::string key(kStagingKey);
@@ -115,11 +115,12 @@ class BatchWriter {
       return Status::Ok();
     }
     for (auto& [cf, kvs] : buffers_) {
-      for (const auto& [key, value] : kvs) {
-        batch_.Put(storage_.cf(cf), key, value);
+      for (size_t i = 0; i < kvs.size(); ++i) {
+        const std::string_view key = kvs.key(i), value = kvs.value(i);
+        batch_.Put(storage_.cf(cf), rocksdb::Slice(key.data(), key.size()),
+                   rocksdb::Slice(value.data(), value.size()));
       }
-      kvs.clear();
-      kvs.shrink_to_fit();
+      kvs.Clear();
     }
     return storage_.Write(&batch_, sync);
   }
@@ -144,9 +145,8 @@ class BatchWriter {
   bool bulk_ = false;
   bool finished_ = false;
   size_t buffered_bytes_ = 0;
-  std::vector<std::pair<Cf, std::vector<std::pair<std::string, std::string>>>>
-      buffers_ = {
-          {kRevisions, {}}, {kChanges, {}}, {kPostings, {}}, {kDocTables, {}}};
+  std::vector<std::pair<Cf, KvBuffer>> buffers_ = {
+      {kRevisions, {}}, {kChanges, {}}, {kPostings, {}}, {kDocTables, {}}};
   rocksdb::WriteBatch batch_;
 };
 

@@ -23,12 +23,12 @@
 #include <set>
 #include <thread>
 #include <span>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "analysis.h"
 #include "batch_writer.h"
 #include "dedup.h"
+#include "df_deltas.h"
 #include "library_impl.h"
 #include "merger.h"
 #include "records.h"
@@ -302,12 +302,7 @@ class LibraryImpl::CommitBuild {
   // New document frequencies at this version, for the terms that moved, in
   // term order (so the df lookups walk the history forwards).
   Status WriteDocFreqs() {
-    std::vector<std::pair<std::string_view, int64_t>> moved;
-    moved.reserve(df_delta_.size());
-    for (const auto& [term, delta] : df_delta_) {
-      if (delta != 0) moved.emplace_back(term, delta);
-    }
-    std::sort(moved.begin(), moved.end());
+    const std::vector<DfDeltas::Entry> moved = df_delta_.TakeMoved();
     auto df_it = lib_.storage_->NewIterator(kDfs, head_state_->snap());
     for (const auto& [term, delta] : moved) {
       uint64_t df = 0;
@@ -482,7 +477,7 @@ class LibraryImpl::CommitBuild {
     total_length_ -=
         AnalyzeSkill(*lib_.analyzer_, lib_.field_weights_, old, &freqs_);
     SKILLDB_RETURN_IF_ERROR(CountSkill(old, -1, &*counts_));
-    for (const auto& [term, tf] : freqs_) df_delta_[term] -= 1;
+    for (const auto& [term, tf] : freqs_) df_delta_.Add(term, -1);
     writer_.Put(kEnds, Be32(docid), Be64(version_));
     writer_.Delete(kHashes, ContentHash(old) + old.id);
     ended_.push_back(docid);
@@ -502,7 +497,7 @@ class LibraryImpl::CommitBuild {
         [&](std::string_view term, std::string list, uint32_t num_docs) {
           writer_.Put(kPostings, PostingKey(meta.id, term), list);
           if (term.empty() || term[0] != retrieval::kFilterTermPrefix) {
-            df_delta_[std::string(term)] += num_docs;
+            df_delta_.Add(term, num_docs);
           }
         });
     new_segments_.push_back(std::make_shared<Segment>(meta, std::move(docs)));
@@ -529,7 +524,7 @@ class LibraryImpl::CommitBuild {
   SegmentBuilder builder_;
   std::vector<std::shared_ptr<Segment>> new_segments_;
   // Change in live document frequency by term, summed as the commit goes.
-  std::unordered_map<std::string, int64_t> df_delta_;
+  DfDeltas df_delta_;
   std::vector<std::pair<std::string, uint32_t>> freqs_;  // EndDocument's
   CommitInfo commit_;
 };

@@ -515,15 +515,12 @@ Status Storage::WriteError(const rocksdb::Status& s, std::string_view context,
   return Status::IOError(std::string(status.message()) + hint);
 }
 
-Status Storage::IngestSorted(
-    Cf cf, std::vector<std::pair<std::string, std::string>>* kvs) {
+Status Storage::IngestSorted(Cf cf, KvBuffer* kvs) {
   if (read_only_)
     return Status::FailedPrecondition("library is open read-only");
   if (kvs->empty()) return Status::Ok();
-  std::sort(kvs->begin(), kvs->end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  uint64_t bytes = 0;
-  for (const auto& [key, value] : *kvs) bytes += key.size() + value.size();
+  kvs->SortByKey();
+  const uint64_t bytes = kvs->data_bytes();
   const std::string file =
       (fs::path(path_) / ("ingest-" + std::to_string(getpid()) + "-" +
                           std::to_string(++ingest_counter_) + ".sst"))
@@ -532,7 +529,9 @@ Status Storage::IngestSorted(
   rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options);
   rocksdb::Status s = writer.Open(file);
   for (size_t i = 0; s.ok() && i < kvs->size(); ++i) {
-    s = writer.Put((*kvs)[i].first, (*kvs)[i].second);
+    const std::string_view key = kvs->key(i), value = kvs->value(i);
+    s = writer.Put(rocksdb::Slice(key.data(), key.size()),
+                   rocksdb::Slice(value.data(), value.size()));
   }
   if (s.ok()) s = writer.Finish();
   if (s.ok()) {
@@ -542,7 +541,7 @@ Status Storage::IngestSorted(
   }
   std::error_code ec;
   fs::remove(file, ec);  // moved on success; leftovers on failure
-  kvs->clear();
+  kvs->Clear();
   return WriteError(s, "bulk load", bytes);
 }
 

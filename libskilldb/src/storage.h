@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "keys.h"
+#include "kv_buffer.h"
 #include "open_lock.h"
 #include "skilldb/options.h"
 #include "skilldb/status.h"
@@ -75,8 +76,7 @@ class Storage {
   // Sorts `kvs` by key, writes them as one table file and ingests it into
   // `cf` (bypassing the log and the memtable: the bulk-load path). Keys must
   // be distinct. The data is durable when this returns. Clears `kvs`.
-  Status IngestSorted(Cf cf,
-                      std::vector<std::pair<std::string, std::string>>* kvs);
+  Status IngestSorted(Cf cf, KvBuffer* kvs);
 
   // Keeps read-only opens in other processes out until the result is
   // destroyed (open_lock.h): for a publication that must reach them whole.
