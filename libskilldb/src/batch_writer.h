@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -130,11 +131,22 @@ class BatchWriter {
     return cf == kRevisions || cf == kChanges || cf == kPostings ||
            cf == kDocTables;
   }
+  // The postings (the most pairs) are sorted and written as a table on a
+  // second thread while this one does the other column families.
   Status LoadBuffers() {
-    for (auto& buffer : buffers_) {
-      auto& [cf, kvs] = buffer;
-      SKILLDB_RETURN_IF_ERROR(storage_.IngestSorted(cf, &kvs));
+    Status postings = Status::Ok();
+    std::thread helper([&] {
+      for (auto& [cf, kvs] : buffers_) {
+        if (cf == kPostings) postings = storage_.IngestSorted(cf, &kvs);
+      }
+    });
+    Status rest = Status::Ok();
+    for (auto& [cf, kvs] : buffers_) {
+      if (cf != kPostings && rest.ok()) rest = storage_.IngestSorted(cf, &kvs);
     }
+    helper.join();
+    SKILLDB_RETURN_IF_ERROR(rest);
+    SKILLDB_RETURN_IF_ERROR(postings);
     buffered_bytes_ = 0;
     return Status::Ok();
   }

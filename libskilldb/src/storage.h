@@ -12,6 +12,7 @@
 #include <rocksdb/file_system.h>
 #include <rocksdb/write_batch.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,7 @@ class Storage {
   // Sorts `kvs` by key, writes them as one table file and ingests it into
   // `cf` (bypassing the log and the memtable: the bulk-load path). Keys must
   // be distinct. The data is durable when this returns. Clears `kvs`.
+  // Safe to call from two threads at once for different column families.
   Status IngestSorted(Cf cf, KvBuffer* kvs);
 
   // Keeps read-only opens in other processes out until the result is
@@ -106,7 +108,7 @@ class Storage {
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   rocksdb::DBOptions db_options_;
   std::vector<rocksdb::ColumnFamilyOptions> cf_options_;
-  uint64_t ingest_counter_ = 0;
+  std::atomic<uint64_t> ingest_counter_{0};
 };
 
 }  // namespace skilldb::internal
