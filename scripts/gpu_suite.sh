@@ -96,7 +96,7 @@ build() {  # build DIR: standalone configure + build, log in $RUN/build.log
   local gen=() rc
   command -v ninja > /dev/null && gen=(-G Ninja)
   cmake -S "$ROOT/verify" -B "$1" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSKILLDB_WERROR=OFF \
-      -DSKILLDB_VERIFY_DEPS_DIR="$ROOT/.verify-deps" > "$RUN/build.log" 2>&1 &&
+      -DSKILLDB_DEPS_DIR="$ROOT/.verify-deps" > "$RUN/build.log" 2>&1 &&
     cmake --build "$1" -j "$JOBS" >> "$RUN/build.log" 2>&1
   rc=$?
   echo "compiler warnings: $(grep -c 'warning:' "$RUN/build.log")"

@@ -14,7 +14,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${SKILLDB_BUILD_DIR:-$root/build}"
 jobs="${SKILLDB_JOBS:-$(nproc)}"
 if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S "$root" -B "$build" -G Ninja >/dev/null
 fi
 cmake --build "$build" -j "$jobs" --target relevance_eval >&2
 mkdir -p "$build/relevance"

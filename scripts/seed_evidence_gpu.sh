@@ -172,7 +172,7 @@ else
   build_once() {  # $1: extra cmake arguments
     cmake -S "$ROOT/verify" -B "$BUILD" ${gen[@]+"${gen[@]}"} -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" "-DCMAKE_CUDA_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" \
-        -DSKILLDB_BUILD_TESTS=OFF -DSKILLDB_VERIFY_DEPS_DIR="$ROOT/.verify-deps" $1 >> "$RUN/build.log" 2>&1 &&
+        -DSKILLDB_BUILD_TESTS=OFF -DSKILLDB_DEPS_DIR="$ROOT/.verify-deps" $1 >> "$RUN/build.log" 2>&1 &&
       cmake --build "$BUILD" -j "$JOBS" --target skilldb_verify_bench skilldb_verify_worker_cuda \
         skilldb_verify_worker_host >> "$RUN/build.log" 2>&1
   }

@@ -10,14 +10,12 @@
 namespace skilldb {
 namespace {
 
+using testing::Contains;
+
 namespace fs = std::filesystem;
 using testing::Cli;
 using testing::Json;
 using testing::Run;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // Runs each argument list in its own process, all at once.
 std::vector<Run> Parallel(const std::string& home,

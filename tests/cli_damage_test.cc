@@ -12,14 +12,12 @@
 namespace skilldb {
 namespace {
 
+using testing::Contains;
+
 namespace fs = std::filesystem;
 using testing::Cli;
 using testing::Fixture;
 using testing::Run;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::vector<std::string> TableFiles(const std::string& dir) {
   std::vector<std::string> names;

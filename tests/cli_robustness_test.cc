@@ -15,14 +15,12 @@
 namespace skilldb {
 namespace {
 
+using testing::Contains;
+
 using testing::Cli;
 using testing::Fixture;
 using testing::Json;
 using testing::Run;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 size_t Lines(const std::string& text) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));

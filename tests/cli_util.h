@@ -27,6 +27,11 @@
 
 namespace skilldb::testing {
 
+// Whether `text` contains `part`.
+inline bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 using Json = nlohmann::json;
 
 struct Run {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "seed_data.h"
+#include "seed_test_util.h"
 #include "sha256.h"  // verify/src: pure FIPS 180-4, compiled into this test
 
 #ifndef SKILLDB_SEED_DIR
@@ -29,15 +30,9 @@ namespace {
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
-std::vector<Skill> Skills() {
-  auto skills = testing::LoadSeedSkills(testing::SeedDir(SKILLDB_SEED_DIR));
-  REQUIRE_MESSAGE(skills.ok(), skills.status().ToString());
-  return std::move(skills).value();
-}
-
 // The repository root (data/seed's grandparent).
 fs::path Root() {
-  return fs::path(testing::SeedDir(SKILLDB_SEED_DIR))
+  return fs::path(testing::SeedTestDir())
       .parent_path()
       .parent_path();
 }
@@ -46,10 +41,6 @@ fs::path Root() {
 std::string FileSha256(const std::string& relative) {
   auto text = testing::ReadWholeFile((Root() / relative).string());
   return text.ok() ? verify::internal::Sha256Hex(*text) : std::string();
-}
-
-Json Extra(const Skill& s) {
-  return s.extra_json.empty() ? Json::object() : Json::parse(s.extra_json);
 }
 
 std::string Str(const Json& j, const char* key) {
@@ -114,7 +105,7 @@ TEST_CASE(
     "every seed evidence record names its baseline, the vendor baseline and "
     "the candidate, with hashes of the committed files") {
   int records = 0;
-  for (const Skill& s : Skills()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     for (const std::string& e : s.evidence_json) {
       CAPTURE(s.id);
       const Json report = Json::parse(e);
@@ -127,9 +118,9 @@ TEST_CASE(
 
 TEST_CASE(
     "every seed skill carries a speedup record or says it was not measured") {
-  for (const Skill& s : Skills()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     CAPTURE(s.id);
-    const Json extra = Extra(s);
+    const Json extra = testing::ExtraJson(s);
     const bool benchmarked =
         extra.contains("benchmarks") && !extra["benchmarks"].empty();
     const std::string says = Str(extra, "speedup_evidence");
@@ -148,8 +139,8 @@ TEST_CASE(
 TEST_CASE(
     "every hopper benchmark names cuBLAS and the hash of the skill code it "
     "timed") {
-  for (const Skill& s : Skills()) {
-    const Json extra = Extra(s);
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
+    const Json extra = testing::ExtraJson(s);
     if (!extra.contains("benchmarks")) continue;
     CAPTURE(s.id);
     const std::string code_hash = verify::internal::Sha256Hex(s.code);

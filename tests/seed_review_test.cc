@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "seed_data.h"
+#include "seed_test_util.h"
 
 #ifndef SKILLDB_SEED_DIR
 #error "SKILLDB_SEED_DIR must name the seed directory (data/seed)"
@@ -41,22 +42,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::vector<Skill> Skills() {
-  auto skills = testing::LoadSeedSkills(testing::SeedDir(SKILLDB_SEED_DIR));
-  REQUIRE_MESSAGE(skills.ok(), skills.status().ToString());
-  return std::move(skills).value();
-}
-
 const Skill* FindSkill(const std::vector<Skill>& skills,
                        const std::string& id) {
   for (const Skill& s : skills) {
     if (s.id == id) return &s;
   }
   return nullptr;
-}
-
-Json Extra(const Skill& s) {
-  return s.extra_json.empty() ? Json::object() : Json::parse(s.extra_json);
 }
 
 // ---- A small integer-expression evaluator for launch bounds ----------------
@@ -222,10 +213,10 @@ TEST_CASE(
     "every setmaxnreg split fits the CTA's launch allocation computed from "
     "the launch configuration the skill states") {
   int checked = 0;
-  for (const Skill& s : Skills()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     if (s.code.find("setmaxnreg") == std::string::npos) continue;
     CAPTURE(s.id);
-    const Json extra = Extra(s);
+    const Json extra = testing::ExtraJson(s);
     REQUIRE_MESSAGE(extra.contains("register_budget"),
                     "setmaxnreg without extra.register_budget");
     const Json& b = extra["register_budget"];
@@ -354,7 +345,7 @@ TEST_CASE(
     "wgmma MN-major descriptors in the seed read the bytes TMA wrote: LBO "
     "steps between swizzle-wide slabs along N, SBO between 8-row groups "
     "along K") {
-  const std::vector<Skill> skills = Skills();
+  const std::vector<Skill> skills = testing::SeedSkillsOrFail();
   // B [K, N] row-major fed as MN-major, in 64B and 32B swizzles.
   const Skill* mn = FindSkill(skills, "tc-wgmma-mn-major-b-swizzle-modes");
   REQUIRE(mn != nullptr);
@@ -421,7 +412,7 @@ TEST_CASE(
     "triton patterns form per-row offsets from the program id in int64, "
     "so rows x stride past 2^31 does not wrap") {
   int rowwise = 0;
-  for (const Skill& s : Skills()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     if (s.language != Language::kTriton) continue;
     CAPTURE(s.id);
     for (const std::string& product : Int32RowOffsets(s.code)) {
@@ -431,7 +422,7 @@ TEST_CASE(
   }
   CHECK(rowwise >= 8);
   // The cross-entropy skill is the one the review found (8192 x 262144).
-  const std::vector<Skill> skills = Skills();
+  const std::vector<Skill> skills = testing::SeedSkillsOrFail();
   const Skill* xent = FindSkill(skills, "fuse-softmax-cross-entropy");
   REQUIRE(xent != nullptr);
   CHECK(xent->code.find("tl.program_id(0).to(tl.int64)") != std::string::npos);
@@ -463,7 +454,7 @@ TEST_CASE(
     "triton patterns that call tl.dot give every masked load a fill value "
     "(0 x Inf is NaN: both operands need other=0)") {
   int dots = 0;
-  for (const Skill& s : Skills()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     if (s.language != Language::kTriton ||
         s.code.find("tl.dot(") == std::string::npos) {
       continue;
@@ -498,7 +489,7 @@ TEST_CASE("no seed skill repeats a claim the expert review retracted") {
       // warp_specialize partitions on Hopper from Triton 3.5, not 3.4
       {"triton-hopper-warp-specialize", "(Triton 3.4+: tl.range"},
   };
-  for (const Skill& s : Skills()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     const std::string text =
         s.title + "\n" + s.summary + "\n" + s.body + "\n" + s.code;
     for (const Claim& c : retracted) {
@@ -513,7 +504,7 @@ TEST_CASE(
     "verify/tasks/README.md does not call the task reference what eager "
     "PyTorch runs") {
   const std::filesystem::path readme =
-      std::filesystem::path(testing::SeedDir(SKILLDB_SEED_DIR))
+      std::filesystem::path(testing::SeedTestDir())
           .parent_path()
           .parent_path() /
       "verify" / "tasks" / "README.md";
@@ -539,7 +530,7 @@ TEST_CASE("the corrections of the expert review stay in the skills") {
       {"triton-hopper-warp-specialize", "Triton 3.5 release"},
       {"tc-wgmma-mn-major-b-swizzle-modes", "make_gmma_desc<Major::MN>"},
   };
-  const std::vector<Skill> skills = Skills();
+  const std::vector<Skill> skills = testing::SeedSkillsOrFail();
   for (const Claim& c : kept) {
     const std::string id = c.skill;
     CAPTURE(id);

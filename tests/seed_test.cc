@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "seed_data.h"
+#include "seed_test_util.h"
 
 #ifndef SKILLDB_SEED_DIR
 #error "SKILLDB_SEED_DIR must name the seed directory (data/seed)"
@@ -68,26 +69,13 @@ const std::vector<std::string> kSections = {
 const std::set<std::string> kCodeKinds = {"cuda-tu", "cuda-fragment", "triton",
                                           "text"};
 
-std::string Dir() { return testing::SeedDir(SKILLDB_SEED_DIR); }
-
-std::vector<Skill> LoadOrFail() {
-  auto skills = LoadSeedSkills(Dir());
-  REQUIRE_MESSAGE(skills.ok(), skills.status().ToString());
-  return std::move(skills).value();
-}
-
-Json Extra(const Skill& skill) {
-  if (skill.extra_json.empty()) return Json::object();
-  return Json::parse(skill.extra_json);
-}
-
 // ---- The lists data/README.md defines --------------------------------------
 
 // The backquoted names in the README table row of `field`, after "from:" when
 // the row has it (the `ops` row lists its values after "from:").
 std::vector<std::string> ReadmeValues(const std::string& field) {
   const std::string readme_path =
-      (std::filesystem::path(Dir()).parent_path() / "README.md").string();
+      (std::filesystem::path(testing::SeedTestDir()).parent_path() / "README.md").string();
   auto readme = ReadWholeFile(readme_path);
   REQUIRE_MESSAGE(readme.ok(), readme.status().ToString());
   std::istringstream in(*readme);
@@ -233,7 +221,7 @@ void CheckNoPairAbove(const std::vector<Skill>& skills, double threshold,
 // ---- Tests ----------------------------------------------------------------
 
 TEST_CASE("every seed line parses as a skill and ids are unique across files") {
-  auto lines = ReadSeedLines(Dir());
+  auto lines = ReadSeedLines(testing::SeedTestDir());
   REQUIRE_MESSAGE(lines.ok(), lines.status().ToString());
   std::map<std::string, std::string> first_seen;  // id -> file:line
   for (const SeedLine& line : *lines) {
@@ -247,7 +235,7 @@ TEST_CASE("every seed line parses as a skill and ids are unique across files") {
 }
 
 TEST_CASE("the seed library holds at least 120 skills") {
-  CHECK(LoadOrFail().size() >= kMinSkills);
+  CHECK(testing::SeedSkillsOrFail().size() >= kMinSkills);
 }
 
 // The lines of `text`, split at '\n'.
@@ -261,7 +249,7 @@ std::vector<std::string> Lines(const std::string& text) {
 TEST_CASE(
     "every seed body has the four sections once each, in order, "
     "none empty") {
-  for (const Skill& s : LoadOrFail()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     CAPTURE(s.id);
     const std::vector<std::string> lines = Lines(s.body);
     std::vector<size_t> at;  // line index of each heading
@@ -285,7 +273,7 @@ TEST_CASE(
 
 TEST_CASE("every seed skill has a one-line summary, a code pattern and tags") {
   static const std::regex kTag("[a-z0-9]+(-[a-z0-9]+)*");
-  for (const Skill& s : LoadOrFail()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     CAPTURE(s.id);
     CHECK_MESSAGE(!Words(s.summary).empty(), "blank summary");
     CHECK_MESSAGE(s.summary.find('\n') == std::string::npos,
@@ -310,7 +298,7 @@ TEST_CASE(
   REQUIRE(arch_list.size() >= 2);
   const std::set<std::string> ops(op_list.begin(), op_list.end());
   const std::set<std::string> archs(arch_list.begin(), arch_list.end());
-  for (const Skill& s : LoadOrFail()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     CAPTURE(s.id);
     CHECK_MESSAGE(!s.ops.empty(), "no ops");
     CHECK_MESSAGE(!s.arch.empty(), "no arch");
@@ -326,9 +314,9 @@ TEST_CASE(
 
 TEST_CASE("every seed code pattern has a code kind that fits its language") {
   static const std::regex kArch("sm_[0-9]+a?");
-  for (const Skill& s : LoadOrFail()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     CAPTURE(s.id);
-    const Json extra = Extra(s);
+    const Json extra = testing::ExtraJson(s);
     REQUIRE(extra.is_object());
     const std::string kind = extra.value("code_kind", "");
     CHECK_MESSAGE(kCodeKinds.count(kind) == 1,
@@ -345,7 +333,7 @@ TEST_CASE("every seed code pattern has a code kind that fits its language") {
 }
 
 TEST_CASE("every related and lineage id names another seed skill") {
-  const std::vector<Skill> skills = LoadOrFail();
+  const std::vector<Skill> skills = testing::SeedSkillsOrFail();
   std::set<std::string> ids;
   for (const Skill& s : skills) ids.insert(s.id);
   for (const Skill& s : skills) {
@@ -353,7 +341,7 @@ TEST_CASE("every related and lineage id names another seed skill") {
     std::vector<std::string> links = s.lineage.derived_from;
     links.insert(links.end(), s.lineage.supersedes.begin(),
                  s.lineage.supersedes.end());
-    const Json extra = Extra(s);
+    const Json extra = testing::ExtraJson(s);
     if (extra.contains("related")) {
       REQUIRE(extra["related"].is_array());
       for (const Json& id : extra["related"]) {
@@ -374,7 +362,7 @@ TEST_CASE(
   std::map<std::string, int> count;
   for (const std::string& op : ReadmeValues("ops")) count[op] = 0;
   REQUIRE(count.size() >= 10);
-  for (const Skill& s : LoadOrFail()) {
+  for (const Skill& s : testing::SeedSkillsOrFail()) {
     for (const std::string& op : s.ops) {
       if (auto it = count.find(op); it != count.end()) ++it->second;
     }
@@ -394,7 +382,7 @@ TEST_CASE(
                 {"summary", [](const Skill& s) { return s.summary; }},
                 {"body", [](const Skill& s) { return s.body; }},
                 {"code", [](const Skill& s) { return s.code; }}};
-  const std::vector<Skill> skills = LoadOrFail();
+  const std::vector<Skill> skills = testing::SeedSkillsOrFail();
   for (const auto& [name, field] : fields) {
     std::map<size_t, std::string> seen;  // hash of normalized text -> id
     for (const Skill& s : skills) {
@@ -409,7 +397,7 @@ TEST_CASE(
 TEST_CASE(
     "no two seed skills are near duplicates by word 3-shingle "
     "Jaccard similarity") {
-  const std::vector<Skill> skills = LoadOrFail();
+  const std::vector<Skill> skills = testing::SeedSkillsOrFail();
   CheckNoPairAbove(skills, kMaxProseJaccard, "prose (title+summary+body)",
                    Prose);
   CheckNoPairAbove(skills, kMaxRecordJaccard, "whole record (prose+code)",

@@ -10,15 +10,10 @@
 #include "audit_log.h"
 #include "batch_writer.h"
 #include "library_impl.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::internal {
 namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 AuditEntry ParseAuditJson(std::string_view text) {
   AuditEntry e;
@@ -59,7 +54,7 @@ uint64_t AuditLog::Add(BatchWriter& writer, const std::string& entry_json) {
   auto j = nlohmann::ordered_json::parse(entry_json);
   nlohmann::ordered_json out;
   out["seq"] = seq;
-  out["time_ms"] = NowMs();
+  out["time_ms"] = util::NowUnixMs();
   for (auto& [k, v] : j.items()) out[k] = v;
   writer.Put(
       kAudit, Be64(seq),

@@ -33,6 +33,7 @@
 #include "merger.h"
 #include "records.h"
 #include "staging.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::internal {
 namespace {
@@ -40,12 +41,6 @@ namespace {
 using retrieval::DocInput;
 using retrieval::FilterTerm;
 using retrieval::SegmentBuilder;
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string DefaultAuthor() {
   const char* user = std::getenv("USER");
@@ -324,7 +319,7 @@ class LibraryImpl::CommitBuild {
   // writer's counters.
   const CommitInfo& WriteCommitRecord(const CommitOptions& options) {
     commit_.version = version_;
-    commit_.time_ms = NowMs();
+    commit_.time_ms = util::NowUnixMs();
     commit_.kind = options.kind.empty() ? "commit" : options.kind;
     commit_.message = options.message;
     commit_.author = options.author.empty() ? DefaultAuthor() : options.author;

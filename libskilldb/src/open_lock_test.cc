@@ -11,15 +11,12 @@
 #include <thread>
 
 #include "../../tests/test_util.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 TEST_CASE("a reader opening holds off the writer's deletions, within a bound") {
   testing::TempDir dir;
@@ -39,7 +36,7 @@ TEST_CASE("a reader opening holds off the writer's deletions, within a bound") {
     // After giving up it does not wait again while the reader stays.
     const auto t0 = Clock::now();
     { WriterOpenLock::Hold again(&writer); }
-    CHECK(MsSince(t0) < 250);
+    CHECK(util::MsSince(t0) < 250);
   }
   // The reader has finished: the writer gets the lock again, and a reader
   // now waits for it.

@@ -59,7 +59,7 @@ command -v ninja > /dev/null && GEN=(-G Ninja)
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
 if ! { cmake -S "$ROOT/models" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
          -DSKILLDB_WERROR=OFF -DSKILLDB_BUILD_TESTS=$TESTS -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
-         -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DSKILLDB_MODELS_DEPS_DIR="$DEPS" &&
+         -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DSKILLDB_DEPS_DIR="$DEPS" -DSKILLDB_BUILD_BENCHMARKS=ON &&
        cmake --build "$BUILD" -j "$JOBS"; } > "$OUT/build.log" 2>&1; then
   echo "BUILD FAILED"; tail -30 "$OUT/build.log"; exit 1
 fi

@@ -41,7 +41,7 @@ std::string TypeOf(const Json& j) {
   return j["type"].get<std::string>();
 }
 
-bool BoolOr(const Json& j, const char* key, bool fallback) {
+bool FlagOr(const Json& j, const char* key, bool fallback) {
   if (!j.contains(key) || j[key].is_null()) return fallback;
   return j[key].get<bool>();
 }
@@ -112,9 +112,9 @@ Status Tokenizer::Impl::LoadNormalizer(const Json& j) {
     step.kind = NormalizerStep::Kind::kLowercase;
   } else if (type == "BertNormalizer") {
     step.kind = NormalizerStep::Kind::kBert;
-    step.clean_text = BoolOr(j, "clean_text", true);
-    step.handle_chinese_chars = BoolOr(j, "handle_chinese_chars", true);
-    step.lowercase = BoolOr(j, "lowercase", true);
+    step.clean_text = FlagOr(j, "clean_text", true);
+    step.handle_chinese_chars = FlagOr(j, "handle_chinese_chars", true);
+    step.lowercase = FlagOr(j, "lowercase", true);
     if (j.contains("strip_accents") && !j["strip_accents"].is_null()) {
       step.strip_accents = j["strip_accents"].get<bool>();
     }
@@ -138,8 +138,8 @@ Status Tokenizer::Impl::LoadPreTokenizer(const Json& j) {
   }
   if (type == "ByteLevel") {
     step.kind = PreTokenizerStep::Kind::kByteLevel;
-    step.use_regex = BoolOr(j, "use_regex", true);
-    step.add_prefix_space = BoolOr(j, "add_prefix_space", true);
+    step.use_regex = FlagOr(j, "use_regex", true);
+    step.add_prefix_space = FlagOr(j, "add_prefix_space", true);
     step.pattern = SplitPattern::kGpt2;
   } else if (type == "Split") {
     const Json& pattern = j.at("pattern");
@@ -155,7 +155,7 @@ Status Tokenizer::Impl::LoadPreTokenizer(const Json& j) {
                                   "Llama 3's");
     }
     const std::string behavior = j.value("behavior", "Isolated");
-    if (behavior != "Isolated" || BoolOr(j, "invert", false)) {
+    if (behavior != "Isolated" || FlagOr(j, "invert", false)) {
       return Status::NotSupported("tokenizer.json: Split behavior '" +
                                   behavior + "' (or invert) not supported");
     }
@@ -172,7 +172,7 @@ Status Tokenizer::Impl::LoadPreTokenizer(const Json& j) {
 }
 
 Status Tokenizer::Impl::LoadBpe(const Json& j) {
-  if (BoolOr(j, "byte_fallback", false)) {
+  if (FlagOr(j, "byte_fallback", false)) {
     return Status::NotSupported(
         "tokenizer.json: BPE with byte_fallback (SentencePiece style) is not "
         "supported");
@@ -220,8 +220,8 @@ Status Tokenizer::Impl::LoadBpe(const Json& j) {
         static_cast<uint32_t>(ib->second);
     bpe.merges.emplace(key, std::make_pair(rank++, im->second));
   }
-  bpe.ignore_merges = BoolOr(j, "ignore_merges", false);
-  bpe.fuse_unk = BoolOr(j, "fuse_unk", false);
+  bpe.ignore_merges = FlagOr(j, "ignore_merges", false);
+  bpe.fuse_unk = FlagOr(j, "fuse_unk", false);
   if (j.contains("unk_token") && j["unk_token"].is_string()) {
     auto it = bpe.vocab.find(j["unk_token"].get<std::string>());
     if (it != bpe.vocab.end()) bpe.unk_id = it->second;
@@ -271,11 +271,11 @@ Status Tokenizer::Impl::LoadAddedTokens(const Json& j) {
     AddedToken token;
     token.id = t.at("id").get<int32_t>();
     token.content = t.at("content").get<std::string>();
-    token.special = BoolOr(t, "special", false);
-    token.lstrip = BoolOr(t, "lstrip", false);
-    token.rstrip = BoolOr(t, "rstrip", false);
-    token.single_word = BoolOr(t, "single_word", false);
-    token.normalized = BoolOr(t, "normalized", !token.special);
+    token.special = FlagOr(t, "special", false);
+    token.lstrip = FlagOr(t, "lstrip", false);
+    token.rstrip = FlagOr(t, "rstrip", false);
+    token.single_word = FlagOr(t, "single_word", false);
+    token.normalized = FlagOr(t, "normalized", !token.special);
     if (token.id < 0 || token.content.empty()) {
       return Status::Corruption("tokenizer.json: added token with id " +
                                 std::to_string(token.id) + " is malformed");
@@ -344,7 +344,7 @@ Status Tokenizer::Impl::LoadDecoder(const Json& j) {
   } else if (type == "WordPiece") {
     decoder = DecoderKind::kWordPiece;
     decoder_prefix = j.value("prefix", std::string("##"));
-    decoder_cleanup = BoolOr(j, "cleanup", true);
+    decoder_cleanup = FlagOr(j, "cleanup", true);
   } else {
     return Status::NotSupported("tokenizer.json: decoder '" + type +
                                 "' is not supported");

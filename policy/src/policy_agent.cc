@@ -9,22 +9,12 @@
 #include <thread>
 
 #include "skilldb/policy/rollout_store.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::policy {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Words added to later turns' queries: what the last verdict calls for.
 const char* VerdictTerms(SampleVerdict v) {
@@ -172,7 +162,7 @@ Result<Trajectory> PolicyAgent::Run::Go() {
   t_.library_version = deps_.library ? deps_.library->CurrentVersion() : 0;
   t_.max_turns = options_.max_turns;
   t_.samples_per_turn = options_.samples;
-  t_.started_ms = NowMs();
+  t_.started_ms = util::NowUnixMs();
   if (deps_.store) SKILLDB_RETURN_IF_ERROR(deps_.store->BeginTrajectory(t_));
   for (int i = 0; i < options_.max_turns; ++i) {
     TurnRecord rec;
@@ -184,7 +174,7 @@ Result<Trajectory> PolicyAgent::Run::Go() {
       t_.error = "turn " + std::to_string(i + 1) + ": " + st.ToString();
       break;
     }
-    rec.times.total_ms = MsSince(start);
+    rec.times.total_ms = util::MsSince(start);
     t_.turns.push_back(rec);
     Conclude(t_.turns.back());
     if (deps_.store) {
@@ -193,7 +183,7 @@ Result<Trajectory> PolicyAgent::Run::Go() {
     if (agent_.observer_) agent_.observer_(t_, t_.turns.back());
     if (t_.solved && options_.stop_on_speedup) break;
   }
-  t_.finished_ms = NowMs();
+  t_.finished_ms = util::NowUnixMs();
   if (deps_.store) SKILLDB_RETURN_IF_ERROR(deps_.store->FinishTrajectory(t_));
   return std::move(t_);
 }
@@ -223,14 +213,14 @@ Status PolicyAgent::Run::Turn(int index, TurnRecord* rec) {
   input.prior = prior_;
   input.new_skills = new_skills_;
   const std::vector<ChatMessage> prompt = deps_.prompts->Build(input);
-  rec->times.prompt_ms = MsSince(start);
+  rec->times.prompt_ms = util::MsSince(start);
   SKILLDB_RETURN_IF_ERROR(Generate(rec, prompt));
   start = Clock::now();
   Extract(rec);
-  rec->times.extraction_ms = MsSince(start);
+  rec->times.extraction_ms = util::MsSince(start);
   start = Clock::now();
   Verify(rec);
-  rec->times.verify_wall_ms = MsSince(start);
+  rec->times.verify_wall_ms = util::MsSince(start);
   for (SampleRecord& s : rec->samples) {
     rec->times.compile_ms += s.times.compile_ms;
     rec->times.correctness_ms += s.times.correctness_ms;
@@ -241,7 +231,7 @@ Status PolicyAgent::Run::Turn(int index, TurnRecord* rec) {
     rec->reward = rec->samples[rec->best_sample].reward;
   start = Clock::now();
   SKILLDB_RETURN_IF_ERROR(RecordUsage(rec));
-  rec->times.usage_ms = MsSince(start);
+  rec->times.usage_ms = util::MsSince(start);
   return Status::Ok();
 }
 
@@ -283,7 +273,7 @@ Status PolicyAgent::Run::Generate(TurnRecord* rec,
   SKILLDB_ASSIGN_OR_RETURN(
       std::vector<llm::Generation> gens,
       deps_.backbone->Generate({ToChat(prompt)}, sampling));
-  rec->times.generation_ms = MsSince(start);
+  rec->times.generation_ms = util::MsSince(start);
   if (gens.size() != 1 || gens[0].samples.empty()) {
     return Status::Internal("the backbone returned no samples for the prompt");
   }
@@ -356,7 +346,7 @@ void PolicyAgent::Run::VerifyOne(SampleRecord* s) {
   req.seed = options_.verify_seed;
   const auto start = Clock::now();
   auto r = deps_.verifier->VerifyDetailed(req);
-  s->times.verify_ms = MsSince(start);
+  s->times.verify_ms = util::MsSince(start);
   if (!r.ok()) {
     s->verdict = SampleVerdict::kVerifierError;
     s->feedback = "The verifier could not judge this candidate: " +

@@ -8,7 +8,7 @@
 namespace skilldb::policy {
 namespace {
 
-SelectedSkill Skill(const std::string& id, const std::string& body) {
+SelectedSkill Selected(const std::string& id, const std::string& body) {
   SelectedSkill s;
   s.hit.id = id;
   s.hit.title = "Title of " + id;
@@ -34,7 +34,7 @@ TEST_CASE(
   PolicyTask task = testing::HostTask("sum_dim1_fp32");
   PromptInput in;
   in.task = &task;
-  in.new_skills = {Skill("walk-rows", "## When to use\nalways")};
+  in.new_skills = {Selected("walk-rows", "## When to use\nalways")};
   std::vector<ChatMessage> chat = KernelPromptBuilder().Build(in);
   REQUIRE(chat.size() == 2);
   CHECK(chat[0].role == "system");
@@ -59,9 +59,9 @@ TEST_CASE(
   PolicyTask task = testing::HostTask("sum_dim1_fp32");
   PromptInput in;
   in.task = &task;
-  in.prior = {PriorTurn{{Skill("first", "b1")}, "answer one", "feedback one"},
+  in.prior = {PriorTurn{{Selected("first", "b1")}, "answer one", "feedback one"},
               PriorTurn{{}, "answer two", "feedback two"}};
-  in.new_skills = {Skill("third", "b3")};
+  in.new_skills = {Selected("third", "b3")};
   std::vector<ChatMessage> chat = KernelPromptBuilder().Build(in);
   REQUIRE(chat.size() == 6);
   CHECK(chat[2].role == "assistant");
@@ -80,7 +80,7 @@ TEST_CASE("long skill bodies are cut to the configured size") {
   KernelPromptOptions o;
   o.skill_body_bytes = 100;
   std::string body(5000, 'x');
-  std::string text = FormatSkills({Skill("big", body)}, o);
+  std::string text = FormatSkills({Selected("big", body)}, o);
   CHECK(text.size() < 2000);
   CHECK(text.find("bytes cut") != std::string::npos);
 }

@@ -5,15 +5,10 @@
 #include <set>
 
 #include "skilldb/policy/pitfall_notes.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::policy {
 namespace {
-
-double MsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 // What a prompt and a reranker read of a hit.
 constexpr HitFields kHitFields = {
@@ -134,7 +129,7 @@ Result<Selection> Bm25Selector::Select(const SelectionRequest& request) {
   }
   SKILLDB_RETURN_IF_ERROR(
       FinishSelection(*library_, options_, std::move(ordered), &selection));
-  selection.retrieval_ms = MsSince(start);
+  selection.retrieval_ms = util::MsSince(start);
   return selection;
 }
 
@@ -145,7 +140,7 @@ Result<Selection> RerankingSelector::Select(const SelectionRequest& request) {
   SKILLDB_ASSIGN_OR_RETURN(
       rerank.candidates,
       RetrieveStaged(*library_, request, options_, &selection.record));
-  selection.retrieval_ms = MsSince(start);
+  selection.retrieval_ms = util::MsSince(start);
   rerank.query = request.query;
   rerank.k = options_.select_k;
   rerank.version = selection.record.library_version;
@@ -160,7 +155,7 @@ Result<Selection> RerankingSelector::Select(const SelectionRequest& request) {
     ordered = std::move(result.hits);
   }
   if (ordered.size() > options_.select_k) ordered.resize(options_.select_k);
-  selection.rerank_ms = MsSince(start);
+  selection.rerank_ms = util::MsSince(start);
   SKILLDB_RETURN_IF_ERROR(
       FinishSelection(*library_, options_, std::move(ordered), &selection));
   return selection;

@@ -1,4 +1,5 @@
 #include "skilldb/rerank/dense.h"
+#include "skilldb/util/clock.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,11 +12,6 @@ namespace skilldb::rerank {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -285,13 +281,13 @@ Result<DenseResult> DenseRetriever::Retrieve(std::string_view text,
     out.result = Bm25Order(
         request, "dense",
         "encoder '" + encoder_->model_id() + "' failed: " + s.ToString());
-    out.search_ms = MsSince(start);
+    out.search_ms = util::MsSince(start);
     return out;
   };
 
   const auto embed_start = Clock::now();
   auto qv = encoder_->Embed({std::string(text)});
-  out.embed_query_ms = MsSince(embed_start);
+  out.embed_query_ms = util::MsSince(embed_start);
   if (!qv.ok()) return fallback(qv.status());
   if (qv->size() != 1 ||
       (*qv)[0].size() != static_cast<size_t>(encoder_->dimension())) {
@@ -448,7 +444,7 @@ Result<DenseResult> DenseRetriever::Retrieve(std::string_view text,
     }
     SKILLDB_RETURN_IF_ERROR(library_->RecordUsage(records));
   }
-  out.search_ms = MsSince(start) - out.embed_query_ms;
+  out.search_ms = util::MsSince(start) - out.embed_query_ms;
   return out;
 }
 
@@ -526,7 +522,7 @@ Result<EmbedReport> EmbedRevisions(Library* library, llm::TextEncoder* encoder,
   if (options.prune) {
     SKILLDB_ASSIGN_OR_RETURN(report.pruned, store->Prune(weights, keys));
   }
-  report.seconds = MsSince(start) / 1000.0;
+  report.seconds = util::MsSince(start) / 1000.0;
   return report;
 }
 

@@ -11,25 +11,12 @@ namespace skilldb::rerank {
 namespace {
 
 using testing::MakeHit;
+using testing::ModelOnly;
+using testing::Order;
 using Scores = std::vector<std::pair<size_t, double>>;
 
-RerankRequest Request(size_t n) {
-  RerankRequest r;
-  r.query = "warp shuffle reduction";
-  for (size_t i = 0; i < n; ++i) {
-    r.candidates.push_back(
-        MakeHit("s" + std::to_string(i + 1), 10.0 - 0.1 * i));
-  }
-  return r;
-}
-
-RerankerOptions ModelOnly() {
-  RerankerOptions o;
-  o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
-      o.fusion.tail_bm25_weight = 0.0;
-  o.fusion.guard_ranks = 0;
-  o.fusion.min_agreement = -1.0;
-  return o;
+RerankRequest EndpointRequest(size_t n) {
+  return testing::MakeRequest("warp shuffle reduction", n);
 }
 
 std::unique_ptr<ModelReranker> Make(EndpointFunction fn,
@@ -41,12 +28,6 @@ std::unique_ptr<ModelReranker> Make(EndpointFunction fn,
   return std::move(r).value();
 }
 
-std::vector<std::string> Order(const RerankResult& r) {
-  std::vector<std::string> ids;
-  for (const RankedHit& h : r.hits) ids.push_back(h.hit.id);
-  return ids;
-}
-
 TEST_CASE("endpoint scores in [0, 1] order the candidates as given") {
   std::vector<std::string> sent;
   auto r = Make([&](const std::string& q,
@@ -54,7 +35,7 @@ TEST_CASE("endpoint scores in [0, 1] order the candidates as given") {
              sent = docs;
              CHECK(q == "warp shuffle reduction");
              return Scores{{2, 0.9}, {0, 0.1}, {1, 0.5}};
-           })->Rerank(Request(3));
+           })->Rerank(EndpointRequest(3));
   REQUIRE(r.ok());
   CHECK(r->applied);
   CHECK(r->mode == "endpoint");
@@ -69,7 +50,7 @@ TEST_CASE("raw logits from an endpoint go through the logistic") {
   auto r = Make([](const std::string&,
                    const std::vector<std::string>&) -> Result<Scores> {
              return Scores{{0, -4.0}, {1, 3.0}};
-           })->Rerank(Request(2));
+           })->Rerank(EndpointRequest(2));
   REQUIRE(r.ok());
   CHECK(Order(*r)[0] == "s2");
   CHECK(r->hits[0].rerank_score == doctest::Approx(1 / (1 + std::exp(-3.0))));
@@ -84,7 +65,7 @@ TEST_CASE("min-max scaling spreads an endpoint's scores over [0, 1]") {
                  return Scores{{0, 0.50}, {1, 0.52}, {2, 0.51}};
                },
                e)
-               ->Rerank(Request(3));
+               ->Rerank(EndpointRequest(3));
   REQUIRE(r.ok());
   CHECK(r->hits[0].rerank_score == doctest::Approx(1.0));
   CHECK(r->hits[2].rerank_score == doctest::Approx(0.0));
@@ -98,7 +79,7 @@ TEST_CASE("an endpoint answer with a bad index or score keeps BM25 order") {
     auto r = Make([&](const std::string&,
                       const std::vector<std::string>&) -> Result<Scores> {
                return bad;
-             })->Rerank(Request(2));
+             })->Rerank(EndpointRequest(2));
     REQUIRE(r.ok());
     CHECK(!r->applied);
     CHECK(Order(*r) == std::vector<std::string>{"s1", "s2"});
@@ -112,12 +93,12 @@ TEST_CASE(
                     const std::vector<std::string>&) -> Result<Scores> {
     return Scores{{2, 1.0}};
   };
-  auto strict = Make(partial)->Rerank(Request(3));
+  auto strict = Make(partial)->Rerank(EndpointRequest(3));
   REQUIRE(strict.ok());
   CHECK(!strict->applied);
   EndpointOptions lenient;
   lenient.min_scored_fraction = 0.3;
-  auto r = Make(partial, lenient)->Rerank(Request(3));
+  auto r = Make(partial, lenient)->Rerank(EndpointRequest(3));
   REQUIRE(r.ok());
   CHECK(r->applied);
   CHECK(Order(*r)[0] == "s1");  // unscored: its BM25 share, 1.0 (tie: BM25)
@@ -128,7 +109,7 @@ TEST_CASE("an endpoint error keeps BM25 order with the reason") {
   auto r = Make([](const std::string&,
                    const std::vector<std::string>&) -> Result<Scores> {
              return Status::DeadlineExceeded("read timeout after 100 ms");
-           })->Rerank(Request(3));
+           })->Rerank(EndpointRequest(3));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(r->reason.find("deadline_exceeded") != std::string::npos);

@@ -13,10 +13,12 @@ namespace {
 
 using testing::FakeBackbone;
 using testing::MakeHit;
+using testing::ModelOnly;
+using testing::Order;
 using testing::TextSample;
 
 // n candidates s1..sn with BM25 scores close together (no strong signal).
-RerankRequest Request(size_t n, size_t k = 0) {
+RerankRequest ListwiseRequest(size_t n, size_t k = 0) {
   RerankRequest r;
   r.query = "tile the k loop";
   for (size_t i = 0; i < n; ++i) {
@@ -26,22 +28,6 @@ RerankRequest Request(size_t n, size_t k = 0) {
   r.k = k;
   r.version = 5;
   return r;
-}
-
-std::vector<std::string> Order(const RerankResult& r) {
-  std::vector<std::string> ids;
-  for (const RankedHit& h : r.hits) ids.push_back(h.hit.id);
-  return ids;
-}
-
-// Pure model order: fusion off, so tests see what the judge decided.
-RerankerOptions ModelOnly() {
-  RerankerOptions o;
-  o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
-      o.fusion.tail_bm25_weight = 0.0;
-  o.fusion.guard_ranks = 0;
-  o.fusion.min_agreement = -1.0;
-  return o;
 }
 
 std::unique_ptr<ModelReranker> Make(FakeBackbone* backbone,
@@ -62,7 +48,7 @@ TEST_CASE(
     return TextSample("Ranking: [3] > [1] > [2]");
   });
   auto reranker = Make(&backbone);
-  auto r = reranker->Rerank(Request(3));
+  auto r = reranker->Rerank(ListwiseRequest(3));
   REQUIRE(r.ok());
   CHECK(r->applied);
   CHECK(r->mode == "listwise");
@@ -84,7 +70,7 @@ TEST_CASE(
   FakeBackbone backbone([](const llm::Chat&, const llm::SamplingOptions&) {
     return TextSample("[4] > [2] > [4]");
   });
-  auto r = Make(&backbone)->Rerank(Request(5));
+  auto r = Make(&backbone)->Rerank(ListwiseRequest(5));
   REQUIRE(r.ok());
   CHECK(r->applied);
   CHECK(Order(*r) == std::vector<std::string>{"s4", "s2", "s1", "s3", "s5"});
@@ -104,7 +90,7 @@ TEST_CASE(
         windows.push_back(ids);
         return TextSample(testing::RankBy(chat, ByIdDescending));
       });
-  auto r = Make(&backbone)->Rerank(Request(25));
+  auto r = Make(&backbone)->Rerank(ListwiseRequest(25));
   REQUIRE(r.ok());
   // Windows of 20, step 10: [6, 25] then [1, 15] (positions).
   REQUIRE(windows.size() == 2);
@@ -131,7 +117,7 @@ TEST_CASE("windows and steps are configurable") {
   ListwiseOptions lw;
   lw.window = 4;
   lw.step = 2;
-  auto r = Make(&backbone, lw)->Rerank(Request(10));
+  auto r = Make(&backbone, lw)->Rerank(ListwiseRequest(10));
   REQUIRE(r.ok());
   CHECK(calls == 4);  // [6,10) [4,8) [2,6) [0,4)
   CHECK(Order(*r)[0] == "s10");
@@ -142,11 +128,11 @@ TEST_CASE("the answer budget grows with the window") {
   FakeBackbone backbone([](const llm::Chat&, const llm::SamplingOptions&) {
     return TextSample("[1]");
   });
-  REQUIRE(Make(&backbone)->Rerank(Request(10)).ok());
+  REQUIRE(Make(&backbone)->Rerank(ListwiseRequest(10)).ok());
   CHECK(backbone.last_options().max_tokens == 16 + 6 * 10);
   ListwiseOptions lw;
   lw.max_tokens = 999;
-  REQUIRE(Make(&backbone, lw)->Rerank(Request(10)).ok());
+  REQUIRE(Make(&backbone, lw)->Rerank(ListwiseRequest(10)).ok());
   CHECK(backbone.last_options().max_tokens == 999);
 }
 
@@ -156,7 +142,7 @@ TEST_CASE(
   FakeBackbone backbone([](const llm::Chat&, const llm::SamplingOptions&) {
     return TextSample("I'd rather not rank these.");
   });
-  auto r = Make(&backbone)->Rerank(Request(4, /*k=*/3));
+  auto r = Make(&backbone)->Rerank(ListwiseRequest(4, /*k=*/3));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(Order(*r) == std::vector<std::string>{"s1", "s2", "s3"});
@@ -169,12 +155,12 @@ TEST_CASE("a backend failure keeps BM25 order flagged with the error") {
       [](const llm::Chat&, const llm::SamplingOptions&) -> Result<llm::Sample> {
         return Status::Unavailable("connection refused by localhost:1");
       });
-  auto r = Make(&backbone)->Rerank(Request(3));
+  auto r = Make(&backbone)->Rerank(ListwiseRequest(3));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(Order(*r) == std::vector<std::string>{"s1", "s2", "s3"});
   CHECK(r->reason.find("unavailable") != std::string::npos);
-  CHECK(r->hits[0].score == Request(3).candidates[0].score);
+  CHECK(r->hits[0].score == ListwiseRequest(3).candidates[0].score);
 }
 
 TEST_CASE("a failure in a later window discards the earlier windows too") {
@@ -185,7 +171,7 @@ TEST_CASE("a failure in a later window discards the earlier windows too") {
         if (++calls == 2) return Status::DeadlineExceeded("read timeout");
         return TextSample(testing::RankBy(chat, ByIdDescending));
       });
-  auto r = Make(&backbone)->Rerank(Request(25));
+  auto r = Make(&backbone)->Rerank(ListwiseRequest(25));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(r->reason.find("window 2 of 2") != std::string::npos);
@@ -200,7 +186,7 @@ TEST_CASE(
   });
   ListwiseOptions lw;
   lw.min_ranked_fraction = 0.5;
-  auto r = Make(&backbone, lw)->Rerank(Request(4));
+  auto r = Make(&backbone, lw)->Rerank(ListwiseRequest(4));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(Order(*r)[0] == "s1");
@@ -219,7 +205,7 @@ TEST_CASE("an expired deadline stops before the next window") {
     }
     return TextSample(testing::RankBy(chat, ByIdDescending));
   });
-  auto r = Make(&slow, lw)->Rerank(Request(6));
+  auto r = Make(&slow, lw)->Rerank(ListwiseRequest(6));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(r->reason.find("deadline") != std::string::npos);
@@ -231,15 +217,15 @@ TEST_CASE("no, one or dominated candidates never reach the model") {
     return TextSample("[2] > [1]");
   });
   auto reranker = Make(&backbone, {}, RerankerOptions());
-  auto none = reranker->Rerank(Request(0));
+  auto none = reranker->Rerank(ListwiseRequest(0));
   REQUIRE(none.ok());
   CHECK(!none->applied);
   CHECK(none->hits.empty());
-  auto one = reranker->Rerank(Request(1));
+  auto one = reranker->Rerank(ListwiseRequest(1));
   REQUIRE(one.ok());
   CHECK(!one->applied);
   CHECK(one->hits.size() == 1);
-  RerankRequest dominated = Request(3);
+  RerankRequest dominated = ListwiseRequest(3);
   dominated.candidates[0].score = 30.0;
   auto strong = reranker->Rerank(dominated);
   REQUIRE(strong.ok());
@@ -252,7 +238,7 @@ TEST_CASE("a model that ranks against BM25 is distrusted by default") {
   FakeBackbone backbone([](const llm::Chat& chat, const llm::SamplingOptions&) {
     return TextSample(testing::RankBy(chat, ByIdDescending));  // reversed
   });
-  auto r = Make(&backbone, {}, RerankerOptions())->Rerank(Request(6));
+  auto r = Make(&backbone, {}, RerankerOptions())->Rerank(ListwiseRequest(6));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(r->reason.find("disagrees with BM25") != std::string::npos);
@@ -264,7 +250,7 @@ TEST_CASE("duplicate candidate ids are an invalid request") {
   FakeBackbone backbone([](const llm::Chat&, const llm::SamplingOptions&) {
     return TextSample("[1]");
   });
-  RerankRequest r = Request(3);
+  RerankRequest r = ListwiseRequest(3);
   r.candidates[2].id = "s1";
   CHECK(Make(&backbone)->Rerank(r).status().code() ==
         StatusCode::kInvalidArgument);
@@ -279,8 +265,8 @@ TEST_CASE("the same request through a shared cache costs one model call") {
   o.cache = &cache;
   auto a = Make(&backbone, {}, o);
   auto b = Make(&backbone, {}, o);  // another worker, same cache
-  auto first = a->Rerank(Request(5));
-  auto second = b->Rerank(Request(5, /*k=*/2));
+  auto first = a->Rerank(ListwiseRequest(5));
+  auto second = b->Rerank(ListwiseRequest(5, /*k=*/2));
   REQUIRE(first.ok());
   REQUIRE(second.ok());
   CHECK(backbone.generate_calls() == 1);
@@ -290,7 +276,7 @@ TEST_CASE("the same request through a shared cache costs one model call") {
   CHECK(second->generations.empty());
   CHECK(Order(*second) == std::vector<std::string>{"s5", "s4"});
   // A revised candidate is a different selection.
-  RerankRequest revised = Request(5);
+  RerankRequest revised = ListwiseRequest(5);
   revised.candidates[1].revision = 99;
   REQUIRE(a->Rerank(revised).ok());
   CHECK(backbone.generate_calls() == 2);
@@ -305,7 +291,7 @@ TEST_CASE("only max_candidates are judged, the rest follow in BM25 order") {
       });
   RerankerOptions o = ModelOnly();
   o.max_candidates = 4;
-  auto r = Make(&backbone, {}, o)->Rerank(Request(6));
+  auto r = Make(&backbone, {}, o)->Rerank(ListwiseRequest(6));
   REQUIRE(r.ok());
   CHECK(shown == 4);
   CHECK(Order(*r) ==

@@ -13,6 +13,8 @@ namespace {
 
 using testing::FakeBackbone;
 using testing::MakeHit;
+using testing::ModelOnly;
+using testing::Order;
 
 llm::TokenChoice Choice(std::string text, double logprob, int32_t id = -1) {
   return llm::TokenChoice{std::move(text), id, logprob};
@@ -121,29 +123,8 @@ FakeBackbone::GenerateFn Oracle(std::map<std::string, double> relevance) {
   };
 }
 
-RerankRequest Request(size_t n) {
-  RerankRequest r;
-  r.query = "fuse bias and gelu into the gemm epilogue";
-  for (size_t i = 0; i < n; ++i) {
-    r.candidates.push_back(
-        MakeHit("s" + std::to_string(i + 1), 10.0 - 0.1 * i));
-  }
-  return r;
-}
-
-std::vector<std::string> Order(const RerankResult& r) {
-  std::vector<std::string> ids;
-  for (const RankedHit& h : r.hits) ids.push_back(h.hit.id);
-  return ids;
-}
-
-RerankerOptions ModelOnly() {
-  RerankerOptions o;
-  o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
-      o.fusion.tail_bm25_weight = 0.0;
-  o.fusion.guard_ranks = 0;
-  o.fusion.min_agreement = -1.0;
-  return o;
+RerankRequest PointwiseRequest(size_t n) {
+  return testing::MakeRequest("fuse bias and gelu into the gemm epilogue", n);
 }
 
 TEST_CASE("pointwise reranking asks one question per candidate in batches") {
@@ -153,7 +134,7 @@ TEST_CASE("pointwise reranking asks one question per candidate in batches") {
   pw.batch_size = 2;
   auto reranker = MakePointwiseReranker(&backbone, pw, ModelOnly());
   REQUIRE(reranker.ok());
-  auto r = (*reranker)->Rerank(Request(5));
+  auto r = (*reranker)->Rerank(PointwiseRequest(5));
   REQUIRE(r.ok());
   CHECK(r->applied);
   CHECK(r->mode == "pointwise");
@@ -171,7 +152,7 @@ TEST_CASE("candidates without a verdict keep their BM25 standing") {
   PointwiseOptions pw;
   pw.min_verdict_fraction = 0.5;
   auto r =
-      (*MakePointwiseReranker(&backbone, pw, ModelOnly()))->Rerank(Request(4));
+      (*MakePointwiseReranker(&backbone, pw, ModelOnly()))->Rerank(PointwiseRequest(4));
   REQUIRE(r.ok());
   CHECK(r->applied);
   // s1 and s4 score their BM25 share: 1.0 and 0.97; s2 scores 1.0 too and
@@ -184,7 +165,7 @@ TEST_CASE("candidates without a verdict keep their BM25 standing") {
 TEST_CASE("a model that scores every candidate alike keeps BM25 order") {
   FakeBackbone backbone(Oracle({{"s1", 0.7}, {"s2", 0.7}, {"s3", 0.7}}));
   auto r = (*MakePointwiseReranker(&backbone, {}, RerankerOptions()))
-               ->Rerank(Request(3));
+               ->Rerank(PointwiseRequest(3));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(r->reason.find("alike") != std::string::npos);
@@ -194,7 +175,7 @@ TEST_CASE("a model that scores every candidate alike keeps BM25 order") {
 TEST_CASE("too few verdicts keep BM25 order") {
   FakeBackbone backbone(Oracle({{"s2", 1.0}}));
   auto r =
-      (*MakePointwiseReranker(&backbone, {}, ModelOnly()))->Rerank(Request(4));
+      (*MakePointwiseReranker(&backbone, {}, ModelOnly()))->Rerank(PointwiseRequest(4));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(Order(*r) == std::vector<std::string>{"s1", "s2", "s3", "s4"});
@@ -222,7 +203,7 @@ TEST_CASE(
   pw.method = VerdictMethod::kScore;
   pw.verdict_prefix = "<think>\n\n</think>\n\n";
   auto r =
-      (*MakePointwiseReranker(&backbone, pw, ModelOnly()))->Rerank(Request(3));
+      (*MakePointwiseReranker(&backbone, pw, ModelOnly()))->Rerank(PointwiseRequest(3));
   REQUIRE(r.ok());
   CHECK(r->applied);
   CHECK(Order(*r)[0] == "s2");
@@ -241,7 +222,7 @@ TEST_CASE("a backend that cannot score keeps BM25 order with the reason") {
   PointwiseOptions pw;
   pw.method = VerdictMethod::kScore;
   auto r =
-      (*MakePointwiseReranker(&backbone, pw, ModelOnly()))->Rerank(Request(3));
+      (*MakePointwiseReranker(&backbone, pw, ModelOnly()))->Rerank(PointwiseRequest(3));
   REQUIRE(r.ok());
   CHECK(!r->applied);
   CHECK(r->reason.find("not_supported") != std::string::npos);

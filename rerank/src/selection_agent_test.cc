@@ -11,6 +11,7 @@ namespace {
 
 using skilldb::testing::TempLibrary;
 using testing::FakeBackbone;
+using testing::ModelOnly;
 using testing::TextSample;
 
 Skill MakeSkill(std::string id, std::string title, std::string body,
@@ -47,15 +48,6 @@ FakeBackbone Reverser() {
     }
     return TextSample(answer);
   });
-}
-
-RerankerOptions ModelOnly() {
-  RerankerOptions o;
-  o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
-      o.fusion.tail_bm25_weight = 0.0;
-  o.fusion.guard_ranks = 0;
-  o.fusion.min_agreement = -1.0;
-  return o;
 }
 
 TEST_CASE("a selection retrieves, reranks and returns the model's calls") {

@@ -5,20 +5,15 @@
 #include <random>
 
 #include "skilldb/policy/prompt.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::summarize::internal {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string NewDistillationId() {
   thread_local std::mt19937_64 rng(std::random_device{}());
   char buf[48];
   std::snprintf(buf, sizeof(buf), "d-%llx-%08llx",
-                static_cast<unsigned long long>(NowMs()),
+                static_cast<unsigned long long>(util::NowUnixMs()),
                 static_cast<unsigned long long>(rng() & 0xffffffffull));
   return buf;
 }

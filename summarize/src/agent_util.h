@@ -14,7 +14,6 @@
 
 namespace skilldb::summarize::internal {
 
-int64_t NowMs();
 // "d-<ms hex>-<random hex>".
 std::string NewDistillationId();
 

@@ -6,11 +6,12 @@
 #include "skilldb/policy/prompt.h"
 #include "skilldb/summarize/skill_candidate.h"
 #include "skilldb/summarize/summary_agent.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::summarize {
 namespace {
 
-constexpr char kSystem[] =
+constexpr char kDistillSystem[] =
     R"(You are the Skill Summary Agent of a kernel-optimization system. A rollout just produced a kernel that the verifier confirmed is correct and reproducibly faster than the reference. Distill the technique that made it faster into a reusable skill for a library that future rollouts search with BM25 before writing their kernels. Generalize: describe the technique so that it applies to other kernels and tasks; do not restate this task's kernel or name the task.
 
 Answer with exactly one JSON object in a ```json block, with these fields and no others:
@@ -90,7 +91,7 @@ std::vector<ChatMessage> SummaryAgent::DistillRun::Prompt() const {
   user += "\n# The rollout's turns (what failed teaches the pitfalls)\n\n" +
           internal::Attempts(t_, 1200, 0);
   user += "\nWrite the skill.";
-  return {{"system", kSystem}, {"user", user}};
+  return {{"system", kDistillSystem}, {"user", user}};
 }
 
 std::optional<Skill> SummaryAgent::DistillRun::AskForSkill() {
@@ -203,9 +204,9 @@ policy::DistillationRecord SummaryAgent::DistillRun::Go() {
   rec_.id = internal::NewDistillationId();
   rec_.trajectory_id = t_.id;
   rec_.kind = "skill";
-  rec_.started_ms = internal::NowMs();
+  rec_.started_ms = util::NowUnixMs();
   if (std::optional<Skill> skill = AskForSkill()) Submit(std::move(*skill));
-  rec_.finished_ms = internal::NowMs();
+  rec_.finished_ms = util::NowUnixMs();
   return rec_;
 }
 

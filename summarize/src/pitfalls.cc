@@ -9,13 +9,14 @@
 #include "skilldb/policy/prompt.h"
 #include "skilldb/summarize/skill_candidate.h"
 #include "skilldb/summarize/summary_agent.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::summarize {
 namespace {
 
 using Json = nlohmann::json;
 
-constexpr char kSystem[] =
+constexpr char kPitfallSystem[] =
     R"(You are the Skill Summary Agent of a kernel-optimization system. A rollout that was given the skills listed below did not produce a verified speedup. For each listed skill whose application went wrong in a way a future user of the skill should know about, write one short pitfall note: one paragraph of 20 to 600 characters saying what went wrong and how to avoid it. Use only the skill ids given; leave out skills the failure had nothing to do with.
 
 Answer with exactly one JSON object in a ```json block: {"notes": [{"skill_id": "...", "note": "..."}]} (an empty list when no failure was about a skill).)";
@@ -98,7 +99,7 @@ std::vector<ChatMessage> SummaryAgent::PitfallRun::Prompt() const {
   }
   user += "\n# The rollout's turns\n\n" + internal::Attempts(t_, 1500, 3000);
   user += "\nWrite the pitfall notes.";
-  return {{"system", kSystem}, {"user", user}};
+  return {{"system", kPitfallSystem}, {"user", user}};
 }
 
 std::optional<std::map<std::string, std::string>>
@@ -147,7 +148,7 @@ void SummaryAgent::PitfallRun::Attach(
       if (!skill.ok()) continue;  // gone since the rollout: nothing to annotate
       auto extra = policy::AddPitfall(
           skill->extra_json,
-          policy::PitfallNote{text, t_.id, t_.task, verdict, internal::NowMs()},
+          policy::PitfallNote{text, t_.id, t_.task, verdict, util::NowUnixMs()},
           options_.pitfalls_per_skill);
       if (!extra.ok()) continue;  // a skill whose extra is not an object
       skill->extra_json = std::move(*extra);
@@ -187,7 +188,7 @@ policy::DistillationRecord SummaryAgent::PitfallRun::Go() {
   rec_.id = internal::NewDistillationId();
   rec_.trajectory_id = t_.id;
   rec_.kind = "pitfalls";
-  rec_.started_ms = internal::NowMs();
+  rec_.started_ms = util::NowUnixMs();
   if (auto notes = AskForNotes()) {
     if (notes->empty()) {
       rec_.outcome = "none";
@@ -196,7 +197,7 @@ policy::DistillationRecord SummaryAgent::PitfallRun::Go() {
       Attach(*notes);
     }
   }
-  rec_.finished_ms = internal::NowMs();
+  rec_.finished_ms = util::NowUnixMs();
   return rec_;
 }
 

@@ -9,7 +9,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr char kBody[] =
+constexpr char kCandidateBody[] =
     "## When to use\nLoops over a row-major array whose innermost loop walks "
     "a strided dimension.\n\n## How\nReorder the loops so the innermost one "
     "runs along contiguous memory; accumulate into a row of outputs.\n\n"
@@ -24,7 +24,7 @@ Json Valid() {
       {"summary",
        "Reorder nested loops so the innermost loop reads "
        "consecutive addresses and vectorizes."},
-      {"body", kBody},
+      {"body", kCandidateBody},
       {"code",
        "for (i) for (k) { a = A[i][k]; for (j) C[i][j] += a * B[k][j]; }"},
       {"tags", {"loop-order", "vectorization", "cache"}},

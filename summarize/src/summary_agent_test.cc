@@ -18,7 +18,7 @@ using policy::testing::Fenced;
 using policy::testing::QueueBackbone;
 using Json = nlohmann::ordered_json;
 
-constexpr char kBody[] =
+constexpr char kAgentBody[] =
     "## When to use\nA loop nest over row-major data whose innermost loop "
     "strides through memory (reducing or accumulating along a middle or "
     "leading dimension).\n\n## How\nMake the innermost loop run over the "
@@ -37,7 +37,7 @@ std::string SkillAnswer(const std::string& title =
          {"summary",
           "Turn a strided reduction into sequential row "
           "accumulation so loads stream and vectorize."},
-         {"body", kBody},
+         {"body", kAgentBody},
          {"code",
           "for (k = 0; k < n; ++k) { const float* r = x + k * m; "
           "for (j = 0; j < m; ++j) acc[j] += r[j]; }"},

@@ -38,7 +38,7 @@ export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
 GEN=()
 command -v ninja > /dev/null && GEN=(-G Ninja)
 if ! { cmake -S "$ROOT/trainer" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release \
-         -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DSKILLDB_MODELS_DEPS_DIR="$ROOT/.verify-deps" \
+         -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DSKILLDB_DEPS_DIR="$ROOT/.verify-deps" -DSKILLDB_BUILD_BENCHMARKS=ON \
          > "$OUT/configure.log" 2>&1 &&
        cmake --build "$BUILD" -j "$JOBS" --target trainer_core_test trainer_learner_test \
          trainer_learner_bench trainer_dist_test > "$OUT/build.log" 2>&1; }; then

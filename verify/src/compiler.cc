@@ -1,4 +1,5 @@
 #include "skilldb/verify/compiler.h"
+#include "skilldb/util/clock.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -28,12 +29,6 @@ std::string Banner(const std::string& program) {
   auto r = internal::Run(o);
   if (!r.ok() || !r->ok()) return "";
   return r->output;
-}
-
-double MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - t0)
-      .count();
 }
 
 // Cache layout: <cache>/<key[0:2]>/<key>.so for a success, <key>.diag
@@ -333,7 +328,7 @@ Result<CompileOutput> Compiler::Compile(std::string_view source,
     out.library_path = paths.so;
     auto log = internal::ReadFile(paths.log, options_.max_log_bytes + 1024);
     if (log.ok()) out.log = std::move(*log);
-    out.wall_ms = MsSince(t0);
+    out.wall_ms = util::MsSince(t0);
     return out;
   }
   if (auto fail = internal::ReadFile(paths.fail, options_.max_log_bytes + 1024);
@@ -341,7 +336,7 @@ Result<CompileOutput> Compiler::Compile(std::string_view source,
     out.cache_hit = true;
     out.log = std::move(*fail);
     out.failure = CompileFailure::kDiagnosis;
-    out.wall_ms = MsSince(t0);
+    out.wall_ms = util::MsSince(t0);
     return out;
   }
   SKILLDB_ASSIGN_OR_RETURN(
@@ -419,7 +414,7 @@ Result<CompileOutput> Compiler::Compile(std::string_view source,
       }
     }
   }
-  out.wall_ms = MsSince(t0);
+  out.wall_ms = util::MsSince(t0);
   return out;
 }
 

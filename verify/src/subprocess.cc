@@ -22,6 +22,7 @@
 #include <set>
 
 #include "confine.h"
+#include "skilldb/util/clock.h"
 
 extern char** environ;
 
@@ -29,10 +30,6 @@ namespace skilldb::verify::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // Reports a failed setup step to the parent (index and errno), then exits.
 [[noreturn]] void Fail(int err_fd, int step, int err) {
@@ -185,7 +182,7 @@ Result<RunResult> Run(const RunOptions& o) {
   RunResult r;
   bool eof = false;
   while (!eof) {
-    const double left_ms = o.timeout_s * 1000.0 - MsSince(t0);
+    const double left_ms = o.timeout_s * 1000.0 - util::MsSince(t0);
     if (left_ms <= 0) {
       r.timed_out = true;
       ::kill(-pid, SIGKILL);
@@ -229,7 +226,7 @@ Result<RunResult> Run(const RunOptions& o) {
     }
   }
   ::close(err_fds[0]);
-  r.wall_ms = MsSince(t0);
+  r.wall_ms = util::MsSince(t0);
   if (WIFSIGNALED(status)) {
     r.term_signal = WTERMSIG(status);
   } else if (WIFEXITED(status)) {

@@ -14,7 +14,7 @@ using testing::Source;
 using testing::TaskDir;
 using testing::TestOptions;
 
-std::unique_ptr<TaskVerifier> HostVerifier(bool screen = true) {
+std::unique_ptr<TaskVerifier> TaskHostVerifier(bool screen = true) {
   VerifierOptions o = TestOptions(Backend::kHost);
   o.static_screen = screen;
   auto v = MakeVerifier(o);
@@ -36,7 +36,7 @@ bool Meets(const CandidateSpec& spec, const DetailedReport& d, bool screen) {
 enum class Which { kHacks, kTeam };
 
 void CheckCandidates(const std::string& task_name, bool screen, Which which) {
-  auto v = HostVerifier(screen);
+  auto v = TaskHostVerifier(screen);
   auto task = LoadTask(TaskDir(), task_name);
   REQUIRE(task.ok());
   auto cands = LoadCandidates(TaskDir(), *task, SourceLanguage::kCpp);
@@ -54,7 +54,7 @@ void CheckCandidates(const std::string& task_name, bool screen, Which which) {
 }
 
 TEST_CASE("every task's host reference agrees with its float64 oracle") {
-  auto v = HostVerifier();
+  auto v = TaskHostVerifier();
   auto names = ListTasks(TaskDir());
   REQUIRE(names.ok());
   for (const std::string& name : *names) {

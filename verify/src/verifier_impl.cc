@@ -14,22 +14,13 @@
 #include "gen.h"
 #include "sha256.h"
 #include "symbol_policy.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::verify::internal {
 namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-int64_t NowUnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 uint64_t UnpredictableSeed() {
   std::random_device rd;
@@ -382,7 +373,7 @@ Result<DetailedReport> TaskVerifierImpl::VerifyDetailed(
   SKILLDB_ASSIGN_OR_RETURN(bool compiled, CompileCandidate(&job));
   if (!compiled) {
     Finish(&job);
-    job.out.times.total_ms = MsSince(t0);
+    job.out.times.total_ms = util::MsSince(t0);
     return std::move(job.out);
   }
   WorkerPool::Lease lease = pool_->Acquire();
@@ -411,7 +402,7 @@ Result<DetailedReport> TaskVerifierImpl::VerifyDetailed(
   }
   SKILLDB_RETURN_IF_ERROR(st);
   Finish(&job);
-  job.out.times.total_ms = MsSince(t0);
+  job.out.times.total_ms = util::MsSince(t0);
   return std::move(job.out);
 }
 
@@ -443,13 +434,13 @@ Status TaskVerifierImpl::RunOnWorker(Job* job) {
   const auto t_check = Clock::now();
   if (job->request->check_correctness) {
     SKILLDB_ASSIGN_OR_RETURN(bool correct, CheckCorrectness(job));
-    job->out.times.correctness_ms = MsSince(t_check);
+    job->out.times.correctness_ms = util::MsSince(t_check);
     if (!correct) return Status::Ok();
   }
   const auto t_time = Clock::now();
   std::vector<RoundSamples> samples;
   SKILLDB_ASSIGN_OR_RETURN(bool timed, RunRounds(job, &samples));
-  job->out.times.timing_ms = MsSince(t_time);
+  job->out.times.timing_ms = util::MsSince(t_time);
   if (timed || !samples.empty()) Decide(job, samples);
   return Status::Ok();
 }
@@ -485,7 +476,7 @@ void TaskVerifierImpl::Finish(Job* job) {
   rep.reasons.clear();
   for (const Finding& f : job->out.findings)
     rep.reasons.push_back(FormatFinding(f));
-  rep.finished_at_ms = NowUnixMs();
+  rep.finished_at_ms = util::NowUnixMs();
 }
 
 }  // namespace skilldb::verify::internal

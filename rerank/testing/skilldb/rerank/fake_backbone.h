@@ -18,6 +18,8 @@
 
 #include "skilldb/library.h"
 #include "skilldb/llm/backbone.h"
+#include "skilldb/rerank/model_reranker.h"
+#include "skilldb/reranker.h"
 
 namespace skilldb::rerank::testing {
 
@@ -164,6 +166,38 @@ inline Hit MakeHit(std::string id, double score, std::string title = "",
   h.fields = {HitField::kTitle, HitField::kSummary, HitField::kBody};
   h.revision = revision;
   return h;
+}
+
+// A request for `query` over candidates s1..sn with falling BM25 scores
+// (step `score_step`), revisions 1..n when `with_revisions`.
+inline RerankRequest MakeRequest(std::string query, size_t n,
+                                 double score_step = 0.1,
+                                 bool with_revisions = false) {
+  RerankRequest r;
+  r.query = std::move(query);
+  for (size_t i = 0; i < n; ++i) {
+    r.candidates.push_back(MakeHit("s" + std::to_string(i + 1),
+                                   10.0 - score_step * static_cast<double>(i), "",
+                                   with_revisions ? i + 1 : 0));
+  }
+  return r;
+}
+
+// The ids of a result, in its order.
+inline std::vector<std::string> Order(const RerankResult& r) {
+  std::vector<std::string> ids;
+  for (const RankedHit& h : r.hits) ids.push_back(h.hit.id);
+  return ids;
+}
+
+// Pure model order: fusion off, so tests see what the judge decided.
+inline RerankerOptions ModelOnly() {
+  RerankerOptions o;
+  o.fusion.top_bm25_weight = o.fusion.middle_bm25_weight =
+      o.fusion.tail_bm25_weight = 0.0;
+  o.fusion.guard_ranks = 0;
+  o.fusion.min_agreement = -1.0;
+  return o;
 }
 
 }  // namespace skilldb::rerank::testing
