@@ -131,12 +131,19 @@ def load_cache(path):
 
 
 def save_cache(path, keys):
+    """Writes the cache whole (a temporary file renamed over it, so a reader
+    or a second writer never sees half of one); a cache that cannot be
+    written only costs the next run its compiles."""
     if not path:
         return
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(sorted(keys), f)
-    os.replace(tmp, path)
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(sorted(keys | load_cache(path)), f)
+        os.replace(tmp, path)
+    except OSError as e:
+        print("note: cache %s not written: %s" % (path, e), file=sys.stderr)
 
 
 def main(argv):

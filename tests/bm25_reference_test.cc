@@ -109,7 +109,7 @@ TEST_CASE("BM25 matches an independent implementation across versions") {
   REQUIRE(lib->Stats({})->num_segments < 40);  // merges happened
 
   std::vector<std::string> queries;
-  for (int q = 0; q < 60; ++q) {
+  for (int q = 0; q < 30; ++q) {
     std::string text;
     const int n = 1 + static_cast<int>(rng() % 5);
     for (int i = 0; i < n; ++i) {

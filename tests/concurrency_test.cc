@@ -148,7 +148,7 @@ TEST_CASE(
   int pipe_fds[2];
   REQUIRE(pipe(pipe_fds) == 0);
   const pid_t pid =
-      StartProgram({SKILLDB_LIBRARY_WORKER, "read", path, "300",
+      StartProgram({SKILLDB_LIBRARY_WORKER, "read", path, "120",
                     std::to_string(pipe_fds[1])},
                    pipe_fds[0]);
   close(pipe_fds[1]);

@@ -72,7 +72,8 @@ WorkerSpec TaskVerifierImpl::SpecFor(int device, int slot) const {
   } else {
     s.args.insert(s.args.end(),
                   {"--memory-bytes", std::to_string(l.host_memory_bytes),
-                   "--cpu-seconds", std::to_string(l.cpu_seconds)});
+                   "--cpu-seconds", std::to_string(l.cpu_seconds),
+                   "--flush-bytes", std::to_string(options_.host_flush_bytes)});
   }
   if (!options_.sandbox) s.args.push_back("--no-sandbox");
   if (gpu_namespaces_failed_) {
@@ -97,7 +98,8 @@ Status TaskVerifierImpl::Init() {
                             "' not found (was it built?)");
   }
   if (o.host_workers < 1 || o.rotate_buffers < 1 || o.warmup_calls < 0 ||
-      o.spot_checks_per_round < 0 || o.timing_shape_trials < 0) {
+      o.spot_checks_per_round < 0 || o.timing_shape_trials < 0 ||
+      o.host_flush_bytes < 0) {
     return Status::InvalidArgument("VerifierOptions counts out of range");
   }
   CompilerOptions co;

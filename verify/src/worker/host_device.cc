@@ -3,6 +3,7 @@
 // path a candidate could tamper with in-process); the cross-check clock is
 // the same clock read through a raw system call, which only the kernel
 // answers, so a patched vDSO shows up as a timer mismatch.
+#include <algorithm>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,14 +86,17 @@ bool IsPoison(const void* p, int dtype, int64_t i) {
 
 class HostDevice final : public Device {
  public:
-  HostDevice() {
+  explicit HostDevice(int64_t flush_bytes) {
     info_.name = CpuModel();
     info_.device_class = "host";
     info_.sm_count = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
     info_.cache_bytes = ReadCacheBytes();
     info_.memory_bytes =
         static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
-    flush_.assign(static_cast<size_t>(2 * info_.cache_bytes), 0);
+    if (flush_bytes <= 0) {
+      flush_bytes = std::min(2 * info_.cache_bytes, kHostFlushCapBytes);
+    }
+    flush_.assign(static_cast<size_t>(flush_bytes), 0);
   }
 
   DeviceInfo Info() const override { return info_; }
@@ -257,8 +261,8 @@ class HostDevice final : public Device {
 
 }  // namespace
 
-Result<std::unique_ptr<Device>> MakeHostDevice() {
-  return std::unique_ptr<Device>(new HostDevice());
+Result<std::unique_ptr<Device>> MakeHostDevice(int64_t flush_bytes) {
+  return std::unique_ptr<Device>(new HostDevice(flush_bytes));
 }
 
 }  // namespace skilldb::verify::internal

@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
   const char* scratch = Arg(argc, argv, "--scratch");
   if (fd_arg == nullptr || scratch == nullptr) return 2;
   const int fd = std::atoi(fd_arg);
-  auto device = skilldb::verify::internal::MakeHostDevice();
+  const char* flush = Arg(argc, argv, "--flush-bytes");
+  auto device = skilldb::verify::internal::MakeHostDevice(
+      flush != nullptr ? std::atoll(flush) : 0);
   if (!device.ok()) return ServeFailure(fd, device.status().message());
   std::string notes = "sandbox: off";
   if (!Flag(argc, argv, "--no-sandbox")) {

@@ -98,6 +98,10 @@ struct VerifierOptions {
   // Compilers in namespaces (CompilerOptions::confine). Default: true.
   bool confine_compiler = true;
   bool use_cupti = true;      // CUPTI kernel counting (GPU). Default: true.
+  // Bytes the host worker writes to flush its caches before each timed
+  // call; 0 = twice the last-level cache, at most 64 MiB (a server's shared
+  // cache is far larger than a slice of it fills). Default: 0.
+  int64_t host_flush_bytes = 0;
   // Multiplies the roofline floor's peak rates (> 1 loosens the bound).
   // Default: 1.0 (peaks are already max(measured, datasheet)).
   double roofline_peak_factor = 1.0;
