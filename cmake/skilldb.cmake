@@ -234,3 +234,26 @@ function(skilldb_torch_executable target)
       "SHELL:LINKER:--push-state,--no-as-needed -lstdc++ LINKER:--pop-state")
   endif()
 endfunction()
+
+# skilldb_test_paths(target NAME PATH [NAME PATH ...]): gives a test (or
+# tool) program the paths of this checkout and build it needs, each as the
+# macro NAME_REL relative to the program's own directory; tests/build_paths.h
+# makes NAME of it (absolute, at run time). Relative values keep the compile
+# the same in every clone, so a compiler cache reuses it from a clone in
+# another folder. PATH may be $<TARGET_FILE:x>.
+function(skilldb_test_paths target)
+  set(args ${ARGN})
+  set(defs)
+  get_target_property(binary_dir ${target} BINARY_DIR)
+  while(args)
+    list(POP_FRONT args name path)
+    if(path MATCHES "^\\$<")
+      set(rel "$<PATH:RELATIVE_PATH,${path},$<TARGET_FILE_DIR:${target}>>")
+    else()
+      file(RELATIVE_PATH rel "${binary_dir}" "${path}")
+    endif()
+    list(APPEND defs "${name}_REL=\"${rel}\"")
+  endwhile()
+  target_compile_definitions(${target} PRIVATE ${defs})
+  target_include_directories(${target} PRIVATE "${SKILLDB_ROOT}/tests")
+endfunction()

@@ -25,7 +25,9 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Debug -DSKILLDB_FUZZ=ON -DSKILLDB_BUILD_TESTS=OFF \
   -DSKILLDB_BUILD_CUDA=OFF -DSKILLDB_BUILD_SHARED=OFF -DSKILLDB_WERROR=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON "${launchers[@]}" >/dev/null
+start=$SECONDS
 cmake --build "$build" -j "$jobs" --target fuzz_targets >&2
+echo "fuzz.sh: build $((SECONDS - start)) s" >&2
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 mkdir -p "$build/artifacts"

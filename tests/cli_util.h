@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "test_util.h"
+#include "build_paths.h"
 
 #ifndef SKILLDB_CLI_PATH
 #error "SKILLDB_CLI_PATH must name the skilldb binary"

@@ -12,6 +12,7 @@
 #include "process_fixtures.h"
 #include "process_util.h"
 #include "test_util.h"
+#include "build_paths.h"
 
 namespace skilldb {
 namespace {

@@ -18,6 +18,7 @@
 #include "process_util.h"
 #include "reference_bm25.h"
 #include "test_util.h"
+#include "build_paths.h"
 
 namespace skilldb {
 namespace {

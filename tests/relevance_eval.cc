@@ -27,6 +27,7 @@
 
 #include "relevance.h"
 #include "seed_data.h"
+#include "build_paths.h"
 
 #ifndef SKILLDB_SEED_DIR
 #error "SKILLDB_SEED_DIR must name the seed directory"

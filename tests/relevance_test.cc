@@ -12,6 +12,7 @@
 
 #include "seed_data.h"
 #include "skilldb/options.h"
+#include "build_paths.h"
 
 #ifndef SKILLDB_SEED_DIR
 #error "SKILLDB_SEED_DIR must name the seed directory"

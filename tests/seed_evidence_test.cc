@@ -19,6 +19,7 @@
 #include "seed_data.h"
 #include "seed_test_util.h"
 #include "sha256.h"  // verify/src: pure FIPS 180-4, compiled into this test
+#include "build_paths.h"
 
 #ifndef SKILLDB_SEED_DIR
 #error "SKILLDB_SEED_DIR must name the seed directory (data/seed)"

@@ -32,6 +32,7 @@
 
 #include "seed_data.h"
 #include "seed_test_util.h"
+#include "build_paths.h"
 
 #ifndef SKILLDB_SEED_DIR
 #error "SKILLDB_SEED_DIR must name the seed directory (data/seed)"

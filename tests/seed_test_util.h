@@ -13,6 +13,7 @@
 
 #include "seed_data.h"
 #include "skilldb/skill.h"
+#include "build_paths.h"
 
 #ifndef SKILLDB_SEED_DIR
 #error "SKILLDB_SEED_DIR must name the seed directory (data/seed)"

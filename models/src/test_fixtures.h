@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "build_paths.h"
 
 namespace skilldb::models::testing {
 

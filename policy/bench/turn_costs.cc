@@ -39,6 +39,7 @@
 #include "skilldb/policy/rollout_pool.h"
 #include "skilldb/policy/rollout_store.h"
 #include "skilldb/rerank/listwise.h"
+#include "build_paths.h"
 
 namespace skilldb::policy::bench {
 namespace {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include "build_paths.h"
 
 namespace skilldb::rerank {
 namespace {
@@ -102,7 +103,7 @@ TEST_CASE("ids with more digits than any window holds are out of range") {
 }
 
 TEST_CASE("every committed adversarial answer parses to its expected order") {
-  std::ifstream in(SKILLDB_RERANK_TESTDATA "/adversarial_outputs.jsonl");
+  std::ifstream in(std::string(SKILLDB_RERANK_TESTDATA) + "/adversarial_outputs.jsonl");
   REQUIRE(in.good());
   std::string line;
   int cases = 0;

@@ -19,6 +19,7 @@
 #include "skilldb/policy/task_context.h"
 #include "skilldb/verify/verify.h"
 #include "test_util.h"
+#include "build_paths.h"
 
 namespace skilldb::policy::testing {
 

@@ -22,6 +22,7 @@
 
 #include "seed_data.h"
 #include "skilldb/library.h"
+#include "build_paths.h"
 
 namespace {
 

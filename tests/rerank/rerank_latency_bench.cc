@@ -32,6 +32,7 @@
 #include "skilldb/rerank/listwise.h"
 #include "skilldb/rerank/permutation.h"
 #include "skilldb/rerank/pointwise.h"
+#include "build_paths.h"
 
 namespace skilldb::testing {
 namespace {

@@ -9,6 +9,7 @@
 #include "skilldb/trainer/report.h"
 #include "skilldb/trainer/sft_data.h"
 #include "test_dir.h"
+#include "build_paths.h"
 
 namespace skilldb::trainer {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "skilldb/trainer/report.h"
 #include "test_dir.h"
+#include "build_paths.h"
 
 namespace {
 

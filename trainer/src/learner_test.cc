@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "test_dir.h"
+#include "build_paths.h"
 
 namespace skilldb::trainer {
 namespace {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "file_util.h"
+#include "build_paths.h"
 
 namespace skilldb::verify {
 namespace {

@@ -11,6 +11,7 @@
 #include "file_util.h"
 #include "skilldb/verify/verify.h"
 #include "test_util.h"
+#include "build_paths.h"
 
 namespace skilldb::verify {
 namespace {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "file_util.h"
+#include "build_paths.h"
 
 namespace skilldb::verify {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "file_util.h"
 #include "skilldb/verify/verify.h"
+#include "build_paths.h"
 
 namespace skilldb::verify::testing {
 
