@@ -54,6 +54,13 @@ struct ProposalOptions {
   size_t near_duplicate_candidates = 20;
   std::string author;   // for the commit and the audit log
   std::string message;  // commit message
+  // The queued proposal (proposal_queue.h) this proposal carries out, or ""
+  // for none. When set, Commit writes that entry's final state (committed,
+  // rejected or conflict, with the outcome and the report) in the same
+  // atomic batch as the commit or the audit entry; Commit fails with
+  // NotFound if no such entry exists.
+  std::string queue_id;
+  bool operator==(const ProposalOptions&) const = default;
 };
 
 struct DuplicateMatch {
