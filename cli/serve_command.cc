@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "context.h"
+#include "numbers.h"
 #include "skilldb/server/server.h"
 #include "skilldb/verify/verify.h"
 
@@ -111,12 +112,15 @@ int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io) {
   const std::string url =
       "http://" + options.host + ":" + std::to_string((*server)->port());
   if (g.json) {
-    PrintJson(io, Json{{"url", url},
-                       {"port", (*server)->port()},
-                       {"version", shared->CurrentVersion()},
-                       {"read_only", a.read_only},
-                       {"verifier", verifier ? Json(std::string(verifier->Name()))
-                                             : Json(nullptr)}});
+    // One line: a supervisor (or a test) reads the port from it.
+    *io.out << Json{{"url", url},
+                    {"port", (*server)->port()},
+                    {"version", shared->CurrentVersion()},
+                    {"read_only", a.read_only},
+                    {"verifier", verifier ? Json(std::string(verifier->Name()))
+                                          : Json(nullptr)}}
+                   .dump()
+            << "\n";
   } else {
     *io.out << "serving " << EscapeLine(shared->Info().path) << " at " << url
             << " (verifier: "

@@ -27,38 +27,46 @@ namespace {
 
 using GilRelease = nb::gil_scoped_release;
 
+// The Python object of a Library: a handle on shared state, so that it
+// copies and moves freely while close() reaches every copy.
 class PyLibrary {
  public:
   PyLibrary(std::shared_ptr<Library> library, bool remote)
-      : library_(std::move(library)), remote_(remote) {}
+      : state_(std::make_shared<State>()) {
+    state_->library = std::move(library);
+    state_->remote = remote;
+  }
 
   // The open library; FailedPreconditionError once closed.
   std::shared_ptr<Library> get() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!library_) {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (!state_->library) {
       throw StatusError(Status::FailedPrecondition("the library is closed"));
     }
-    return library_;
+    return state_->library;
   }
   void close() {
     std::shared_ptr<Library> last;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      last = std::move(library_);
+      std::lock_guard<std::mutex> lock(state_->mu);
+      last = std::move(state_->library);
     }
     GilRelease release;  // closing flushes; other threads may go on
     last.reset();
   }
   bool closed() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return library_ == nullptr;
+    std::lock_guard<std::mutex> lock(state_->mu);
+    return state_->library == nullptr;
   }
-  bool remote() const { return remote_; }
+  bool remote() const { return state_->remote; }
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<Library> library_;
-  bool remote_;
+  struct State {
+    std::mutex mu;
+    std::shared_ptr<Library> library;  // guarded by mu; null once closed
+    bool remote = false;
+  };
+  std::shared_ptr<State> state_;
 };
 
 // The verifier of a remote library's proposals: the server's own, which
@@ -526,7 +534,7 @@ void BindLibrary(nb::module_& m) {
            })
       .def("close", &PyLibrary::close,
            "Closes the library (a read-write one releases its lock).")
-      .def("__enter__", [](nb::handle self) { return self; })
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__",
            [](PyLibrary& self, nb::handle, nb::handle, nb::handle) {
              self.close();

@@ -115,7 +115,8 @@ void BindQueryTypes(nb::module_& m) {
   auto counters = nb::class_<UsageCounters>(m, "UsageCounters");
   for (int e = 0; e < kNumUsageEvents; ++e) {
     const auto event = static_cast<UsageEvent>(e);
-    counters.def_prop_ro(std::string(UsageEventName(event)).c_str(),
+    // The names are string literals (NUL-terminated, static).
+    counters.def_prop_ro(UsageEventName(event).data(),
                          [event](const UsageCounters& c) { return c.count(event); });
   }
   counters.def_ro("last_used_version", &UsageCounters::last_used_version)
@@ -336,12 +337,12 @@ void BindErrors(nb::module_& m) {
       "invalid_argument, ...); str() is the message.",
       PyExc_Exception, nullptr);
   g_errors[0] = base;
-  m.attr("Error") = nb::handle(base);
+  m.attr("Error") = nb::borrow(base);
   for (int c = 1; c <= static_cast<int>(StatusCode::kInternal); ++c) {
     const std::string name = std::string("skilldb.") + kErrorNames[c];
     PyObject* cls = PyErr_NewException(name.c_str(), base, nullptr);
     g_errors[c] = cls;
-    m.attr(kErrorNames[c]) = nb::handle(cls);
+    m.attr(kErrorNames[c]) = nb::borrow(cls);
   }
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {

@@ -40,7 +40,7 @@ def page_server(tmp_path_factory):
 
     path = str(tmp_path_factory.mktemp("web") / "lib")
     with skilldb.open(path, create=True, sync_commits=False) as lib:
-        lib.put_many([make_skill(*s) for s in SKILLS])
+        lib.put_many([make_skill(*s) for s in SKILLS], message="three skills")
         lib.propose(make_skill("smem-tiling", "Shared memory tiling",
                                "Tile the K loop through shared memory, now with "
                                "double buffering.\nSecond line."),

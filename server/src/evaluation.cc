@@ -3,7 +3,10 @@
 // KernelGYM at 3a84417 (kernelgym/server/api/models.py, schema/result.py,
 // workflow/kernelbench.py) as /work/notes/kernelbench_spec.md section 7
 // records them.
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <initializer_list>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 

@@ -18,7 +18,7 @@ TEST_CASE("HtmlEscape leaves no markup and no control character") {
 TEST_CASE("search hits mark the query's words, stems included, and stay escaped") {
   const auto words = internal::QueryWords("Tiling <b>");
   CHECK(internal::HighlightWords("Tile the K loop <b>", words) ==
-        "<mark>Tile</mark> the K loop &lt;<mark>b</mark>&gt;");
+        "<mark>Tile</mark> the K loop &lt;b&gt;");
 }
 
 TEST_CASE("code is highlighted without letting its text out") {

@@ -12,6 +12,7 @@
 // forgets them, as KernelGYM forgets what its Redis did not keep; the
 // durable record of a skill's evidence is the library's.
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 
 #include "server_impl.h"

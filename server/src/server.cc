@@ -263,7 +263,14 @@ Status ServerImpl::Bind() {
 void ServerImpl::StartThreads() {
   verify_pool_ = std::make_unique<VerifyPool>(
       options_.verify_workers, options_.max_pending_verifications);
-  listener_ = std::thread([this] { http_.listen_after_bind(); });
+  listener_ = std::thread([this] {
+    http_.listen_after_bind();
+    listener_returned_ = true;
+  });
+  // cpp-httplib 0.11 has no wait_until_ready(), and a stop() before the
+  // listener runs would be lost (the listener would then never return):
+  // wait until it runs (or gave up at once).
+  while (!http_.is_running() && !listener_returned_) std::this_thread::yield();
   if (!options_.read_only) {
     for (int i = 0; i < options_.proposal_workers; ++i) {
       proposal_workers_.emplace_back([this] { ProposalWorker(); });

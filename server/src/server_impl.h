@@ -125,6 +125,7 @@ class ServerImpl final : public Server {
   httplib::Server http_;
   int port_ = 0;
   std::thread listener_;
+  std::atomic<bool> listener_returned_{false};
   std::thread refresher_;
   std::vector<std::thread> proposal_workers_;
   Metrics metrics_;

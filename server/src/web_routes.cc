@@ -4,6 +4,7 @@
 // log, one commit, and the audit log's rejected proposals. No script runs
 // on any page (the Content-Security-Policy forbids it), and every value
 // from the library is escaped (html.h).
+#include <cstdio>
 #include <ctime>
 
 #include "html.h"
