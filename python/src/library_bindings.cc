@@ -538,7 +538,9 @@ void BindLibrary(nb::module_& m) {
       .def("__exit__",
            [](PyLibrary& self, nb::handle, nb::handle, nb::handle) {
              self.close();
-           })
+           },
+           nb::arg("exc_type").none(), nb::arg("exc").none(),
+           nb::arg("traceback").none())
       .def("__repr__", [](PyLibrary& self) {
         if (self.closed()) return std::string("Library(closed)");
         const LibraryInfo info = self.get()->Info();
