@@ -198,6 +198,7 @@ struct ServeArgs {
   bool auth_reads = false;  // tokens for reads too
   bool read_only = false;   // open read-only, refuse writes
   int gpu_workers = 1;      // verifier workers (GPUs; host processes)
+  int eval_rounds = 3;      // timing rounds of an /evaluate
   std::string verifier = "auto";  // auto | cuda | host | none
   int threads = 32;          // HTTP threads
   int max_body_mb = 8;       // request body limit

@@ -73,6 +73,7 @@ int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io) {
   options.max_body_bytes = static_cast<size_t>(a.max_body_mb) << 20;
   options.allow_replay = !a.no_replay;
   options.verify_workers = a.gpu_workers;
+  options.evaluation_rounds = a.eval_rounds;
   options.proposal_workers = a.read_only ? 0 : a.gpu_workers;
   if (!a.quiet) {
     std::ostream* err = io.err;

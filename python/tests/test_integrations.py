@@ -29,7 +29,7 @@ def host_server(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("integrations") / "lib")
     with skilldb.open(path, create=True, sync_commits=False) as lib:
         lib.put_many([make_skill(*s) for s in SKILLS])
-    server = Served(path, "--verifier", "host")
+    server = Served(path, "--verifier", "host", "--eval-rounds", "1")
     yield server
     server.stop()
 

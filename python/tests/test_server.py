@@ -60,10 +60,10 @@ def test_a_proposal_goes_through_the_servers_durable_queue(seeded_path, serve):
 
 
 def test_kernelgym_clients_get_a_real_verdict_from_the_host_verifier(seeded_path, serve):
-    server = serve(seeded_path, "--verifier", "host")
+    server = serve(seeded_path, "--verifier", "host", "--eval-rounds", "1")
     payload = {"task_id": "drk_host_1", "reference_code": "class Model: pass  # unused",
                "kernel_code": host_candidate("fast.cc"), "backend": "cpp",
-               "skilldb_task": "sum_dim1_fp32", "num_perf_trials": 90,
+               "skilldb_task": "sum_dim1_fp32", "num_perf_trials": 30,
                "detect_decoy_kernel": True}
     status, body, _ = http("POST", server.url + "/evaluate", payload)
     assert status == 200, body

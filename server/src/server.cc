@@ -135,7 +135,8 @@ ServerImpl::ServerImpl(const ServerOptions& options,
     : options_(options), library_(std::move(library)) {
   evaluation_ = options_.evaluation;
   if (!evaluation_) {
-    evaluation_ = MakeVerifierEvaluation(options_.verifier);
+    evaluation_ =
+        MakeVerifierEvaluation(options_.verifier, options_.evaluation_rounds);
   }
 }
 
@@ -207,10 +208,11 @@ void ServerImpl::Route(const char* method, const std::string& pattern,
 Status ServerImpl::Bind() {
   if (options_.threads < 1 || options_.max_in_flight < 1 ||
       options_.verify_workers < 1 || options_.max_pending_verifications < 0 ||
-      options_.proposal_workers < 0 || options_.query_threads < 1) {
+      options_.proposal_workers < 0 || options_.query_threads < 1 ||
+      options_.evaluation_rounds < 1) {
     return Status::InvalidArgument(
-        "server options: threads, max_in_flight, verify_workers and "
-        "query_threads must be positive");
+        "server options: threads, max_in_flight, verify_workers, "
+        "query_threads and evaluation_rounds must be positive");
   }
   const int threads = options_.threads;
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };

@@ -75,8 +75,12 @@ struct ServerOptions {
   // The floor every proposal's policy is raised to (a client cannot ask
   // for a laxer one).
   VerificationPolicy min_policy;
-  // KernelGYM's /evaluate. Null: MakeVerifierEvaluation(verifier).
+  // KernelGYM's /evaluate. Null: MakeVerifierEvaluation(verifier,
+  // evaluation_rounds).
   std::shared_ptr<Evaluation> evaluation;
+  // Timing rounds of an /evaluate through the verifier (KernelGYM's
+  // num_perf_trials are spread over them). Default: 3.
+  int evaluation_rounds = 3;
   // KernelGYM task records kept for /status and /results (oldest dropped
   // first). Default: 100000.
   size_t max_evaluation_records = 100000;
