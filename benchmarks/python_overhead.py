@@ -1,5 +1,5 @@
 """Python binding overhead per query: the same query N times through
-skilldb.Library.query (a Python loop) and through skilldb._bench_query (the
+skilldb.Library.query (a Python loop) and through skilldb._skilldb._bench_query (the
 C++ loop inside the module, no Python per call). Prints one JSON line.
 
 usage: python_overhead.py LIBRARY [N]   (PYTHONPATH=build/python)
@@ -22,7 +22,7 @@ def main():
         lib.query(text)  # warm caches
     cpp = py = 0.0
     for text in queries:
-        cpp += skilldb._bench_query(lib, text, n)
+        cpp += skilldb._skilldb._bench_query(lib, text, n)
         start = time.perf_counter()
         for _ in range(n):
             lib.query(text)

@@ -98,6 +98,7 @@ class Http {
     const std::string what = std::string(method) + " " + path;
     for (int attempt = 0;; ++attempt) {
       httplib::Client client(options_.url);
+      client.set_tcp_nodelay(true);  // the body is a second write: no Nagle wait
       const auto timeout = std::chrono::milliseconds(options_.timeout_ms);
       client.set_connection_timeout(timeout);
       client.set_read_timeout(timeout);

@@ -1,6 +1,8 @@
 // The server's frame: start and stop, the route wrapper (authentication,
 // limits, read-only refusal, exception capture, metrics), and the service
 // routes (/healthz, /metrics, /openapi.json).
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -14,6 +16,9 @@
 namespace skilldb::server {
 namespace internal {
 namespace {
+
+// Connections the kernel holds for accept() (clients connecting at once).
+constexpr int kListenBacklog = 1024;
 
 // Constant-time comparison: a token check must not leak how much matched.
 bool SameToken(const std::string& a, const std::string& b) {
@@ -246,6 +251,18 @@ Status ServerImpl::Bind() {
   AddProposalRoutes();
   AddKernelGymRoutes();
   AddWebRoutes();
+  // cpp-httplib's default socket options set SO_REUSEPORT, which lets a
+  // second server bind the same port and take half the connections: only
+  // SO_REUSEADDR here. Its listen backlog is compiled into Debian's
+  // libcpp-httplib as 5, which drops the SYNs of a few dozen clients
+  // connecting at once (each then waits a second for the retransmit):
+  // listen() again on the bound socket with a deep one.
+  int listen_fd = -1;
+  http_.set_socket_options([&listen_fd](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd = sock;
+  });
   if (options_.port == 0) {
     port_ = http_.bind_to_any_port(options_.host);
     if (port_ <= 0) {
@@ -259,6 +276,11 @@ Status ServerImpl::Bind() {
     }
     port_ = options_.port;
   }
+  if (listen_fd >= 0 && ::listen(listen_fd, kListenBacklog) != 0) {
+    return Status::Unavailable("cannot listen on " + options_.host + ":" +
+                               std::to_string(port_));
+  }
+  http_.set_socket_options([](socket_t) {});  // no dangling capture
   return Status::Ok();
 }
 

@@ -119,6 +119,17 @@ TEST_CASE("a read-only server refuses writes and serves reads") {
   CHECK(server.Client().Get("/v1/skills/warp-reduce")->status == 200);
 }
 
+TEST_CASE("a second server cannot take the port of a running one") {
+  TestServer server;
+  ServerOptions options;
+  options.port = server.port();
+  auto second = Server::Start(
+      options, std::shared_ptr<Library>(&server.lib(), [](Library*) {}));
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().code() == StatusCode::kUnavailable);
+  CHECK(server.Client().Get("/healthz")->status == 200);
+}
+
 TEST_CASE("a proposal is queued at once and committed by the server's worker") {
   TestServer server;
   auto remote = OpenRemoteLibrary({.url = server.Url()});

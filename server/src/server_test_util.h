@@ -162,6 +162,7 @@ class TestServer {
   std::string Url() const {
     return "http://127.0.0.1:" + std::to_string(server_->port());
   }
+  int port() const { return server_->port(); }
   Library& lib() { return *lib_.operator->(); }
 
  private:
