@@ -199,6 +199,7 @@ struct ServeArgs {
   bool read_only = false;   // open read-only, refuse writes
   int gpu_workers = 1;      // verifier workers (GPUs; host processes)
   int eval_rounds = 3;      // timing rounds of an /evaluate
+  int queue_workers = -1;   // proposal queue workers; -1: gpu_workers
   std::string verifier = "auto";  // auto | cuda | host | none
   int threads = 32;          // HTTP threads
   int max_body_mb = 8;       // request body limit

@@ -580,6 +580,9 @@ void AddServe(CLI::App& app, Cli& c) {
   c.numbers.Int(cmd, "--gpu-workers", &s.gpu_workers, {1, 64},
                 "verifier workers: GPUs 0..N-1, or host worker processes; "
                 "also the proposal queue's workers");
+  c.numbers.Int(cmd, "--queue-workers", &s.queue_workers, {0, 64},
+                "threads carrying out queued proposals (default: --gpu-workers; "
+                "0 accepts proposals and leaves them queued for a later run)");
   c.numbers.Int(cmd, "--eval-rounds", &s.eval_rounds, {1, 100},
                 "timing rounds of a KernelGYM /evaluate (its num_perf_trials "
                 "are spread over them)");

@@ -74,7 +74,8 @@ int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io) {
   options.allow_replay = !a.no_replay;
   options.verify_workers = a.gpu_workers;
   options.evaluation_rounds = a.eval_rounds;
-  options.proposal_workers = a.read_only ? 0 : a.gpu_workers;
+  options.proposal_workers =
+      a.read_only ? 0 : (a.queue_workers >= 0 ? a.queue_workers : a.gpu_workers);
   if (!a.quiet) {
     std::ostream* err = io.err;
     options.log = [err](const std::string& line) {

@@ -109,3 +109,37 @@ def test_writes_need_the_token_and_errors_are_json(seeded_path, serve, tmp_path)
     assert 'skilldb_http_requests_total{route="usage",code="401"} 1' in body
     status, body, _ = http("GET", server.url + "/openapi.json")
     assert "/v1/proposals/{id}" in json.loads(body)["paths"]
+
+
+def test_acknowledged_proposals_survive_a_killed_server(seeded_path, serve):
+    """Every proposal answered 202 is in the library's store: after SIGKILL
+    (no shutdown at all) a new server commits each exactly once."""
+    # No queue workers: every proposal is still queued when the server dies.
+    server = serve(seeded_path, "--verifier", "none", "--queue-workers", "0")
+    ids = []
+    for i in range(6):
+        words = " ".join(f"durable{i}word{j}" for j in range(12))
+        skill = make_skill(f"durable-{i}", f"Durable {i}", words)
+        status, body, _ = http("POST", server.url + "/v1/proposals",
+                               {"candidate": skill.to_dict(),
+                                "replay_report": report_dict(speedup=2.0)})
+        assert status == 202, body
+        ids.append(json.loads(body)["id"])
+    status, body, _ = http("GET", server.url + "/v1/proposals/" + ids[-1])
+    assert status == 200 and json.loads(body)["state"] == "queued"
+    server.proc.kill()  # SIGKILL right after the last 202
+    server.proc.wait()
+    again = serve(seeded_path, "--verifier", "none")
+    remote = skilldb.connect(again.url)
+    # One worker takes the queue first in, first out: once a proposal made
+    # now is decided, every one queued before the kill is too.
+    after = remote.propose(make_skill("after-kill", "After the kill",
+                                      "restart marker words only here"),
+                           report=report_dict(speedup=2.0))
+    assert after.accepted
+    for i, pid in enumerate(ids):
+        q = remote.queued(pid)
+        assert q.state == "committed", (pid, q.state, q.reasons)
+        assert remote.get(f"durable-{i}").title == f"Durable {i}"
+    committed = [c for c in remote.log() if c.added == 1]
+    assert len(committed) == len(ids) + 1  # each once, and the marker
