@@ -72,6 +72,7 @@ int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io) {
   options.threads = a.threads;
   options.max_body_bytes = static_cast<size_t>(a.max_body_mb) << 20;
   options.allow_replay = !a.no_replay;
+  options.accept_active = a.accept_active;
   options.verify_workers = a.gpu_workers;
   options.evaluation_rounds = a.eval_rounds;
   options.proposal_workers =

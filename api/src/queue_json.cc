@@ -6,16 +6,16 @@
 #include <charconv>
 #include <cstdio>
 
-#include "json_util.h"
 #include "skilldb/json.h"
 #include "skilldb/proposal_queue.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb {
 namespace {
 
 using QOut = nlohmann::ordered_json;
 using QIn = nlohmann::json;
-using internal::FieldReader;
+using util::FieldReader;
 
 std::string QDump(const QOut& j) {
   return j.dump(-1, ' ', false, QOut::error_handler_t::replace);
@@ -26,7 +26,7 @@ QOut QEmbed(const std::string& json_text) {
 }
 
 Result<QIn> QParseObject(std::string_view text, const char* what) {
-  SKILLDB_ASSIGN_OR_RETURN(QIn j, internal::ParseUntrustedJson(text, what));
+  SKILLDB_ASSIGN_OR_RETURN(QIn j, util::ParseUntrustedJson(text, what));
   if (!j.is_object()) {
     return Status::InvalidArgument(std::string(what) +
                                    " must be a JSON object");
@@ -102,7 +102,8 @@ QOut ProposalOptionsJson(const ProposalOptions& o) {
          {"near_duplicate_jaccard", o.near_duplicate_jaccard},
          {"near_duplicate_candidates", o.near_duplicate_candidates},
          {"author", o.author},
-         {"message", o.message}};
+         {"message", o.message},
+         {"accepted_status", SkillStatusName(o.accepted_status)}};
   if (!o.queue_id.empty()) j["queue_id"] = o.queue_id;
   return j;
 }
@@ -301,6 +302,11 @@ Result<ProposalOptions> FromJson<ProposalOptions>(std::string_view text) {
   SKILLDB_RETURN_IF_ERROR(r.String("author", &o.author));
   SKILLDB_RETURN_IF_ERROR(r.String("message", &o.message));
   SKILLDB_RETURN_IF_ERROR(r.String("queue_id", &o.queue_id));
+  std::string status;
+  SKILLDB_RETURN_IF_ERROR(r.String("accepted_status", &status));
+  if (!status.empty()) {
+    SKILLDB_ASSIGN_OR_RETURN(o.accepted_status, ParseSkillStatus(status));
+  }
   return o;
 }
 

@@ -60,6 +60,10 @@ void ServerImpl::CarryOut(const QueuedProposal& q) {
   };
   ProposalOptions options = q.request.options;
   options.policy = EnforcedPolicy(options.policy);
+  if (!options_.accept_active ||
+      options.accepted_status != SkillStatus::kActive) {
+    options.accepted_status = SkillStatus::kCandidate;
+  }
   options.queue_id = q.id;
   auto proposal = lib->Propose(q.request.candidate, options);
   if (!proposal.ok()) return fail(proposal.status());

@@ -160,6 +160,33 @@ TEST_CASE("a proposal is queued at once and committed by the server's worker") {
   CHECK(ParseJson(got->body)["state"] == "committed");
 }
 
+TEST_CASE("skills committed through the server are candidates unless it accepts active ones") {
+  for (const bool accept_active : {false, true}) {
+    CAPTURE(accept_active);
+    ServerOptions options;
+    options.accept_active = accept_active;
+    TestServer server(options);
+    auto remote = OpenRemoteLibrary({.url = server.Url()});
+    REQUIRE(remote.ok());
+    // The client asks for an active skill (ProposalOptions' default).
+    auto p = (*remote)->Propose(
+        testing::ServedSkill("ldmatrix", "ldmatrix fragments",
+                             "Load mma fragments from shared memory with one "
+                             "ldmatrix per warp."),
+        ProposalOptions{});
+    REQUIRE(p.ok());
+    ReplayVerifier replay(ScriptedReport("sum_dim1_fp32", 2.0));
+    REQUIRE((*p)->Verify(replay, VerificationRequest{}).ok());
+    auto outcome = (*p)->Commit();
+    REQUIRE(outcome.ok());
+    REQUIRE(outcome->accepted);
+    auto skill = server.lib().Get("ldmatrix");
+    REQUIRE(skill.ok());
+    CHECK(skill->status ==
+          (accept_active ? SkillStatus::kActive : SkillStatus::kCandidate));
+  }
+}
+
 TEST_CASE("a proposal below the server's policy floor is rejected whatever it asks") {
   ServerOptions options;
   options.min_policy.min_speedup = 1.5;

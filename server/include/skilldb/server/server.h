@@ -75,6 +75,12 @@ struct ServerOptions {
   // The floor every proposal's policy is raised to (a client cannot ask
   // for a laxer one).
   VerificationPolicy min_policy;
+  // Whether an accepted proposal may go in as an active skill (when its
+  // client asks, the default of ProposalOptions). Default: false: every
+  // skill committed through the server is a candidate, as the Summary
+  // Agent commits its own (text no person has read yet); queries see
+  // candidates unless they filter by status.
+  bool accept_active = false;
   // KernelGYM's /evaluate. Null: MakeVerifierEvaluation(verifier,
   // evaluation_rounds).
   std::shared_ptr<Evaluation> evaluation;
