@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skilldb/server/evaluation.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::server {
 namespace {
@@ -243,8 +244,14 @@ class CombinedEvaluation final : public Evaluation {
 }  // namespace
 
 Result<EvaluationRequest> ParseEvaluationRequest(std::string_view text) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+  util::JsonLimits limits;
+  limits.max_bytes = text.size();  // bounded by the HTTP layer
+  limits.max_depth = 64;
+  limits.max_values = text.size() / 2 + 16;
+  auto parsed = util::ParseUntrustedJson<Json>(text, "the body", limits);
+  if (!parsed.ok()) return parsed.status();
+  Json j = std::move(parsed).value();
+  if (!j.is_object()) {
     return Status::InvalidArgument("the body must be a JSON object");
   }
   EvaluationRequest r;

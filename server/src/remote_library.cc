@@ -14,6 +14,7 @@
 
 #include "skilldb/json.h"
 #include "skilldb/replay_verifier.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::server {
 namespace {
@@ -36,15 +37,32 @@ StatusCode CodeNamed(const std::string& name) {
   return StatusCode::kInternal;
 }
 
+// A server's answer, parsed with bounds (it is untrusted: nesting, value
+// count, repeated keys); a discarded value when it is not JSON within them.
+RJson ParseAnswer(const std::string& body) {
+  util::JsonLimits limits;
+  limits.max_depth = 64;
+  limits.max_bytes = std::max<size_t>(body.size(), 1);
+  limits.max_values = body.size() / 2 + 16;
+  auto j = util::ParseUntrustedJson<RJson>(body, "the server's answer", limits);
+  if (!j.ok()) return RJson(RJson::value_t::discarded);
+  return std::move(j).value();
+}
+
 // The server's error body as a Status (its code), or one made from the
 // HTTP status when the body is not the server's.
 Status ErrorFrom(int http_status, const std::string& body,
                  const std::string& what) {
-  RJson j = RJson::parse(body, nullptr, false);
+  RJson j = ParseAnswer(body);
   if (j.is_object() && j.contains("error") && j["error"].is_object()) {
     const RJson& e = j["error"];
-    const std::string code = e.value("code", std::string("internal"));
-    const std::string message = e.value("message", std::string());
+    // Members of the wrong type are read as absent (value() would throw).
+    const std::string code =
+        e.contains("code") && e["code"].is_string() ? e["code"].get<std::string>()
+                                                    : std::string("internal");
+    const std::string message = e.contains("message") && e["message"].is_string()
+                                    ? e["message"].get<std::string>()
+                                    : std::string();
     return Status(CodeNamed(code), what + ": " + message);
   }
   const std::string excerpt = body.substr(0, 200);
@@ -74,7 +92,7 @@ std::string Escape(std::string_view s) {
 
 template <typename T>
 Result<std::vector<T>> ListOf(const std::string& body, const char* key) {
-  RJson j = RJson::parse(body, nullptr, false);
+  RJson j = ParseAnswer(body);
   if (!j.is_object() || !j.contains(key) || !j[key].is_array()) {
     return Status::Internal(std::string("the server's answer has no '") +
                             key + "' list");
@@ -305,7 +323,7 @@ class RemoteLibrary final : public Library {
       for (const Skill& s : skills) {
         if (!fn(s)) return Status::Ok();
       }
-      RJson j = RJson::parse(body, nullptr, false);
+      RJson j = ParseAnswer(body);
       if (!j.is_object() || !j["next"].is_string()) return Status::Ok();
       after = j["next"].get<std::string>();
     }
@@ -423,7 +441,7 @@ class RemoteLibrary final : public Library {
   }
   Result<QueueCounts> CountQueued() override {
     SKILLDB_ASSIGN_OR_RETURN(std::string body, http_->Call("GET", "/healthz"));
-    RJson j = RJson::parse(body, nullptr, false);
+    RJson j = ParseAnswer(body);
     if (!j.is_object() || !j.contains("proposals")) {
       return Status::Internal("the server's /healthz has no proposal counts");
     }
@@ -492,7 +510,7 @@ class RemoteLibrary final : public Library {
     SKILLDB_ASSIGN_OR_RETURN(
         std::string body,
         http_->Call("GET", "/v1/commits/" + std::to_string(version)));
-    RJson j = RJson::parse(body, nullptr, false);
+    RJson j = ParseAnswer(body);
     if (!j.is_object() || !j.contains("commit")) {
       return Status::Internal("the server's commit answer is malformed");
     }

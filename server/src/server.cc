@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <fstream>
+#include <sstream>
 
 #include "openapi.h"
 #include "server_impl.h"
 #include "skilldb/json.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/file.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::server {
 namespace internal {
@@ -90,32 +92,17 @@ void SendTooBusy(httplib::Response& res, const std::string& message,
 }
 
 Result<Json> ParseBody(const httplib::Request& req, const char* what) {
-  // Nesting is bounded before parsing: the body is untrusted, and every
-  // later walk of the value (dump, destruction) recurses on it.
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : req.body) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > 64) {
-        return Status::InvalidArgument(std::string(what) +
-                                       ": the body nests deeper than 64");
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  Json j = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+  // The body is untrusted: nesting and the count of values are bounded
+  // while parsing (every later walk of the value recurses on it), and a
+  // repeated key is refused rather than silently resolved.
+  util::JsonLimits limits;
+  limits.max_bytes = req.body.size();  // already within max_body_bytes
+  limits.max_depth = 64;
+  limits.max_values = req.body.size() / 2 + 16;
+  auto j = util::ParseUntrustedJson<Json>(req.body, std::string(what) + " body",
+                                          limits);
+  if (!j.ok()) return j.status();
+  if (!j->is_object()) {
     return Status::InvalidArgument(std::string(what) +
                                    ": the body must be a JSON object");
   }
@@ -418,10 +405,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options,
 }
 
 Result<std::vector<std::string>> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return Status::NotFound("cannot read token file '" + path + "'");
-  }
+  auto text = util::ReadFile(path, int64_t{1} << 20);
+  if (!text.ok()) return text.status().WithContext("token file");
+  std::istringstream in(*text);
   std::vector<std::string> tokens;
   std::string line;
   while (std::getline(in, line)) {
@@ -439,7 +425,6 @@ Result<std::vector<std::string>> ReadTokenFile(const std::string& path) {
     }
     tokens.push_back(line);
   }
-  if (in.bad()) return Status::IOError("reading token file '" + path + "'");
   if (tokens.empty()) {
     return Status::InvalidArgument("token file '" + path + "' has no token");
   }
