@@ -211,6 +211,9 @@ int RunRerankedQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
 // query --rerank dense, and embed: NotSupported in a build without libtorch.
 int RunDenseQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
 int RunEmbed(const GlobalArgs& g, const EmbedArgs& a, const Io& io);
+// `skilldb train ARGS...` (argv[0] is "train"): in skilldb-ml the trainer
+// (trainer/train_command.h); in the plain CLI, handed over to skilldb-ml.
+int RunTrain(int argc, char** argv);
 // The BM25 options of a query's arguments (query_command.cc).
 Result<QueryOptions> MakeQueryOptions(const QueryArgs& a, bool json);
 int RunLlm(const GlobalArgs& g, const LlmArgs& a, const Io& io);

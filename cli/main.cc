@@ -29,9 +29,6 @@
 #endif
 #include "files.h"
 #include "numbers.h"
-#ifdef SKILLDB_CLI_TRAINER
-#include "skilldb/trainer/train_command.h"
-#endif
 #include "skilldb/maintenance.h"
 #include "text.h"
 
@@ -804,39 +801,11 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
 
 int Main(int argc, char** argv) {
   SetProcessArgs(argc, argv);
-#ifdef SKILLDB_CLI_TRAINER
-  // `skilldb train ...` parses its own arguments (trainer/README.md).
+  // `skilldb train ...` parses its own arguments (trainer/README.md); the
+  // plain CLI hands it to skilldb-ml (ml_commands.cc).
   if (argc >= 2 && std::string(argv[1]) == "train") {
-    return skilldb::trainer::TrainMain(argc - 1, argv + 1);
+    return RunTrain(argc - 1, argv + 1);
   }
-#elif defined(SKILLDB_CLI_TRAIN_EXEC)
-  // `skilldb train ...` runs skilldb_train (the trainer links libtorch; the
-  // CLI stays without it): $SKILLDB_TRAIN_BINARY, else the build's, else
-  // the one beside this program.
-  if (argc >= 2 && std::string(argv[1]) == "train") {
-    std::string bin = SKILLDB_CLI_TRAIN_EXEC;
-    if (const char* env = std::getenv("SKILLDB_TRAIN_BINARY"); env && *env) {
-      bin = env;
-    } else if (access(bin.c_str(), X_OK) != 0) {
-      char self[4096];
-      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-      if (n > 0) {
-        self[n] = '\0';
-        std::string dir(self);
-        bin = dir.substr(0, dir.rfind('/') + 1) + "skilldb_train";
-      }
-    }
-    std::vector<char*> args;
-    std::string name = "skilldb train";
-    args.push_back(name.data());
-    for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
-    args.push_back(nullptr);
-    execv(bin.c_str(), args.data());
-    std::cerr << "skilldb: cannot run the trainer '" << bin
-              << "': " << std::strerror(errno) << "\n";
-    return kExitInternalError;
-  }
-#endif
   FdStreamBuf stdout_buf(STDOUT_FILENO);
   std::ostream out(&stdout_buf);
   const Io io{&out, &std::cerr, &std::cin};

@@ -137,6 +137,17 @@ std::string ReportToJson(const VerificationReport& report) {
   if (report.max_plausible_speedup) {
     j["max_plausible_speedup"] = *report.max_plausible_speedup;
   }
+  // Written only when there is something to say, so that reports of
+  // verifiers without codes or times read as before.
+  if (!report.findings.empty()) j["findings"] = report.findings;
+  const VerificationTimes& t = report.times;
+  if (t.total_ms > 0 || t.compile_cache_hit) {
+    j["times"] = {{"compile_ms", t.compile_ms},
+                  {"correctness_ms", t.correctness_ms},
+                  {"timing_ms", t.timing_ms},
+                  {"total_ms", t.total_ms},
+                  {"compile_cache_hit", t.compile_cache_hit}};
+  }
   // Non-finite numbers have no JSON form; nlohmann writes them as null.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -198,6 +209,19 @@ Result<VerificationReport> ReportFromJson(std::string_view text) {
     SKILLDB_RETURN_IF_ERROR(
         Read(*it, "compiler_confined", &i.compiler_confined));
     SKILLDB_RETURN_IF_ERROR(Read(*it, "notes", &i.notes));
+  }
+  SKILLDB_RETURN_IF_ERROR(Read(j, "findings", &r.findings));
+  if (auto it = j.find("times"); it != j.end()) {
+    if (!it->is_object()) {
+      return Status::InvalidArgument("report field 'times' is not an object");
+    }
+    VerificationTimes& t = r.times;
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "compile_ms", &t.compile_ms));
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "correctness_ms", &t.correctness_ms));
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "timing_ms", &t.timing_ms));
+    SKILLDB_RETURN_IF_ERROR(Read(*it, "total_ms", &t.total_ms));
+    SKILLDB_RETURN_IF_ERROR(
+        Read(*it, "compile_cache_hit", &t.compile_cache_hit));
   }
   if (auto it = j.find("speedup"); it != j.end()) {
     if (!it->is_object()) {

@@ -78,6 +78,10 @@ std::string SummaryAgent::DistillRun::UsedSkillsText() const {
 }
 
 std::vector<ChatMessage> SummaryAgent::DistillRun::Prompt() const {
+  if (deps_.distill_prompts != nullptr) {
+    return deps_.distill_prompts->Build(
+        DistillPromptInput{&t_, &task_, &best_, UsedSkillsText()});
+  }
   const VerificationReport& r = *best_.report;
   std::string user = "# Task\n\n" + policy::FormatTask(task_);
   user += "\n# The verified kernel\n\n```" +

@@ -1,4 +1,4 @@
-// `skilldb train` (and the standalone skilldb_train): `demo`, `--config
+// `skilldb train` (run by skilldb-ml, the CLI's libtorch companion): `demo`, `--config
 // FILE` and `report RUN_DIR` (see trainer/README.md). One JSON line per
 // step on stdout; errors on stderr with exit status 1 (2 for a failed run).
 #include "skilldb/trainer/train_command.h"
@@ -25,7 +25,8 @@ const char* kUsage =
     "                     [--seed S] [--out RUN_DIR] [--groups G] [--turns T]\n"
     "                     [--baseline loo|batch_mean|none]\n"
     "                     [--normalization per_agent|global|none]\n"
-    "                     [--no-selection] [--no-summary] [--sft-epochs N]\n"
+    "                     [--no-selection] [--no-summary] [--no-skills]\n"
+    "                     [--coevolve] [--sft-epochs N] [--resume CKPT]\n"
     "  skilldb train --config FILE [--out RUN_DIR] [--steps N] [--resume "
     "CKPT]\n"
     "  skilldb train report RUN_DIR [--json]\n"
@@ -119,6 +120,12 @@ int Demo(int argc, char** argv) {
       c.selection = false;
     } else if (a == "--no-summary") {
       c.summary = false;
+    } else if (a == "--no-skills") {
+      c.skills = false;
+    } else if (a == "--coevolve") {
+      ApplyCoevolution(&c);
+    } else if (a == "--resume" && value(&v)) {
+      c.resume = v;
     } else {
       return Fail("unknown or incomplete argument '" + a + "'\n" + kUsage);
     }
@@ -190,6 +197,17 @@ int Report(int argc, char** argv) {
 }
 
 }  // namespace
+
+void ApplyCoevolution(TrainConfig* c) {
+  LoopConfig& l = c->loop;
+  l.skill_code_bytes = 60;
+  l.skill_demo_records = 36;
+  l.summary_demo_records = 16;
+  l.family_summary_prompt = true;
+  l.summaries_per_step = 2;
+  l.summary_temperature = 0.2;
+  l.summary_max_tokens = 512;
+}
 
 int TrainMain(int argc, char** argv) {
   if (argc < 2) return Fail(std::string("a command is required\n") + kUsage);

@@ -376,6 +376,7 @@ Result<DetailedReport> TaskVerifierImpl::VerifyDetailed(
   if (!compiled) {
     Finish(&job);
     job.out.times.total_ms = util::MsSince(t0);
+    job.out.report.times = job.out.times;
     return std::move(job.out);
   }
   WorkerPool::Lease lease = pool_->Acquire();
@@ -405,6 +406,7 @@ Result<DetailedReport> TaskVerifierImpl::VerifyDetailed(
   SKILLDB_RETURN_IF_ERROR(st);
   Finish(&job);
   job.out.times.total_ms = util::MsSince(t0);
+  job.out.report.times = job.out.times;
   return std::move(job.out);
 }
 
@@ -476,8 +478,11 @@ void TaskVerifierImpl::Finish(Job* job) {
   rep.isolation = IsolationFrom(notes, *compiler_);
   rep.passed = job->out.findings.empty();
   rep.reasons.clear();
-  for (const Finding& f : job->out.findings)
+  rep.findings.clear();
+  for (const Finding& f : job->out.findings) {
     rep.reasons.push_back(FormatFinding(f));
+    rep.findings.emplace_back(FindingCodeName(f.code));
+  }
   rep.finished_at_ms = util::NowUnixMs();
 }
 

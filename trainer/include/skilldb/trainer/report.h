@@ -1,10 +1,11 @@
 // `skilldb train report RUN_DIR`: charts of a run from RUN_DIR/steps.jsonl
-// (one JSON object per step, as the trainer writes them) as PNG files and a
-// self-contained HTML page embedding them (base64 data URIs).
+// (one JSON object per step, as the trainer writes them), drawn with
+// matplotlib by trainer/tools/report.py, and a self-contained HTML page
+// embedding them, everything quoted from the run escaped.
 //
-// Charts: reward per agent (mean per step), speedups (mean and best of the
-// policy's correct samples per step), skills added per step, library size
-// over library versions.
+// Charts: reward per agent, speedups, the Summary Agent's skills
+// (proposed, rejected, added), the library's size, the return of rollouts
+// with and without a skill written during the run, per-skill utility.
 #ifndef SKILLDB_TRAINER_REPORT_H_
 #define SKILLDB_TRAINER_REPORT_H_
 
@@ -21,11 +22,25 @@ struct ReportResult {
   std::string html_path;
 };
 
-// Reads RUN_DIR/steps.jsonl and writes reward.png, speedup.png,
-// skills.png, library.png and report.html into RUN_DIR. Errors: NotFound
-// (no steps.jsonl), InvalidArgument naming the line that is not a step
-// object, IOError for a file that cannot be written.
-Result<ReportResult> WriteReport(const std::string& run_dir);
+struct ReportOptions {
+  // The report script (trainer/tools/report.py).
+  std::string script;
+  // A Python 3 with matplotlib (Debian's python3-matplotlib is for
+  // /usr/bin/python3).
+  std::string python = "/usr/bin/python3";
+};
+
+// The script of this build ($SKILLDB_TRAINER_TOOLS/report.py overrides it)
+// and $SKILLDB_PYTHON, else /usr/bin/python3.
+ReportOptions DefaultReportOptions();
+
+// Writes the charts (PNG) and report.html into RUN_DIR. Errors: NotFound
+// (no steps.jsonl), InvalidArgument with the script's message (a line that
+// is not a step object, named by its number), Unavailable when the script
+// cannot run (no Python with matplotlib: scripts/setup.sh installs it).
+Result<ReportResult> WriteReport(const std::string& run_dir,
+                                 const ReportOptions& options =
+                                     DefaultReportOptions());
 
 // Small file helpers (POSIX stdio; no std::filesystem, see README).
 Result<std::string> ReadFile(const std::string& path);
