@@ -42,6 +42,16 @@ grep -q "seed skills in '$(cd "$prefix/share/skilldb/seed" && pwd -P)'" "$work/q
     cat "$work/query.err" >&2; exit 1; }
 grep -q '"id"' "$work/query.json" ||
   { echo "install_test: the installed CLI's first query found nothing" >&2; exit 1; }
+# The installed CLI hands `train` to the installed companion beside it (the
+# lookup's third place: no $SKILLDB_ML, not the build tree's).
+if [[ -x "$prefix/bin/skilldb-ml" ]]; then
+  env -u SKILLDB_ML HOME="$work/home" "$prefix/bin/skilldb" train --help \
+    >"$work/train.out" 2>"$work/train.err" ||
+    { echo "install_test: the installed CLI's train --help failed:" >&2; cat "$work/train.err" >&2; exit 1; }
+  grep -q "skilldb train demo" "$work/train.out" ||
+    { echo "install_test: the installed CLI did not hand train to skilldb-ml:" >&2;
+      cat "$work/train.out" "$work/train.err" >&2; exit 1; }
+fi
 
 # Nothing but the prefix: no hint of the source or build tree.
 cmake -S "$src/examples" -B "$work/build" -G Ninja \

@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # The skill-library ablation (issue 36): for each seed, one cold start
-# (`train demo --coevolve --steps 0`), then three arms resumed from its
+# (`train demo --coevolve --steps 0`), then the arms resumed from its
 # checkpoint with the same seed and budget:
 #   coevolve  the Summary Agent adds skills through verified insertion
 #   frozen    the seed library as it is (--no-summary)
-#   none      no skills at all: no retrieval, no Selection or Summary Agent
-# then the report of each arm's first seed and, when /usr/bin/python3 has
+#   none      no skills at all: no retrieval, no Selection or Summary Agent;
+#             from its own cold start made with --no-skills (its prompts
+#             show no skill, so a policy cold-started on prompts with skills
+#             would be out of its distribution)
+#   oracle    (not in the default ARMS) the seed library plus one skill that
+#             states the parameters the host rewards most, frozen: what a
+#             right skill is worth to the cold-started policy
+# then a summary line per arm and seed and, when /usr/bin/python3 has
 # matplotlib, trainer/tools/report.py --ablation over all of them (mean
-# policy reward per step per arm, the band min..max over seeds) and a
-# summary line per arm and seed.
+# policy reward per step per arm, the band min..max over seeds) and the
+# first seed's co-evolving run's report.
 #   bash trainer/bench/coevolution_ablation.sh [BUILD_DIR] [OUT_DIR]
-# SEEDS (default "3 4"), STEPS (12), RUN_GROUPS (8), SFT_EPOCHS (8) and
+# SEEDS (default "3 4"), STEPS (12), RUN_GROUPS (8), SFT_EPOCHS (12) and
 # DEMO_ARGS (added to every run: the GPU script passes "--backend cuda
-# --device cuda") choose the budget; ARMS picks the arms.
+# --device cuda") choose the budget; ARMS picks the arms. SFT_SEED=S makes
+# one cold start (with seed S) that every seed's arms resume from, so that
+# the seeds vary only the RL phase (the host's small run, to save cold
+# starts).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -21,7 +30,7 @@ B="$BUILD/cli/skilldb-ml"
 SEEDS="${SEEDS:-3 4}"
 STEPS="${STEPS:-12}"
 GROUPS_="${RUN_GROUPS:-8}"
-SFT_EPOCHS="${SFT_EPOCHS:-8}"
+SFT_EPOCHS="${SFT_EPOCHS:-12}"
 ARMS="${ARMS:-coevolve frozen none}"
 PY="${PYTHON:-/usr/bin/python3}"  # with matplotlib for the report
 [ -x "$B" ] || { echo "coevolution_ablation.sh: no $B (bash scripts/build.sh skilldb_cli_ml)" >&2; exit 1; }
@@ -32,29 +41,64 @@ common() {
   # shellcheck disable=SC2086  # DEMO_ARGS is a list of words
   echo --coevolve --seed "$1" --groups "$GROUPS_" --turns 1 --sft-epochs "$SFT_EPOCHS" ${DEMO_ARGS:-}
 }
-for seed in $SEEDS; do
-  stamp "seed $seed: cold start"
+# A cold start: cold_start SEED DIR [ARGS...] (once per folder).
+cold_start() {
+  local seed="$1" dir="$2"
+  shift 2
+  [ -e "$dir/checkpoints/final" ] && return 0
+  stamp "seed $seed: cold start $*"
   # shellcheck disable=SC2046
-  "$B" train demo $(common "$seed") --steps 0 --out "$OUT/seed-$seed/sft" \
-    > "$OUT/seed-$seed.sft.jsonl" 2> "$OUT/seed-$seed.sft.err"
+  "$B" train demo $(common "$seed") "$@" --steps 0 --out "$dir" \
+    > "$dir.jsonl" 2> "$dir.err"
+}
+# The oracle arm's seed library: the seed plus one skill stating the best
+# host parameters, written the way the Summary Agent's cold start writes one.
+ORACLE_SEED="$OUT/oracle-seed"
+mkdir -p "$ORACLE_SEED"
+cp "$ROOT"/data/seed/*.jsonl "$ORACLE_SEED/"
+"$PY" - "$ORACLE_SEED/zz_oracle.jsonl" <<'PY'
+import json, sys
+params = "order=rows tile=256 unroll=4 tail=loop"
+when = ("y[b, m] = sum over n of x[b, n, m]: a reduction along the middle "
+        "dimension, float32 (torch.sum(x, dim=1)).")
+skill = {"id": "oracle-row-order", "title": "Template parameters " + params,
+         "summary": "Verified faster than the reference on this template.",
+         "body": "## When to use\n" + when + "\n## How\nAnswer " + params +
+                 "\n## Pitfalls\nOther values are refused.\n"
+                 "## How to tell it worked\nA speedup in every round.",
+         "code": params, "tags": ["template"], "ops": ["reduction"], "arch": []}
+open(sys.argv[1], "w").write(json.dumps(skill) + "\n")
+PY
+for seed in $SEEDS; do
+  sft_seed="${SFT_SEED:-$seed}"
+  mkdir -p "$OUT/sft-$sft_seed"
   for arm in $ARMS; do
+    env=()
     case "$arm" in
-      coevolve) extra=() ;;
-      frozen) extra=(--no-summary) ;;
-      none) extra=(--no-skills) ;;
-      *) echo "unknown arm '$arm' (coevolve, frozen, none)" >&2; exit 1 ;;
+      coevolve) extra=(); sft="$OUT/sft-$sft_seed/skills" ;;
+      frozen) extra=(--no-summary); sft="$OUT/sft-$sft_seed/skills" ;;
+      oracle) extra=(--no-summary); sft="$OUT/sft-$sft_seed/skills"
+              env=(SKILLDB_SEED_DIR="$ORACLE_SEED") ;;
+      none) extra=(--no-skills); sft="$OUT/sft-$sft_seed/none" ;;
+      *) echo "unknown arm '$arm' (coevolve, frozen, none, oracle)" >&2; exit 1 ;;
     esac
+    if [ "$arm" = none ]; then
+      cold_start "$sft_seed" "$sft" --no-skills
+    else
+      cold_start "$sft_seed" "$sft"
+    fi
     stamp "seed $seed: $arm"
     # shellcheck disable=SC2046
-    "$B" train demo $(common "$seed") "${extra[@]}" --steps "$STEPS" \
-      --resume "$OUT/seed-$seed/sft/checkpoints/final" --out "$OUT/seed-$seed/$arm" \
+    env "${env[@]}" "$B" train demo $(common "$seed") "${extra[@]}" --steps "$STEPS" \
+      --resume "$sft/checkpoints/final" --out "$OUT/seed-$seed/$arm" \
       > "$OUT/seed-$seed.$arm.jsonl" 2> "$OUT/seed-$seed.$arm.err" ||
       echo "coevolution_ablation.sh: seed $seed arm $arm exited with $?" | tee -a "$OUT/seed-$seed.$arm.err" >&2
   done
 done
 "$PY" - "$OUT" "$SEEDS" "$ARMS" <<'PY'
-import json, sys
+import json, statistics, sys
 out, seeds, arms = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+agg = {}
 for arm in arms:
     for seed in seeds:
         try:
@@ -66,14 +110,34 @@ for arm in arms:
             continue
         r = [s["reward"].get("policy", {}).get("mean", 0.0) for s in steps]
         k = max(1, len(r) // 4)
-        added = sum(s.get("skills", {}).get("added", 0) for s in steps)
-        rejected = sum(s.get("skills", {}).get("rejected", 0) for s in steps)
-        used = sum(s.get("run_skills", {}).get("rollouts_with", 0) for s in steps)
+        sk = [s.get("skills", {}) for s in steps]
+        added = [x.get("added", 0) for x in sk]
+        rejected = sum(x.get("rejected", 0) for x in sk)
+        invalid = sum(x.get("invalid", 0) for x in sk)
+        rs = [s.get("run_skills", {}) for s in steps]
+        used = sum(x.get("rollouts_with", 0) for x in rs)
+        rollouts = sum(s.get("rollouts", 0) for s in steps)
+        w = [(x["return_with"], x["rollouts_with"]) for x in rs if x.get("rollouts_with", 0) > 0]
+        wo = [(x["return_without"], x["rollouts_without"]) for x in rs
+              if x.get("rollouts_with", 0) > 0 and x.get("rollouts_without", 0) > 0]
+        mean_w = sum(a * n for a, n in w) / max(1, sum(n for _, n in w)) if w else float("nan")
+        mean_wo = sum(a * n for a, n in wo) / max(1, sum(n for _, n in wo)) if wo else float("nan")
         t = [s["time_s"]["total"] for s in steps]
-        print(f"{arm:9s} seed {seed}: steps {len(steps)} first{k} {sum(r[:k])/k:.3f} "
-              f"last{k} {sum(r[-k:])/k:.3f} added {added} rejected {rejected} "
-              f"rollouts-with-run-skill {used} s/step {sum(t)/len(t):.2f} "
-              f"per-step {' '.join(f'{x:.2f}' for x in r)}")
+        mean_all = sum(r) / len(r)
+        agg.setdefault(arm, []).append((mean_all, sum(r[-k:]) / k))
+        print(f"{arm:9s} seed {seed}: steps {len(steps)} reward mean {mean_all:.3f} "
+              f"first{k} {sum(r[:k])/k:.3f} last{k} {sum(r[-k:])/k:.3f} "
+              f"skills added {sum(added)} (per step {' '.join(map(str, added))}) "
+              f"rejected {rejected} invalid {invalid} lib {steps[-1]['library']['size']} "
+              f"rollouts with a run skill {used}/{rollouts} return with {mean_w:.3f} "
+              f"without (same steps) {mean_wo:.3f} s/step {sum(t)/len(t):.2f}")
+        print(f"{'':9s} per-step reward {' '.join(f'{x:.2f}' for x in r)}")
+print("per arm over seeds: mean policy reward over all steps (mean, min..max); over the last quarter (mean, min..max)")
+for arm, v in agg.items():
+    a = [x for x, _ in v]
+    l = [y for _, y in v]
+    print(f"{arm:9s} n={len(v)} all {statistics.mean(a):.3f} ({min(a):.3f}..{max(a):.3f}) "
+          f"last {statistics.mean(l):.3f} ({min(l):.3f}..{max(l):.3f})")
 PY
 if "$PY" -c 'import matplotlib' 2> /dev/null; then
   args=()

@@ -278,7 +278,8 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
                              {"bands", Int(&s.bands)},
                              {"max_per_task", Size(&s.max_per_task)},
                              {"max_per_agent", Size(&s.max_per_agent)},
-                             {"seed", U64(&s.seed)}})},
+                             {"seed", U64(&s.seed)},
+                             {"compare_prompts", Bool(&s.compare_prompts)}})},
   };
 }
 
@@ -401,7 +402,8 @@ std::string TrainConfigToJson(const TrainConfig& c) {
         {"bands", s.bands},
         {"max_per_task", s.max_per_task},
         {"max_per_agent", s.max_per_agent},
-        {"seed", s.seed}}},
+        {"seed", s.seed},
+        {"compare_prompts", s.compare_prompts}}},
   };
   return j.dump();
 }

@@ -96,21 +96,19 @@ std::vector<ChatMessage> ParamDistillPrompts::Build(
 
 std::string DemoSkillJson(const std::string& when, const std::string& op,
                           const std::string& params) {
+  // Short and with little repeated text: a small model learns to write it
+  // whole (the checks of summarize/ still apply: a body of 200 bytes and
+  // more with the four sections).
   nlohmann::json j = {
       {"title", "Template parameters " + params},
-      {"summary", "Verified faster than the reference: answer the kernel "
-                  "template with " + params + "."},
-      {"body", "## When to use\n" + Cut(when, 160) +
-                   "\n## How\nAnswer with " + params +
-                   ".\n## Pitfalls\nA value outside the allowed ones is "
-                   "refused; a wrong result earns nothing.\n## How to tell "
-                   "it worked\nThe verifier reports a speedup above 1.05 in "
-                   "every round."},
+      {"summary", "Verified faster than the reference on this template."},
+      {"body", "## When to use\n" + Cut(when, 160) + "\n## How\nAnswer " +
+                   params + "\n## Pitfalls\nOther values are refused.\n" +
+                   "## How to tell it worked\nA speedup in every round."},
       {"code", params},
-      {"tags", {"template", "parameters"}},
+      {"tags", {"template"}},
       {"ops", nlohmann::json::array({op})},
-      {"arch", nlohmann::json::array()},
-      {"language", "any"}};
+      {"arch", nlohmann::json::array()}};
   return j.dump();
 }
 
@@ -118,8 +116,7 @@ policy::SelectedSkill DemoSkill(const std::string& params) {
   policy::SelectedSkill s;
   s.hit.id = "demo";
   s.hit.title = "Template parameters " + params;
-  s.hit.summary = "Verified faster than the reference: answer the kernel "
-                  "template with " + params + ".";
+  s.hit.summary = "Verified faster than the reference on this template.";
   s.hit.code = params;
   return s;
 }

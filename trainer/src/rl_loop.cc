@@ -415,6 +415,9 @@ std::vector<SftRecord> Trainer::Impl::Demonstrations() {
     records.push_back({"policy", family.task, chat,
                        FormatParams(family, combos[i % combos.size()])});
   }
+  // Without skills (the no-skill arm) nothing shows a skill and no
+  // Summary Agent runs: neither is demonstrated.
+  if (!config.skills) return records;
   SkillDemonstrations(combos, in, &records);
   SummaryDemonstrations(combos, &records);
   return records;

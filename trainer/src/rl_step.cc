@@ -319,7 +319,7 @@ Status StepRun::TagStep() {
   const Version v = run_.library->CurrentVersion();
   if (v == 0) return Status::Ok();
   Status st = run_.library->Tag("step-" + std::to_string(run_.step), v);
-  return st.IsAlreadyExists() ? Status::Ok() : st;
+  return st.code() == StatusCode::kAlreadyExists ? Status::Ok() : st;
 }
 
 // Advantages, then one learner step on every decision's completion tokens

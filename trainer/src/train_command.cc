@@ -202,11 +202,14 @@ void ApplyCoevolution(TrainConfig* c) {
   LoopConfig& l = c->loop;
   l.skill_code_bytes = 60;
   l.skill_demo_records = 36;
-  l.summary_demo_records = 16;
+  l.summary_demo_records = 36;
   l.family_summary_prompt = true;
   l.summaries_per_step = 2;
-  l.summary_temperature = 0.2;
+  l.summary_temperature = 0;
   l.summary_max_tokens = 512;
+  // The skill-reading demonstrations answer what a format demonstration
+  // answers, under another prompt: kept (a pair is a demonstration).
+  c->sft_filter.compare_prompts = true;
 }
 
 int TrainMain(int argc, char** argv) {
