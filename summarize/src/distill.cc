@@ -153,6 +153,13 @@ ProposalOptions SummaryAgent::DistillRun::Options() const {
 void SummaryAgent::DistillRun::Submit(Skill skill) {
   skill.language =
       skill.language == Language::kAny ? LanguageOf(task_) : skill.language;
+  // A skill that names no arch is filed under the device class its
+  // evidence comes from (a GPU's, like sm_90): selections for that device
+  // filter by arch, and would never see it otherwise.
+  const std::string& device = best_.report->device_class;
+  if (skill.arch.empty() && device.rfind("sm_", 0) == 0) {
+    skill.arch.push_back(device);
+  }
   skill.provenance.source = "summary-agent";
   skill.provenance.author = "summary-agent/" + rec_.model;
   skill.provenance.rollout_id = t_.id;

@@ -51,9 +51,17 @@ std::vector<json> RunArm(const TrainConfig& config) {
   REQUIRE_MESSAGE(trainer.ok(), trainer.status().ToString());
   std::vector<json> steps;
   Status s = (*trainer)->Run([&](const std::string& line) {
-    MESSAGE(line.substr(0, 600));
     json j = json::parse(line);
-    if (!j.contains("phase")) steps.push_back(j);
+    if (j.contains("phase")) {
+      MESSAGE(line.substr(0, 400));
+      return;
+    }
+    MESSAGE("step " << j["step"] << " policy reward "
+                    << j["reward"]["policy"]["mean"] << " verdicts "
+                    << j["verdicts"] << " skills " << j["skills"]
+                    << " run skills used by " << j["run_skills"]["rollouts_with"]
+                    << " rollouts, library " << j["library"]);
+    steps.push_back(j);
   });
   REQUIRE_MESSAGE(s.ok(), s.ToString());
   return steps;

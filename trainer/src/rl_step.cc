@@ -297,8 +297,10 @@ void StepRun::Distill() {
   }
 }
 
-// Counts a distillation's outcome for the step line: a rejection by its
-// first reason (cut: reasons name figures and ids).
+// Counts a distillation's outcome for the step line: a rejection by each
+// of its reasons (cut: reasons name figures and ids), leaving out "no
+// verification report" beside another (a duplicate is refused before the
+// verifier runs, so every duplicate also names the missing report).
 void StepRun::Count(const policy::DistillationRecord& d) {
   if (d.outcome == "invalid") {
     ++invalid_;
@@ -308,8 +310,11 @@ void StepRun::Count(const policy::DistillationRecord& d) {
   ++proposed_;
   if (d.outcome == "accepted") return;
   ++rejected_;
-  std::string reason = d.reasons.empty() ? d.outcome : d.reasons.front();
-  ++rejected_reasons_[internal::Cut(reason, 80)];
+  if (d.reasons.empty()) ++rejected_reasons_[d.outcome];
+  for (const std::string& reason : d.reasons) {
+    if (reason == "no verification report" && d.reasons.size() > 1) continue;
+    ++rejected_reasons_[internal::Cut(reason, 80)];
+  }
 }
 
 // Names the library version the next step will read "step-N" (rank 0; an
