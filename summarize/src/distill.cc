@@ -122,6 +122,11 @@ std::optional<Skill> SummaryAgent::DistillRun::AskForSkill() {
       skill = ParseCandidate(*object, "candidate", rules);
       // The id names the technique the model chose, salted by the rollout.
       if (skill.ok()) skill->id = DistilledSkillId(skill->title, t_.id);
+      if (skill.ok() && deps_.distill_prompts != nullptr) {
+        Status family = deps_.distill_prompts->Check(
+            DistillPromptInput{&t_, &task_, &best_, UsedSkillsText()}, *skill);
+        if (!family.ok()) skill = family;
+      }
     } else {
       skill = object.status();
     }

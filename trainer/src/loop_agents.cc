@@ -94,6 +94,20 @@ std::vector<ChatMessage> ParamDistillPrompts::Build(
   return ForParams(params, speedup);
 }
 
+Status ParamDistillPrompts::Check(const summarize::DistillPromptInput& input,
+                                  const Skill& skill) const {
+  const ParsedParams verified =
+      ParseParams(*family_, input.best->generation.completion);
+  if (!verified.ok) return Status::Ok();  // nothing to compare with
+  const ParsedParams stated = ParseParams(*family_, skill.code);
+  if (stated.ok && stated.values == verified.values) return Status::Ok();
+  return Status::InvalidArgument(
+      "code: state the verified parameter line '" +
+      FormatParams(*family_, verified.values) + "' exactly" +
+      (stated.ok ? std::string(" (it states other values)")
+                 : " (" + Cut(stated.error, 120) + ")"));
+}
+
 std::string DemoSkillJson(const std::string& when, const std::string& op,
                           const std::string& params) {
   // Short and with little repeated text: a small model learns to write it

@@ -71,6 +71,11 @@ class ParamDistillPrompts : public summarize::DistillPromptBuilder {
       : family_(family), loop_(loop) {}
   std::vector<ChatMessage> Build(
       const summarize::DistillPromptInput& input) const override;
+  // A skill's code pattern must be the verified parameter line (parsed,
+  // equal in every parameter): a skill that states other parameters than
+  // its evidence ran is refused (the model is told which line to state).
+  Status Check(const summarize::DistillPromptInput& input,
+               const Skill& skill) const override;
   // The same prompt for verified `params` and `speedup` (the cold start's
   // summary demonstrations).
   std::vector<ChatMessage> ForParams(const std::string& params,

@@ -207,6 +207,8 @@ void ApplyCoevolution(TrainConfig* c) {
   l.summaries_per_step = 2;
   l.summary_temperature = 0;
   l.summary_max_tokens = 512;
+  // A second answer after a refused one (shown its error).
+  l.summary_attempts = 2;
   // The skill-reading demonstrations answer what a format demonstration
   // answers, under another prompt: kept (a pair is a demonstration).
   c->sft_filter.compare_prompts = true;

@@ -91,6 +91,16 @@ class DistillPromptBuilder {
   virtual ~DistillPromptBuilder() = default;
   virtual std::vector<ChatMessage> Build(
       const DistillPromptInput& input) const = 0;
+  // The family's own check of a candidate that passed summarize/'s checks
+  // (a family whose skills state an answer can require the verified one):
+  // a non-OK status refuses it, and its message goes back to the model as
+  // a malformed answer's does. Default: every candidate passes.
+  virtual Status Check(const DistillPromptInput& input,
+                       const Skill& skill) const {
+    (void)input;
+    (void)skill;
+    return Status::Ok();
+  }
 };
 
 // REQUIRES: each pointer outlives the agent; `store` and `distill_prompts`

@@ -13,8 +13,8 @@ int TrainMain(int argc, char** argv);
 // The co-evolution settings (`skilldb train demo --coevolve`; README,
 // "Co-evolution"): skills in the policy prompt with their code pattern,
 // a cold start that also shows reading a skill and the summary role, the
-// family's short summary prompt, at most two distillations a step at a low
-// temperature, room for a skill's JSON.
+// family's short summary prompt, at most two distillations a step, greedy,
+// two answers each, room for a skill's JSON.
 void ApplyCoevolution(TrainConfig* config);
 
 }  // namespace skilldb::trainer
