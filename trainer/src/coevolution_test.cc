@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "build_paths.h"
+#include "loop_agents.h"
 #include "skilldb/trainer/report.h"
 #include "skilldb/trainer/rl_loop.h"
 #include "skilldb/trainer/train_command.h"
@@ -79,6 +80,28 @@ std::string Output(const std::string& command) {
   REQUIRE_MESSAGE(status == 0, command << " exited with " << status << ": "
                                        << out.substr(0, 2000));
   return out;
+}
+
+TEST_CASE("the template family refuses a skill whose code is not the "
+          "verified parameter line") {
+  auto family = LoadTaskFamily(DefaultTrainerPaths().tasks_dir +
+                               "/sum_dim1_fp32.host.json");
+  REQUIRE_MESSAGE(family.ok(), family.status().ToString());
+  const internal::ParamDistillPrompts check(&*family, LoopConfig{});
+  policy::SampleRecord best;
+  best.generation.completion = "order=rows tile=16 unroll=2 tail=loop";
+  summarize::DistillPromptInput input;
+  input.best = &best;
+  Skill skill;
+  skill.code = "tail=loop unroll=2 order=rows tile=16";  // same, reordered
+  CHECK(check.Check(input, skill).ok());
+  skill.code = "order=rows tile=64 unroll=2 tail=loop";  // another tile
+  Status st = check.Check(input, skill);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find("'order=rows tile=16 unroll=2 tail=loop'") !=
+        std::string::npos);
+  skill.code = "order=rows tile=164 unroll=2 tail=loop";  // not allowed
+  CHECK_FALSE(check.Check(input, skill).ok());
 }
 
 TEST_CASE(
