@@ -95,50 +95,7 @@ for seed in $SEEDS; do
       echo "coevolution_ablation.sh: seed $seed arm $arm exited with $?" | tee -a "$OUT/seed-$seed.$arm.err" >&2
   done
 done
-"$PY" - "$OUT" "$SEEDS" "$ARMS" <<'PY'
-import json, statistics, sys
-out, seeds, arms = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
-agg = {}
-for arm in arms:
-    for seed in seeds:
-        try:
-            steps = [json.loads(l) for l in open(f"{out}/seed-{seed}.{arm}.jsonl") if '"step"' in l]
-        except OSError:
-            steps = []
-        if not steps:
-            print(f"{arm:9s} seed {seed}: no step lines (see seed-{seed}.{arm}.err)")
-            continue
-        r = [s["reward"].get("policy", {}).get("mean", 0.0) for s in steps]
-        k = max(1, len(r) // 4)
-        sk = [s.get("skills", {}) for s in steps]
-        added = [x.get("added", 0) for x in sk]
-        rejected = sum(x.get("rejected", 0) for x in sk)
-        invalid = sum(x.get("invalid", 0) for x in sk)
-        rs = [s.get("run_skills", {}) for s in steps]
-        used = sum(x.get("rollouts_with", 0) for x in rs)
-        rollouts = sum(s.get("rollouts", 0) for s in steps)
-        w = [(x["return_with"], x["rollouts_with"]) for x in rs if x.get("rollouts_with", 0) > 0]
-        wo = [(x["return_without"], x["rollouts_without"]) for x in rs
-              if x.get("rollouts_with", 0) > 0 and x.get("rollouts_without", 0) > 0]
-        mean_w = sum(a * n for a, n in w) / max(1, sum(n for _, n in w)) if w else float("nan")
-        mean_wo = sum(a * n for a, n in wo) / max(1, sum(n for _, n in wo)) if wo else float("nan")
-        t = [s["time_s"]["total"] for s in steps]
-        mean_all = sum(r) / len(r)
-        agg.setdefault(arm, []).append((mean_all, sum(r[-k:]) / k))
-        print(f"{arm:9s} seed {seed}: steps {len(steps)} reward mean {mean_all:.3f} "
-              f"first{k} {sum(r[:k])/k:.3f} last{k} {sum(r[-k:])/k:.3f} "
-              f"skills added {sum(added)} (per step {' '.join(map(str, added))}) "
-              f"rejected {rejected} invalid {invalid} lib {steps[-1]['library']['size']} "
-              f"rollouts with a run skill {used}/{rollouts} return with {mean_w:.3f} "
-              f"without (same steps) {mean_wo:.3f} s/step {sum(t)/len(t):.2f}")
-        print(f"{'':9s} per-step reward {' '.join(f'{x:.2f}' for x in r)}")
-print("per arm over seeds: mean policy reward over all steps (mean, min..max); over the last quarter (mean, min..max)")
-for arm, v in agg.items():
-    a = [x for x, _ in v]
-    l = [y for _, y in v]
-    print(f"{arm:9s} n={len(v)} all {statistics.mean(a):.3f} ({min(a):.3f}..{max(a):.3f}) "
-          f"last {statistics.mean(l):.3f} ({min(l):.3f}..{max(l):.3f})")
-PY
+"$PY" "$ROOT/trainer/tools/ablation_summary.py" "$OUT" "$SEEDS" "$ARMS"
 if "$PY" -c 'import matplotlib' 2> /dev/null; then
   args=()
   for arm in $ARMS; do

@@ -105,6 +105,13 @@ if [ "${ABLATION:-agents}" = coevolution ]; then
     STEPS="${STEPS:-12}" PYTHON="$PY" timeout "${RUN_TIMEOUT:-3600}" \
     bash "$ROOT/trainer/bench/coevolution_ablation.sh" "$BUILD" "$BUILD/coevolution" |
     tee -a "$OUT/summary.txt"
+  # Cut by RUN_TIMEOUT, the script printed no summary: the runs so far
+  # (the last one cut short, and named so) are summarized here.
+  if [ "${PIPESTATUS[0]}" = 124 ]; then
+    echo "RUN_TIMEOUT (${RUN_TIMEOUT:-3600} s) cut the ablation; the runs so far:" | tee -a "$OUT/summary.txt"
+    "$PY" "$ROOT/trainer/tools/ablation_summary.py" "$BUILD/coevolution" "${SEEDS:-3 4}" \
+      "${ARMS:-coevolve frozen none}" | tee -a "$OUT/summary.txt"
+  fi
   mkdir -p "$OUT/coevolution"
   for f in "$BUILD"/coevolution/*.jsonl "$BUILD"/coevolution/*.err; do
     [ -e "$f" ] && cp "$f" "$OUT/coevolution/"
