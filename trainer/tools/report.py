@@ -24,6 +24,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
 def fail(msg):
@@ -76,6 +77,7 @@ def chart(title, xlabel, ylabel, series, kind="line"):
         else:
             ax.plot(xs, ys, marker="o", markersize=3, label=label)
     ax.set_title(title)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
@@ -114,7 +116,11 @@ def run_charts(steps):
         [("with a run-written skill", with_x,
           [get(s, "run_skills", "return_with") for s in steps
            if get(s, "run_skills", "rollouts_with", default=0)]),
-         ("without", xs, [get(s, "run_skills", "return_without", default=0) for s in steps])])))
+         # A step in which every rollout used one has no "without" point.
+         ("without",
+          [s["step"] for s in steps if get(s, "run_skills", "rollouts_without", default=1)],
+          [get(s, "run_skills", "return_without", default=0) for s in steps
+           if get(s, "run_skills", "rollouts_without", default=1)])])))
     ids = sorted({i for s in steps for i in (get(s, "run_skills", "utility") or {})})
     series = []
     for i in ids[:8]:
@@ -203,6 +209,7 @@ def report_ablation(out_dir, arms):
                          "last_mean": sum(lasts) / len(lasts),
                          "mean_curve": mean}
     ax.set_title("Mean policy reward per step, by skill-library arm")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("RL step")
     ax.set_ylabel("mean policy reward (unitless)")
     ax.grid(alpha=0.3)
