@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "context.h"
+#include "skilldb/util/file.h"
 
 #ifndef SKILLDB_CLI_BUILD_DIR
 #define SKILLDB_CLI_BUILD_DIR ""
@@ -63,8 +64,7 @@ bool InBuildTree() {
 }
 
 bool IsDir(const std::string& path) {
-  return !path.empty() && ::access(path.c_str(), X_OK) == 0 &&
-         !RealPath(path).empty();
+  return !path.empty() && util::IsDirectory(path);
 }
 
 }  // namespace

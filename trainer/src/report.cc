@@ -1,7 +1,8 @@
+// `skilldb train report` (see report.h): trainer/tools/report.py run as a
+// child process, its one-line JSON result read back.
 #include "skilldb/trainer/report.h"
 
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,56 +22,6 @@ extern char** environ;
 namespace skilldb::trainer {
 
 using nlohmann::json;
-
-Result<std::string> ReadFile(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
-    return Status::IOError(path + ": " + std::strerror(errno));
-  }
-  std::string out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad) return Status::IOError(path + ": read failed");
-  return out;
-}
-
-Status WriteFile(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status::IOError(tmp + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(tmp.c_str());
-    return Status::IOError(path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IOError(path + ": " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
-
-Status MakeDirs(const std::string& path) {
-  if (path.empty()) return Status::InvalidArgument("empty directory path");
-  std::string cur;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = path.find('/', pos + 1);
-    cur = path.substr(0, pos);
-    if (cur.empty()) continue;
-    if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Status::IOError(cur + ": " + std::strerror(errno));
-    }
-  }
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Status::IOError(path + ": not a directory");
-  }
-  return Status::Ok();
-}
 
 namespace {
 
@@ -161,6 +112,9 @@ Result<ReportResult> WriteReport(const std::string& run_dir,
   r.steps = j["steps"].get<int>();
   for (const auto& f : j.value("files", json::array())) {
     if (f.is_string()) r.files.push_back(f.get<std::string>());
+  }
+  for (const auto& d : j.value("dropped", json::array())) {
+    if (d.is_string()) r.dropped.push_back(d.get<std::string>());
   }
   r.html_path = j.value("html", "");
   return r;

@@ -346,23 +346,20 @@ summarize::SummaryOptions Trainer::Impl::SummaryAgentOptions() const {
 }
 
 // A checkpoint's extra state: the loop step, the shuffling RNG and the
-// pending summaries (their decisions are trained at the next step).
+// pending summaries (their decisions are trained at the next step),
+// checked whole before any step runs (config.h: ResumePointFromJson).
 Status Trainer::Impl::Resume() {
   if (config.resume.empty()) return Status::Ok();
   SKILLDB_ASSIGN_OR_RETURN(auto info, learner->LoadCheckpoint(config.resume));
+  SKILLDB_ASSIGN_OR_RETURN(
+      ResumePoint point,
+      ResumePointFromJson(info.extra_json, config.resume + "/meta.json"));
+  step = point.loop_step;
   resumed = true;
-  json extra = json::parse(info.extra_json, nullptr, false);
-  if (!extra.is_object() ||
-      !extra.value("loop_step", json()).is_number_integer()) {
-    return Status::Ok();
-  }
-  step = extra["loop_step"].get<int>();
-  if (extra.value("rng", json()).is_string()) {
-    std::istringstream in(extra["rng"].get<std::string>());
-    in >> rng;
-  }
-  if (extra.contains("pending")) {
-    SKILLDB_ASSIGN_OR_RETURN(pending, PendingFromJson(extra["pending"]));
+  rng = point.rng;
+  if (!point.pending_json.empty()) {
+    SKILLDB_ASSIGN_OR_RETURN(
+        pending, PendingFromJson(json::parse(point.pending_json)));
   }
   return Status::Ok();
 }

@@ -11,7 +11,10 @@
 
 Plots are matplotlib's (Agg, no display). Everything quoted from a run
 (agent names, skill ids, reasons, the step lines) is HTML-escaped.
-Exit status 1 with a message for a missing or malformed steps.jsonl.
+Lines of steps.jsonl that are not step objects (a torn last line, garbage)
+are left out and listed ("dropped" in the printed JSON, and on the page);
+exit status 1 with a message for a missing steps.jsonl or one without any
+step object.
 """
 import base64
 import html
@@ -32,22 +35,36 @@ def fail(msg):
     sys.exit(1)
 
 
-def read_steps(run_dir):
+def read_steps(run_dir, dropped=None):
+    """The step objects of RUN_DIR/steps.jsonl. A line that is not one (a
+    torn last line of a run killed while writing, garbage) is left out and
+    named in `dropped` ("line N: why"); no step object at all fails."""
     path = os.path.join(run_dir, "steps.jsonl")
     if not os.path.exists(path):
         fail(f"{path}: no such file")
     steps = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                j = json.loads(line)
-            except json.JSONDecodeError:
-                fail(f"{path}:{n}: not a step object (not JSON)")
-            if not isinstance(j, dict) or not isinstance(j.get("step"), (int, float)):
-                fail(f'{path}:{n}: not a step object (needs "step")')
-            steps.append(j)
+    dropped = [] if dropped is None else dropped
+    with open(path, "rb") as f:
+        raw = f.read()
+    lines = raw.decode("utf-8", errors="replace").split("\n")
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        last = n == len(lines)  # no newline after it
+        try:
+            j = json.loads(line)
+        except json.JSONDecodeError:
+            dropped.append(f"line {n}: torn last line ({len(line)} bytes without a newline)"
+                           if last else f"line {n}: not JSON")
+            continue
+        if not isinstance(j, dict) or not isinstance(j.get("step"), (int, float)) \
+                or isinstance(j.get("step"), bool):
+            dropped.append(f'line {n}: not a step object (needs a numeric "step")')
+            continue
+        steps.append(j)
+    if not steps:
+        fail(f"{path}: no step object in {len(dropped)} line(s)"
+             + (f" ({dropped[0]})" if dropped else ""))
     return steps
 
 
@@ -156,7 +173,8 @@ def page(title, intro_rows, charts, steps_rows):
 
 
 def report_run(run_dir):
-    steps = read_steps(run_dir)
+    dropped = []
+    steps = read_steps(run_dir, dropped)
     charts = run_charts(steps)
     files = []
     for name, _, data in charts:
@@ -172,12 +190,13 @@ def report_run(run_dir):
              ("skills added", sum(get(s, "skills", "added", default=0) for s in steps)),
              ("library size at the end", get(steps[-1], "library", "size") if steps else "")]
     intro += [(f"rejected: {r}", n) for r, n in sorted(reasons.items())]
+    intro += [("left out of steps.jsonl", d) for d in dropped]
     html_path = os.path.join(run_dir, "report.html")
     with open(html_path, "w", encoding="utf-8") as f:
         f.write(page("Training run", intro, charts,
                      [(s["step"], json.dumps(s, sort_keys=True)) for s in steps]))
     files.append(html_path)
-    return {"steps": len(steps), "files": files, "html": html_path}
+    return {"steps": len(steps), "files": files, "html": html_path, "dropped": dropped}
 
 
 def policy_curve(run_dir):

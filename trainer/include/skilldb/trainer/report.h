@@ -10,14 +10,19 @@
 #define SKILLDB_TRAINER_REPORT_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "skilldb/status.h"
+#include "skilldb/util/file.h"
 
 namespace skilldb::trainer {
 
 struct ReportResult {
   int steps = 0;                   // step lines read
+  // Lines of steps.jsonl left out, each "line N: why" (a run killed while
+  // writing leaves a torn last line; a hand-edited file, anything).
+  std::vector<std::string> dropped;
   std::vector<std::string> files;  // written, absolute or as given
   std::string html_path;
 };
@@ -34,19 +39,23 @@ struct ReportOptions {
 // and $SKILLDB_PYTHON, else /usr/bin/python3.
 ReportOptions DefaultReportOptions();
 
-// Writes the charts (PNG) and report.html into RUN_DIR. Errors: NotFound
-// (no steps.jsonl), InvalidArgument with the script's message (a line that
-// is not a step object, named by its number), Unavailable when the script
-// cannot run (no Python with matplotlib: scripts/setup.sh installs it).
+// Reads RUN_DIR/steps.jsonl and writes the charts (PNG) and report.html
+// into RUN_DIR. Lines that are not step objects (a torn last line,
+// garbage) are left out and listed in `dropped` (and on the page).
+// Errors: NotFound (no steps.jsonl), InvalidArgument when no line is a
+// step object, Unavailable when the script cannot run (no Python with
+// matplotlib: scripts/setup.sh installs it).
 Result<ReportResult> WriteReport(const std::string& run_dir,
                                  const ReportOptions& options =
                                      DefaultReportOptions());
 
-// Small file helpers (POSIX stdio; no std::filesystem, see README).
-Result<std::string> ReadFile(const std::string& path);
-Status WriteFile(const std::string& path, const std::string& bytes);
-// mkdir -p.
-Status MakeDirs(const std::string& path);
+// The trainer's names for the shared file helpers (skilldb/util/file.h).
+using util::MakeDirs;
+using util::ReadFile;
+// Replaces `path` atomically with `bytes`.
+inline Status WriteFile(const std::string& path, std::string_view bytes) {
+  return util::WriteFileAtomic(path, bytes);
+}
 
 }  // namespace skilldb::trainer
 
