@@ -83,8 +83,22 @@ def png(fig):
     return buf.getvalue()
 
 
+def plottable(v):
+    """A value matplotlib can place: not a number -> NaN (a gap); beyond
+    +-1e300 drawn at that bound (a span wider than a double overflows its
+    tick arithmetic)."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+    if v != v:
+        return v
+    return max(-1e300, min(1e300, v))
+
+
 def chart(title, xlabel, ylabel, series, kind="line"):
     """series: [(label, xs, ys)]; returns PNG bytes."""
+    series = [(label, xs, [plottable(y) for y in ys]) for label, xs, ys in series]
     fig, ax = plt.subplots(figsize=(7, 3.6))
     width = 0.8 / max(1, len(series))
     for i, (label, xs, ys) in enumerate(series):
