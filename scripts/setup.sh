@@ -22,6 +22,10 @@ PACKAGES=(
   libtorch-dev libopenblas0-pthread
   # trainer/: c10d's gloo headers (ProcessGroupGloo) for data-parallel CPU runs.
   libgloo-dev
+  # verify/kernelbench: the torch runner's CPU tests (KernelBench answers
+  # with C++ kernels through torch.utils.cpp_extension.load_inline, which
+  # builds with ninja and g++).
+  python3-torch
 )
 case "${1:-}" in
   --cli) PACKAGES=("${CLI_PACKAGES[@]}") ;;

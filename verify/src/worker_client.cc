@@ -197,6 +197,15 @@ CallOutcome WorkerProcess::Call(const nlohmann::json& header,
     out.failure = Reap(false, timeout_s);
     return out;
   }
+  return Receive(timeout_s);
+}
+
+CallOutcome WorkerProcess::Receive(double timeout_s) {
+  CallOutcome out;
+  if (!alive_) {
+    out.failure = {FindingCode::kCrashed, "the worker is not running"};
+    return out;
+  }
   const int timeout_ms = static_cast<int>(timeout_s * 1000);
   while (true) {
     auto m = ReceiveMessage(fd_, timeout_ms);
