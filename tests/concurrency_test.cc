@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "model.h"
@@ -146,11 +147,16 @@ TEST_CASE(
     REQUIRE((*lib)->Put(Skill::Make("seed", "warp shuffle seed")).ok());
     REQUIRE((*lib)->Compact().ok());
   }
+  // The reader opens at least 20 times and goes on until the stop file
+  // exists, which the writer makes after 6 compactions: the overlap is
+  // there by construction, however fast either side runs (a fixed count of
+  // opens was too few on a fast build and slow under ASan).
+  const std::string stop = dir.Sub("stop");
   int pipe_fds[2];
   REQUIRE(pipe(pipe_fds) == 0);
   const pid_t pid =
-      StartProgram({SKILLDB_LIBRARY_WORKER, "read", path, "120",
-                    std::to_string(pipe_fds[1])},
+      StartProgram({SKILLDB_LIBRARY_WORKER, "read", path, "20",
+                    std::to_string(pipe_fds[1]), stop},
                    pipe_fds[0]);
   close(pipe_fds[1]);
   auto lib = Library::Open(o, path);
@@ -173,7 +179,11 @@ TEST_CASE(
     REQUIRE((*lib)->Commit(puts, {}).ok());
     if (v % 2 == 0) {
       REQUIRE((*lib)->Compact().ok());
-      ++rounds;
+      if (++rounds == 6) {
+        std::FILE* f = std::fopen(stop.c_str(), "w");
+        REQUIRE(f != nullptr);
+        std::fclose(f);
+      }
     }
     usleep(2000);
   }

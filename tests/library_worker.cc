@@ -7,9 +7,10 @@
 //       COUNT times: opens PATH for writing (waiting up to a minute for the
 //       lock), proposes Candidate(FIRST + i), verifies it with a passing
 //       verifier and commits it; each must be accepted
-//   library_worker read PATH OPENS FD
-//       OPENS times: opens PATH read-only and checks ConsistentAt its head;
-//       on the first failure writes why to FD
+//   library_worker read PATH OPENS FD [STOP_FILE]
+//       OPENS times (then on until STOP_FILE exists, when given): opens PATH
+//       read-only and checks ConsistentAt its head; on the first failure
+//       writes why to FD
 //
 // Exits 0 when all went well, 2 on bad arguments, 10 when a library does not
 // open, 11 when an operation fails, 12 when a proposal is not accepted. The
@@ -68,13 +69,21 @@ int Propose(const std::string& path, int first, int count) {
   return 0;
 }
 
-int Read(const std::string& path, int opens, int fd) {
+int Read(const std::string& path, int opens, int fd,
+         const std::string& stop_file) {
   Options ro;
   ro.read_only = true;
   ro.lock_timeout_ms = 60000;
   std::string why;
   int done = 0;
-  for (; done < opens; ++done) {
+  // With a stop file: at least `opens`, then on until the file exists (the
+  // parent makes it once the overlap it wants has happened), at most 100000.
+  const auto more = [&] {
+    if (done < opens) return true;
+    return !stop_file.empty() && done < 100000 &&
+           ::access(stop_file.c_str(), F_OK) != 0;
+  };
+  for (; more(); ++done) {
     auto lib = Library::Open(ro, path);
     if (!lib.ok()) {
       why = "open: " + lib.status().ToString();
@@ -97,8 +106,9 @@ int main(int argc, char** argv) {
   if (command == "propose" && argc == 5) {
     return Propose(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   }
-  if (command == "read" && argc == 5) {
-    return Read(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  if (command == "read" && (argc == 5 || argc == 6)) {
+    return Read(argv[2], std::atoi(argv[3]), std::atoi(argv[4]),
+                argc == 6 ? argv[5] : "");
   }
   std::fprintf(stderr, "library_worker: bad arguments (see its header)\n");
   return 2;

@@ -1,5 +1,6 @@
 // Helpers for the models/ tests: where the fixtures are, reading their JSON,
-// the seed skill texts the fixtures hash, FNV-1a over token ids (the hash
+// the seed skill texts the fixtures were made from (read from data/seed,
+// checked against the hashes the fixtures keep), FNV-1a over token ids (the hash
 // models/tools/make_fixtures.py writes), and small file operations. Header
 // only, test code only.
 //
@@ -14,15 +15,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 #include "build_paths.h"
+#include "sha256.h"
 
 namespace skilldb::models::testing {
 
@@ -100,47 +104,117 @@ inline nlohmann::json ReadJsonFile(const std::string& path) {
   return nlohmann::json::parse(buffer.str());
 }
 
-// The seed skills the fixtures were made from: make_fixtures.py writes
-// their text fields to reference/seed_snapshot.jsonl beside the references,
-// so the library's seed can change without invalidating the fixtures.
-inline std::vector<nlohmann::json> SeedSkills() {
-  std::vector<nlohmann::json> skills;
-  std::ifstream in(FixtureDir() + "/reference/seed_snapshot.jsonl");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    skills.push_back(nlohmann::json::parse(line));
-  }
-  return skills;
-}
-
 inline std::string Field(const nlohmann::json& skill, const char* key) {
   if (!skill.contains(key) || !skill[key].is_string()) return "";
   return skill[key].get<std::string>();
 }
 
-// make_fixtures.py's corpus_texts: every text field of every seed skill.
-inline std::vector<std::string> SeedCorpus() {
-  std::vector<std::string> texts;
-  for (const auto& s : SeedSkills()) {
-    for (const char* key : {"title", "summary", "body", "code"}) {
-      texts.push_back(Field(s, key));
+// The text fields of a seed skill that the fixtures hash, in
+// make_fixtures.py's order (SEED_FIELDS).
+inline constexpr const char* kSeedFields[] = {"title", "summary", "body",
+                                              "code"};
+
+// The seed checks compare at least this many skills' worth of texts (150 of
+// the fixtures' 171 skills: 4 texts a skill for the tokenizers, 2 for the
+// embeddings); with fewer still in data/seed the fixtures are stale and must
+// be regenerated (models/tools/make_fixtures.py).
+inline constexpr size_t kMinSeedSkillsStillMatching = 150;
+
+// One text the fixtures were made from that data/seed still holds: `index` is
+// its position in the fixtures' list of texts.
+struct SeedText {
+  size_t index;
+  std::string text;
+};
+
+// The texts of a fixture list that can still be compared, and the list's size.
+struct SeedTexts {
+  std::vector<SeedText> texts;
+  size_t total = 0;
+};
+
+// The skills of data/seed (every non-blank line of its *.jsonl files) by id.
+inline std::map<std::string, nlohmann::json> CurrentSeedById() {
+  std::map<std::string, nlohmann::json> by_id;
+  const std::string dir = SKILLDB_SEED_DIR;
+  for (const std::string& name : ListFiles(dir)) {
+    if (name.size() < 6 || name.substr(name.size() - 6) != ".jsonl") continue;
+    std::ifstream in(dir + "/" + name);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      nlohmann::json skill = nlohmann::json::parse(line);
+      const std::string id = Field(skill, "id");
+      by_id[id] = std::move(skill);
     }
   }
-  return texts;
+  return by_id;
 }
 
-// make_fixtures.py's embedding_texts: the titles, then title + summary +
-// body of each skill.
-inline std::vector<std::string> SeedEmbeddingTexts() {
-  std::vector<std::string> titles, full;
-  for (const auto& s : SeedSkills()) {
-    titles.push_back(Field(s, "title"));
-    full.push_back(Field(s, "title") + "\n" + Field(s, "summary") + "\n" +
-                   Field(s, "body"));
+// The fixtures' seed skills, in their order: reference/seed_hashes.json holds
+// each skill's id and the SHA-256 of each text field as make_fixtures.py read
+// them; the texts come from data/seed. A field whose current text hashes
+// otherwise (an edited skill) is left out, not compared with a reference made
+// from another text. `fields_ok[i][f]` says whether skill i's field
+// kSeedFields[f] is usable, `text[i][f]` is its text.
+struct SeedRows {
+  std::vector<std::array<bool, 4>> fields_ok;
+  std::vector<std::array<std::string, 4>> text;
+};
+
+inline SeedRows ReadSeedRows() {
+  const nlohmann::json hashes =
+      ReadJsonFile(FixtureDir() + "/reference/seed_hashes.json");
+  const std::map<std::string, nlohmann::json> current = CurrentSeedById();
+  SeedRows rows;
+  for (const nlohmann::json& row : hashes["skills"]) {
+    std::array<bool, 4> ok{};
+    std::array<std::string, 4> text;
+    auto it = current.find(row["id"].get<std::string>());
+    for (size_t f = 0; f < 4; ++f) {
+      if (it == current.end()) break;
+      text[f] = Field(it->second, kSeedFields[f]);
+      ok[f] = internal::Sha256Hex(text[f]) ==
+              row["sha256"][kSeedFields[f]].get<std::string>();
+    }
+    rows.fields_ok.push_back(ok);
+    rows.text.push_back(std::move(text));
   }
-  titles.insert(titles.end(), full.begin(), full.end());
-  return titles;
+  return rows;
+}
+
+// make_fixtures.py's corpus_texts: every text field of every seed skill
+// (skill i's field f at index 4 i + f), those still in data/seed.
+inline SeedTexts SeedCorpus() {
+  const SeedRows rows = ReadSeedRows();
+  SeedTexts out;
+  out.total = 4 * rows.text.size();
+  for (size_t i = 0; i < rows.text.size(); ++i) {
+    for (size_t f = 0; f < 4; ++f) {
+      if (rows.fields_ok[i][f]) out.texts.push_back({4 * i + f, rows.text[i][f]});
+    }
+  }
+  return out;
+}
+
+// make_fixtures.py's embedding_texts: the titles (index i), then title +
+// summary + body of each skill (index n + i), those still in data/seed.
+inline SeedTexts SeedEmbeddingTexts() {
+  const SeedRows rows = ReadSeedRows();
+  SeedTexts out;
+  const size_t n = rows.text.size();
+  out.total = 2 * n;
+  for (size_t i = 0; i < n; ++i) {
+    if (rows.fields_ok[i][0]) out.texts.push_back({i, rows.text[i][0]});
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto& ok = rows.fields_ok[i];
+    const auto& t = rows.text[i];
+    if (ok[0] && ok[1] && ok[2]) {
+      out.texts.push_back({n + i, t[0] + "\n" + t[1] + "\n" + t[2]});
+    }
+  }
+  return out;
 }
 
 inline std::string Fnv1a64(const std::vector<int32_t>& ids) {

@@ -42,13 +42,15 @@ int CheckAgainstReference(const Tokenizer& tok, const json& ref) {
           r["decoded_skip_special"].get<std::string>());
     ++compared;
   }
-  const std::vector<std::string> corpus = testing::SeedCorpus();
-  REQUIRE(corpus.size() == ref["corpus_hashes"].size());
-  for (size_t i = 0; i < corpus.size(); ++i) {
-    CAPTURE(i);
-    const std::vector<int32_t> ids = tok.Encode(corpus[i], false);
-    CHECK(ids.size() == ref["corpus_counts"][i].get<size_t>());
-    CHECK(testing::Fnv1a64(ids) == ref["corpus_hashes"][i].get<std::string>());
+  const testing::SeedTexts corpus = testing::SeedCorpus();
+  REQUIRE(corpus.total == ref["corpus_hashes"].size());
+  REQUIRE(corpus.texts.size() >= 4 * testing::kMinSeedSkillsStillMatching);
+  for (const testing::SeedText& t : corpus.texts) {
+    CAPTURE(t.index);
+    const std::vector<int32_t> ids = tok.Encode(t.text, false);
+    CHECK(ids.size() == ref["corpus_counts"][t.index].get<size_t>());
+    CHECK(testing::Fnv1a64(ids) ==
+          ref["corpus_hashes"][t.index].get<std::string>());
     ++compared;
   }
   return compared;
@@ -95,13 +97,15 @@ TEST_CASE("all-MiniLM-L6-v2's WordPiece gives the tokenizers library's ids") {
           Ids(ref["test_strings"][i]["ids"]));
     ++compared;
   }
-  const std::vector<std::string> corpus = testing::SeedCorpus();
-  REQUIRE(corpus.size() == ref["corpus_hashes"].size());
-  for (size_t i = 0; i < corpus.size(); ++i) {
-    CAPTURE(i);
-    const std::vector<int32_t> ids = tok->Encode(corpus[i], true);
-    CHECK(ids.size() == ref["corpus_counts"][i].get<size_t>());
-    CHECK(testing::Fnv1a64(ids) == ref["corpus_hashes"][i].get<std::string>());
+  const testing::SeedTexts corpus = testing::SeedCorpus();
+  REQUIRE(corpus.total == ref["corpus_hashes"].size());
+  REQUIRE(corpus.texts.size() >= 4 * testing::kMinSeedSkillsStillMatching);
+  for (const testing::SeedText& t : corpus.texts) {
+    CAPTURE(t.index);
+    const std::vector<int32_t> ids = tok->Encode(t.text, true);
+    CHECK(ids.size() == ref["corpus_counts"][t.index].get<size_t>());
+    CHECK(testing::Fnv1a64(ids) ==
+          ref["corpus_hashes"][t.index].get<std::string>());
     ++compared;
   }
   MESSAGE("minilm wordpiece: " << compared << " texts compared");

@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import struct
+import subprocess
 import sys
 
 import torch
@@ -106,23 +107,54 @@ def seed_skills():
     return skills
 
 
-def write_seed_snapshot(skills, out_dir):
-    """The seed skills' text fields, as the tests read them back: the
-    fixtures stay valid when the library's seed changes later."""
-    path = os.path.join(out_dir, "reference", "seed_snapshot.jsonl")
+SEED_FIELDS = ("title", "summary", "body", "code")
+
+
+def seed_commit():
+    """The commit checked out, with "+" when data/seed differs from it: the
+    fixtures' texts are data/seed at that commit (recorded for a reader;
+    the tests go by the hashes)."""
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--",
+                                "data/seed"], check=True, capture_output=True,
+                               text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+" if dirty else "")
+
+
+def write_seed_hashes(skills, out_dir):
+    """Which seed texts the fixtures were made from, without a copy of them:
+    per skill, in order, its id and the SHA-256 of each text field (a missing
+    field hashes as ""). The tests read the texts from data/seed and compare
+    only those whose hash still matches, so an edited skill is skipped rather
+    than compared with another text's reference."""
+    path = os.path.join(out_dir, "reference", "seed_hashes.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    rows = [{"id": s["id"],
+             "sha256": {k: hashlib.sha256((s.get(k) or "").encode("utf-8")).hexdigest()
+                        for k in SEED_FIELDS}}
+            for s in skills]
     with open(path, "w", encoding="utf-8") as f:
-        for s in skills:
-            f.write(json.dumps({k: s[k] for k in ("id", "title", "summary", "body", "code")
-                                if k in s}, ensure_ascii=False) + "\n")
+        # One skill a line, so that a regeneration's diff shows what changed.
+        f.write('{"seed_commit": %s, "fields": %s, "skills": [\n' %
+                (json.dumps(seed_commit()), json.dumps(list(SEED_FIELDS))))
+        f.write(",\n".join(json.dumps(r) for r in rows))
+        f.write("\n]}\n")
+    # The copy of the texts that older versions of this script wrote.
+    stale = os.path.join(out_dir, "reference", "seed_snapshot.jsonl")
+    if os.path.exists(stale):
+        os.remove(stale)
 
 
 def corpus_texts(skills):
     """The texts whose ids are hashed: every text field of every seed skill."""
     texts = []
     for s in skills:
-        for key in ("title", "summary", "body", "code"):
-            texts.append(s.get(key, "") or "")
+        for key in SEED_FIELDS:
+            texts.append(s.get(key) or "")
     return texts
 
 
@@ -505,7 +537,7 @@ def main():
     corpus = corpus_texts(skills)
     ref_dir = os.path.join(args.out, "reference")
     os.makedirs(ref_dir, exist_ok=True)
-    write_seed_snapshot(skills, args.out)
+    write_seed_hashes(skills, args.out)
     train_texts = corpus + TEST_STRINGS
     tok_ref = {"test_strings": TEST_STRINGS}
     chat_ref = {"chats": CHATS}
