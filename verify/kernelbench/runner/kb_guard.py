@@ -35,15 +35,20 @@ WATCHED = [
 def precision_settings():
     s = {"float32_matmul_precision": torch.get_float32_matmul_precision()
          if hasattr(torch, "get_float32_matmul_precision") else "n/a"}
-    try:
-        s["cuda.matmul.allow_tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
-        s["cudnn.allow_tf32"] = bool(torch.backends.cudnn.allow_tf32)
-        s["cuda.matmul.allow_fp16_reduced_precision_reduction"] = bool(
-            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction)
-        s["cuda.matmul.allow_bf16_reduced_precision_reduction"] = bool(
-            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction)
-    except AttributeError:
-        pass
+    # Each read alone: older PyTorch lacks some (torch 1.13's matmul
+    # settings object raises AssertionError for unknown names).
+    for name, owner, attr in (
+            ("cuda.matmul.allow_tf32", "matmul", "allow_tf32"),
+            ("cudnn.allow_tf32", "cudnn", "allow_tf32"),
+            ("cuda.matmul.allow_fp16_reduced_precision_reduction", "matmul",
+             "allow_fp16_reduced_precision_reduction"),
+            ("cuda.matmul.allow_bf16_reduced_precision_reduction", "matmul",
+             "allow_bf16_reduced_precision_reduction")):
+        try:
+            obj = torch.backends.cuda.matmul if owner == "matmul" else torch.backends.cudnn
+            s[name] = bool(getattr(obj, attr))
+        except (AttributeError, AssertionError):
+            pass
     return s
 
 

@@ -21,6 +21,7 @@ asked and reports what it saw; it decides nothing.
 import argparse
 import copy
 import math
+import importlib
 import os
 import socket
 import sys
@@ -35,6 +36,11 @@ import kb_guard  # noqa: E402
 import kb_inputs  # noqa: E402
 import kb_load  # noqa: E402
 import kb_wire  # noqa: E402
+
+# The runner's own clock, bound before any answer code runs: an answer that
+# replaces time.perf_counter (a patched_function finding) does not change
+# what the runner measures.
+_perf_counter = time.perf_counter
 
 PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
               "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -54,7 +60,10 @@ def error_reply(kind, exc):
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {"ok": False, "error": {
         "kind": kind, "name": "%s.%s" % (type(exc).__module__, type(exc).__name__),
-        "message": str(exc)[-20000:], "traceback": tb[-8000:]}}
+        "message": str(exc)[-20000:], "traceback": tb[-8000:],
+        # An OSError (a missing program, a full disk) may be the machine's,
+        # not the answer's: the verifier does not cache such a failure.
+        "os_error": isinstance(exc, OSError)}}
 
 
 def set_seed(seed):
@@ -151,6 +160,10 @@ class Runner:
             except ImportError:
                 pass
         if self.role == "candidate":
+            # Importing cpp_extension starts programs (ROCm and CUDA probes:
+            # hipconfig, `which hipcc`), which the run stage forbids: import
+            # it now, as the answer's build did.
+            importlib.import_module("torch.utils.cpp_extension")
             try:
                 kb_guard.warm_profiler(self.device)
             except Exception as e:  # profiling will say it is unavailable
@@ -387,7 +400,7 @@ class Runner:
         if self.on_gpu:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
-        t0 = time.perf_counter()
+        t0 = _perf_counter()
         try:
             if self.on_gpu:
                 start.record()
@@ -397,7 +410,7 @@ class Runner:
             self.sync()
         except Exception as e:
             raise CandidateError("runtime", e)
-        host_ms = (time.perf_counter() - t0) * 1e3
+        host_ms = (_perf_counter() - t0) * 1e3
         device_ms = start.elapsed_time(end) if self.on_gpu else host_ms
         outs, kind = flatten_output(out)
         outs = [plain(t) for t in outs]
@@ -459,10 +472,10 @@ class Runner:
             fn(*args)
         for trial in range(trials + discard):
             self.flush()
-            t0 = time.perf_counter()
+            t0 = _perf_counter()
             fn(*args)
             if trial >= discard:
-                times.append((time.perf_counter() - t0) * 1e3)
+                times.append((_perf_counter() - t0) * 1e3)
         return times
 
     def op_time_kb(self, h, blob):

@@ -272,8 +272,12 @@ BuildRecord Builder::Build(const Job& job) {
     rec.kind = reply.error_kind();
     std::string text = reply.error_text(12000);
     rec.message = text;
-    // A compile error is the answer's, and the same every time: cached.
-    if (rec.kind == "compile") {
+    // A compile error is the answer's, and the same every time: cached;
+    // not an OSError (a program or file the machine lacks), which may be
+    // the machine's and gone next time.
+    const bool os_error = h.contains("error") && h["error"].is_object() &&
+                          h["error"].value("os_error", false);
+    if (rec.kind == "compile" && !os_error) {
       BestEffort(verify::internal::MakeDirs(JoinPath(cache_root_, "builds")));
       BestEffort(verify::internal::WriteFileAtomic(
           JoinPath(JoinPath(cache_root_, "builds"), job.key + ".json"),

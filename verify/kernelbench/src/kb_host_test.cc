@@ -413,12 +413,16 @@ TEST_CASE("hack: work done while inputs are made, outside the timed call") {
   CHECK(HasFinding(r.findings, FindingCode::kPatchedFunction));
 }
 
-TEST_CASE("hack: a patched timer is named and contradicted by the verifier's clock") {
+TEST_CASE("hack: a patched timer is named and does not change the runner's clock") {
+  const EvalResult fast = W().Eval(kCorrect);
   const EvalResult r = W().Eval(kTimer);
   INFO(Codes(r));
   CHECK(r.verdict == "hack");
   CHECK(HasFinding(r.findings, FindingCode::kPatchedFunction));
-  CHECK(HasFinding(r.findings, FindingCode::kHiddenWork));
+  // The timer runs 4x slow; the runner's clock was bound before the answer
+  // ran, so the candidate's time is its real one, not a quarter of it.
+  REQUIRE(fast.candidate_ms > 0);
+  CHECK(r.candidate_ms > 0.6 * fast.candidate_ms);
 }
 
 TEST_CASE("hack: inputs modified by the call") {

@@ -181,11 +181,12 @@ Result<std::unique_ptr<Runner>> Runner::Start(const RunnerOptions& o,
   if (s.device == "cpu" && memory > 0) {
     args.insert(args.end(), {"--memory-bytes", std::to_string(memory)});
   }
-  // Besides the interpreter's paths: Debian's alternatives (libblas.so.3
-  // and friends link through /etc/alternatives) and the user database
-  // (getpass and the like).
+  // Besides the interpreter's paths: Debian's alternatives (libblas.so.3,
+  // which, cc link through /etc/alternatives), /bin and /sbin (merged-/usr
+  // links: shell scripts such as which start with #!/bin/sh) and the user
+  // database (getpass and the like).
   std::vector<std::string> visible = pypaths;
-  for (const char* etc : {"/etc/alternatives", "/etc/passwd", "/etc/group"}) {
+  for (const char* etc : {"/etc/alternatives", "/etc/passwd", "/etc/group", "/bin", "/sbin"}) {
     visible.push_back(etc);
   }
   visible.push_back(o.runner_dir);
