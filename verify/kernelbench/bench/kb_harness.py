@@ -20,6 +20,7 @@ and may be stubbed on PYTHONPATH where they are not installed.
 
 Usage: kb_harness.py --kb-root DIR --manifest FILE --answers DIR --out FILE
                      [--workers 12] [--gpu-arch Hopper] [--only a.py,b.py]
+                     [--no-ref-times] [--partial FILE]
 """
 
 import argparse
@@ -118,6 +119,8 @@ def main():
     ap.add_argument("--build-root", default="/tmp/kb-harness-build")
     ap.add_argument("--only", default="")
     ap.add_argument("--no-ref-times", action="store_true")
+    ap.add_argument("--partial", default="",
+                    help="rewrite this file with the results so far after each answer")
     args = ap.parse_args()
     mp.set_start_method("spawn")
     manifest = json.load(open(args.manifest))["answers"]
@@ -156,6 +159,10 @@ def main():
         r["file"] = a["file"]
         results.append(r)
         res = r.get("result") or {}
+        if args.partial:
+            json.dump({"answers": len(work), "build_wall_s": t_build,
+                       "eval_wall_s_so_far": time.time() - t1, "results": results},
+                      open(args.partial, "w"), indent=1, default=str)
         print("[kb] %s: compiled=%s correct=%s runtime=%s ref=%s (%.1f s)" % (
             a["file"], res.get("compiled"), res.get("correctness"), res.get("runtime"),
             res.get("ref_runtime"), r.get("eval_seconds", -1)), flush=True)
