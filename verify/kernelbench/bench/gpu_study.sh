@@ -12,12 +12,13 @@
 #   build     cmake -S KBW/src/verify (standalone, SKILLDB_DEPS_DIR=KBW/deps),
 #             the kernelbench targets, -Werror first (its log says whether
 #             that held), then without it if the machine's compiler warns
-#   import    the study's problems (level1 12,40; level2 76) and a sample of
-#             levels 1 and 2 (IMPORT1, IMPORT2; default 1-20 and 1-10) with
-#             the degenerate-problem screen, bounded by IMPORT_TIMEOUT
+#   import    the study's problems (level1 12,40; level2 76), with the
+#             degenerate-problem screen
 #   ours      every answer through skilldb_kernelbench eval, this
 #             verifier's protocol (OURS_TIMEOUT), then --protocol kernelbench
 #             on the cached builds (OURS_KB_TIMEOUT)
+#   sample    a sample of levels 1 and 2 imported (IMPORT1, IMPORT2; default
+#             1-20 and 1-10), bounded by IMPORT_TIMEOUT
 #   harness   KernelBench's harness on every answer (HARNESS_TIMEOUT)
 #
 # KBW (default .device/kb in the checkout) holds:
@@ -96,24 +97,12 @@ EOF
 }
 
 if has import; then
-  stamp "import: the study's problems, then level1 ${IMPORT1:-1-20}, level2 ${IMPORT2:-1-10}"
+  stamp "import: the study's problems"
   t0=$(now)
-  timeout "${IMPORT_TIMEOUT:-150}" bash -c "
-    '$KB' import '$KBW/kb/KernelBench' --level 1 --problems 12,40,${IMPORT1:-1-20} --max-screen-bytes 20000000000 --json > '$RUN/import1.json' 2> '$RUN/import1.log'
-    '$KB' import '$KBW/kb/KernelBench' --level 2 --problems 76,${IMPORT2:-1-10} --max-screen-bytes 20000000000 --json > '$RUN/import2.json' 2> '$RUN/import2.log'"
-  echo "import rc=$? in $(python3 -c "print(round($(now) - $t0, 1))") s"
-  tail -4 "$RUN/import1.log" "$RUN/import2.log"
-  python3 - "$RUN" > "$OUT/import.json" <<'EOF'
-import json, sys, os
-out = {}
-for n in ("import1", "import2"):
-    p = os.path.join(sys.argv[1], n + ".json")
-    try:
-        out[n] = json.load(open(p))
-    except Exception as e:
-        out[n] = {"error": "%s: %s" % (type(e).__name__, e)}
-json.dump(out, sys.stdout, indent=1)
-EOF
+  scr=(--max-screen-bytes 20000000000)
+  "$KB" import "$KBW/kb/KernelBench" --level 1 --problems 12,40 "${scr[@]}" 2> "$RUN/import0.log" > /dev/null
+  "$KB" import "$KBW/kb/KernelBench" --level 2 --problems 76 "${scr[@]}" 2>> "$RUN/import0.log" > /dev/null
+  echo "study problems imported in $(python3 -c "print(round($(now) - $t0, 1))") s"
 fi
 
 if has ours; then
@@ -135,6 +124,28 @@ if has ours; then
   tail -8 "$dir/ours-kb.log"
   # A stopped run leaves its results files (ours.jsonl, ours-kb.jsonl): they
   # come back in logs.tgz, and a resumed eval rebuilds the report from them.
+fi
+
+if has sample; then
+  stamp "import: a sample, level1 ${IMPORT1:-1-20}, level2 ${IMPORT2:-1-10}"
+  scr=(--max-screen-bytes 20000000000)
+  t0=$(now)
+  timeout "${IMPORT_TIMEOUT:-150}" bash -c "
+    '$KB' import '$KBW/kb/KernelBench' --level 1 --problems ${IMPORT1:-1-20} ${scr[*]} --json > '$RUN/import1.json' 2> '$RUN/import1.log'
+    '$KB' import '$KBW/kb/KernelBench' --level 2 --problems ${IMPORT2:-1-10} ${scr[*]} --json > '$RUN/import2.json' 2> '$RUN/import2.log'"
+  echo "sample import rc=$? in $(python3 -c "print(round($(now) - $t0, 1))") s"
+  tail -4 "$RUN/import1.log" "$RUN/import2.log"
+  python3 - "$RUN" > "$OUT/import.json" <<'EOF'
+import json, sys, os
+out = {}
+for n in ("import1", "import2"):
+    p = os.path.join(sys.argv[1], n + ".json")
+    try:
+        out[n] = json.load(open(p))
+    except Exception as e:
+        out[n] = {"error": "%s: %s" % (type(e).__name__, e)}
+json.dump(out, sys.stdout, indent=1)
+EOF
 fi
 
 if has harness; then
