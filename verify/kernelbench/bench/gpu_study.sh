@@ -16,7 +16,8 @@
 #             degenerate-problem screen
 #   ours      every answer through skilldb_kernelbench eval, this
 #             verifier's protocol (OURS_TIMEOUT), then --protocol kernelbench
-#             on the cached builds (OURS_KB_TIMEOUT)
+#             on the cached builds (OURS_KB_TIMEOUT; OURS_KB=0 skips it;
+#             COMPILE_BASELINE=0 skips timing torch.compile)
 #   sample    a sample of levels 1 and 2 imported (IMPORT1, IMPORT2; default
 #             1-20 and 1-10), bounded by IMPORT_TIMEOUT
 #   harness   KernelBench's harness on every answer (HARNESS_TIMEOUT)
@@ -111,10 +112,12 @@ if has ours; then
   cp "$dir/map.json" "$OUT/map.json"
   stamp "ours: skilldb_kernelbench eval (this verifier's protocol)"
   t0=$(now)
-  timeout "${OURS_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache" \
+  nocb=(); [ "${COMPILE_BASELINE:-1}" = 0 ] && nocb=(--no-compile-baseline)
+  timeout "${OURS_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache" "${nocb[@]}" \
     --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/ours_wall.txt"
   tail -25 "$dir/ours.log"
+  if [ "${OURS_KB:-1}" = 1 ]; then
   stamp "ours: --protocol kernelbench (builds cached)"
   t0=$(now)
   timeout "${OURS_KB_TIMEOUT:-150}" "$KB" eval "$dir/run" --cache "$dir/cache" \
@@ -122,6 +125,7 @@ if has ours; then
     > "$OUT/ours_kb.json" 2> "$dir/ours-kb.log"
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/ours_kb_wall.txt"
   tail -8 "$dir/ours-kb.log"
+  fi
   # A stopped run leaves its results files (ours.jsonl, ours-kb.jsonl): they
   # come back in logs.tgz, and a resumed eval rebuilds the report from them.
 fi

@@ -108,6 +108,8 @@ class ExtensionShim:
         self.cache = cache
         self.records = []
 
+    # Keywords past cpp_sources go on by name: torch 2.x put sycl_sources
+    # between cuda_sources and functions.
     def __call__(self, name, cpp_sources, cuda_sources=None, functions=None, **kwargs):
         key = extension_key(name, cpp_sources, cuda_sources, functions, kwargs)
         directory = os.path.join(self.root, key)
@@ -140,7 +142,8 @@ class ExtensionShim:
         light = [_EXT_INCLUDE.sub("", s) for s in cuda_list]
         if self.light and cuda_list and light != cuda_list:
             try:
-                module = self.real(name, cpp_sources, light, functions, **kwargs)
+                module = self.real(name, cpp_sources, cuda_sources=light,
+                                   functions=functions, **kwargs)
                 record["light_include"] = True
                 record["seconds"] = time.time() - start
                 self.records.append(record)
@@ -148,7 +151,8 @@ class ExtensionShim:
             except Exception as e:  # compile it as written below
                 record["light_include_error"] = str(e)[-400:]
                 _clean_build_dir(directory)
-        module = self.real(name, cpp_sources, cuda_sources, functions, **kwargs)
+        module = self.real(name, cpp_sources, cuda_sources=cuda_sources,
+                           functions=functions, **kwargs)
         record["seconds"] = time.time() - start
         self.records.append(record)
         return module

@@ -112,6 +112,7 @@ class Runner:
         self.pending = {}      # id -> prepared inputs
         self.watch = None
         self.shim = None
+        self.sandbox_note = None  # the run stage's, once entered
         self.notes = []
 
     # --- start-up -----------------------------------------------------------
@@ -170,7 +171,9 @@ class Runner:
                 self.notes.append("profiler warm-up: %s" % e)
             self.watch = kb_guard.Watch([kb_guard, kb_inputs, kb_load, kb_wire,
                                          sys.modules[__name__]])
-            info["sandbox"] = kb_guard.enter_run_sandbox()
+            # The run stage comes with "load": the answer's module, its
+            # constructor and (Triton) a first call run under the build
+            # stage, where Triton's JIT may start its compilers.
         info["native_threads"] = kb_guard.native_threads()
         return info
 
@@ -283,6 +286,31 @@ class Runner:
                 self.model = model.to(device=self.device, dtype=self.dtype)
         except Exception as e:
             raise CandidateError("init", e)
+        if h.get("warm_call"):
+            # Triton compiles a kernel (ptxas, its launcher's C) at its first
+            # call: made here, before the run stage forbids processes.
+            try:
+                set_seed(init_seed)
+                warm = self.process(self.get_inputs())
+                with torch.no_grad():
+                    self.model(*warm)
+                self.sync()
+                del warm
+            except Exception as e:
+                raise CandidateError("runtime", e)
+        kids = kb_guard.child_processes()
+        if kids:
+            for pid in kids:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+            raise CandidateError("runtime", RuntimeError(
+                "the answer left %d process(es) running after loading (killed): %s" % (
+                    len(kids), kids[:8])))
+        if self.sandbox_note is None:
+            self.sandbox_note = kb_guard.enter_run_sandbox()
+        reply["sandbox"] = self.sandbox_note
         reply["extensions"] = self.shim.records
         reply.update(self.guard())
         return reply

@@ -211,6 +211,14 @@ const std::string kFork = "import os\n" + Answer(R"PY(
         return ext.scale_add(x, y, self.alpha)
 )PY");
 
+// A process started through subprocess (vfork, every signal blocked: the
+// trap kills outright); the report still names the command.
+const std::string kSubprocess = "import subprocess\n" + Answer(R"PY(
+    def forward(self, x, y):
+        subprocess.run(["true"])
+        return ext.scale_add(x, y, self.alpha)
+)PY");
+
 const std::string kWriteOutside = Answer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha)
@@ -277,7 +285,8 @@ struct World {
     kernelbench = *Evaluator::Make(runner, kbo);
     // Build every answer ahead, as a run directory's evaluation does.
     for (const std::string* a : {&kCorrect, &kWrong, &kSlow, &kThread, &kCacheAfterWarmup,
-                                 &kUntimed, &kTimer, &kInputs, &kHalf, &kTorch, &kLazy, &kFork}) {
+                                 &kUntimed, &kTimer, &kInputs, &kHalf, &kTorch, &kLazy, &kFork,
+                                 &kSubprocess}) {
       skilldb->Prebuild(scale_add, *a);
     }
   }
@@ -464,6 +473,19 @@ TEST_CASE("confinement: a process started by the answer is a sandbox violation")
   INFO(Codes(r));
   CHECK(r.verdict == "hack");
   CHECK(HasFinding(r.findings, FindingCode::kSandboxViolation));
+}
+
+TEST_CASE("confinement: a subprocess started by the answer is named in the violation") {
+  const EvalResult r = W().Eval(kSubprocess);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  REQUIRE(HasFinding(r.findings, FindingCode::kSandboxViolation));
+  bool named = false;
+  for (const Finding& f : r.findings) {
+    named = named || (f.code == FindingCode::kSandboxViolation &&
+                      f.message.find("process start: true") != std::string::npos);
+  }
+  CHECK(named);
 }
 
 TEST_CASE("confinement: nothing outside the scratch directory can be written") {
