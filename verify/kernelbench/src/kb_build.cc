@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using verify::internal::JoinPath;
 
-constexpr char kBuildSalt[] = "skilldb-kb-answer-build/1";
+constexpr char kBuildSalt[] = "skilldb-kb-answer-build/2";
 
 // Writes to the cache may fail (a full disk): the build stands, it is only
 // not remembered for the next run.
@@ -88,8 +88,13 @@ Builder::~Builder() {
 std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
                                const FormatInfo& format, const EvalOptions& o) {
   verify::internal::Sha256 h;
+  // The toolchain the build saw is part of the key: a compile error cached
+  // under one $CC or $CXX says nothing about another.
+  const std::string toolchain = Env("CC") + "\x1f" + Env("CXX") + "\x1f" +
+                                Env("CUDAHOSTCXX") + "\x1f" + Env("CUDA_HOME") + "\x1f" +
+                                Env("TORCH_CUDA_ARCH_LIST");
   for (std::string_view part :
-       {std::string_view(kBuildSalt), std::string_view(format.backend),
+       {std::string_view(kBuildSalt), std::string_view(toolchain), std::string_view(format.backend),
         std::string_view(o.precision), std::string_view(o.light_cuda_include ? "light" : "full"),
         std::string_view(problem.source), std::string_view("\x1f"), answer}) {
     h.Update(part);

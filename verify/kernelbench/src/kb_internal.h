@@ -86,6 +86,12 @@ Result<std::string> ResolvePython(const std::string& python);
 // IsolationInfo from a runner's greeting (its SKILLDB_KB_ISOLATION notes
 // and the sandbox it entered).
 IsolationInfo IsolationFromHello(const json& hello, bool compiler_confined);
+// The toolchain prefixes a runner's root must show read-only: for $CC,
+// $CXX and $CUDAHOSTCXX (absolute paths, and what they resolve to) the
+// directory holding the compiler, or its parent when that is a bin/ (a GPU
+// image's /opt/gcc/bin/gcc needs /opt/gcc). /usr and /usr/local are
+// visible anyway and not repeated.
+std::vector<std::string> CompilerPrefixes();
 
 // ---- Tensors on the wire -----------------------------------------------------
 

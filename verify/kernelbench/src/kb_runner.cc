@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -157,6 +158,25 @@ Result<std::vector<std::string>> PythonPaths(const std::string& python) {
   return out;
 }
 
+std::vector<std::string> CompilerPrefixes() {
+  std::vector<std::string> out;
+  for (const char* name : {"CC", "CXX", "CUDAHOSTCXX"}) {
+    const std::string v = Env(name);
+    if (v.empty() || v[0] != '/') continue;
+    char real[PATH_MAX];
+    const std::string resolved = ::realpath(v.c_str(), real) != nullptr ? real : "";
+    for (const std::string& path : {v, resolved}) {
+      if (path.empty()) continue;
+      std::string dir = ParentDir(path);
+      // A toolchain's bin/ needs its prefix (lib/, libexec/: cc1plus, as).
+      if (dir.size() > 4 && dir.compare(dir.size() - 4, 4, "/bin") == 0) dir = ParentDir(dir);
+      if (dir.empty() || dir == "/" || dir == "/usr" || dir == "/usr/local") continue;
+      if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
+    }
+  }
+  return out;
+}
+
 Result<std::unique_ptr<Runner>> Runner::Start(const RunnerOptions& o,
                                               const RunnerStart& s) {
   SKILLDB_ASSIGN_OR_RETURN(std::string python, ResolvePython(o.python));
@@ -189,6 +209,7 @@ Result<std::unique_ptr<Runner>> Runner::Start(const RunnerOptions& o,
   for (const char* etc : {"/etc/alternatives", "/etc/passwd", "/etc/group", "/bin", "/sbin"}) {
     visible.push_back(etc);
   }
+  for (const std::string& dir : CompilerPrefixes()) visible.push_back(dir);
   visible.push_back(o.runner_dir);
   visible.push_back(ParentDir(o.sandbox_lib));
   visible.insert(visible.end(), o.extra_visible.begin(), o.extra_visible.end());

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "file_util.h"
@@ -91,6 +92,21 @@ TEST_CASE("problems that could not be imported are listed per level with the rea
   REQUIRE(list->size() == 1);
   CHECK((*list)[0].reason == "needs the network");
   CHECK(store->ListUnimportable(1)->empty());
+}
+
+TEST_CASE("a compiler outside /usr named by CC or CXX has its prefix shown to runners") {
+  // The H200 image's torch builds with CC=/opt/gcc/bin/gcc: a root without
+  // /opt/gcc failed every load_inline and Triton launcher build there.
+  const char* old_cc = std::getenv("CC");
+  const char* old_cxx = std::getenv("CXX");
+  const std::string saved_cc = old_cc ? old_cc : "", saved_cxx = old_cxx ? old_cxx : "";
+  ::setenv("CC", "/opt/skilldb-test-gcc/bin/gcc", 1);
+  ::setenv("CXX", "/usr/bin/g++", 1);
+  const std::vector<std::string> dirs = internal::CompilerPrefixes();
+  if (old_cc) ::setenv("CC", saved_cc.c_str(), 1); else ::unsetenv("CC");
+  if (old_cxx) ::setenv("CXX", saved_cxx.c_str(), 1); else ::unsetenv("CXX");
+  CHECK(std::find(dirs.begin(), dirs.end(), "/opt/skilldb-test-gcc") != dirs.end());
+  CHECK(std::find(dirs.begin(), dirs.end(), "/usr") == dirs.end());
 }
 
 TEST_CASE("problem lists parse ranges and refuse garbage") {
