@@ -94,9 +94,14 @@ def main():
               and r["ours_speedup"]]
     for r in honest:
         r["speedup_ratio_ours_over_kb"] = r["ours_speedup"] / r["kb_speedup"]
-    tp = {"kernelbench": {"answers": kb["answers"], "wall_s": kb["wall_s"],
-                          "build_wall_s": kb["build_wall_s"], "eval_wall_s": kb["eval_wall_s"],
-                          "answers_per_minute": kb["answers_per_minute"]}}
+    # A harness stopped by its time bound leaves kb_harness.py's --partial
+    # file: the answers it evaluated and the time so far.
+    kb_eval = kb.get("eval_wall_s", kb.get("eval_wall_s_so_far", 0.0))
+    kb_done = len(kb["results"])
+    kb_wall = kb.get("wall_s", kb["build_wall_s"] + kb_eval)
+    tp = {"kernelbench": {"answers": kb_done, "of": kb["answers"], "wall_s": kb_wall,
+                          "build_wall_s": kb["build_wall_s"], "eval_wall_s": kb_eval,
+                          "answers_per_minute": kb_done / kb_wall * 60.0 if kb_wall > 0 else None}}
     if a.ours_wall > 0:
         tp["skilldb"] = {"answers": len(ours), "wall_s": a.ours_wall,
                          "answers_per_minute": len(ours) / a.ours_wall * 60.0}
@@ -106,7 +111,9 @@ def main():
             for k in split:
                 split[k] += t.get(k, 0.0) / 1000.0
         tp["skilldb"]["split_s"] = split
-        tp["ratio"] = tp["skilldb"]["answers_per_minute"] / tp["kernelbench"]["answers_per_minute"]
+        if tp["kernelbench"]["answers_per_minute"]:
+            tp["ratio"] = (tp["skilldb"]["answers_per_minute"] /
+                           tp["kernelbench"]["answers_per_minute"])
     if a.ours_kb_wall > 0:
         tp["skilldb_kernelbench_protocol"] = {
             "answers": len(ours_kb), "wall_s": a.ours_kb_wall,

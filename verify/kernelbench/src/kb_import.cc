@@ -144,6 +144,10 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   ImportSummary summary;
   SKILLDB_ASSIGN_OR_RETURN(std::vector<ProblemFile> files,
                            FindProblems(o, &root, &summary.skipped));
+  // By level and id (a directory lists 10_ before 1_ and 2_).
+  std::stable_sort(files.begin(), files.end(), [](const ProblemFile& a, const ProblemFile& b) {
+    return a.level != b.level ? a.level < b.level : a.id < b.id;
+  });
   const RunnerOptions ro = WithDefaults(o.runner);
   internal::RunnerStart start;
   start.role = "inspect";
