@@ -17,17 +17,8 @@
 
 namespace skilldb::cli {
 
-// Where the model is (llm::ResolveClientConfig: flag, else
-// $SKILLDB_LLM_URL / $OPENAI_BASE_URL, ...).
-struct AgentLlmArgs {
-  std::optional<std::string> url;    // --llm-url
-  std::optional<std::string> model;  // --llm-model
-  std::optional<std::string> key;    // --llm-key
-  int max_in_flight = 0;             // --llm-concurrency; 0 = the default
-  // --llm-token-ids: ask for prompt and completion token ids (vLLM's
-  // return_token_ids), kept in the rollout store for training.
-  bool token_ids = false;
-};
+// Where the model is: the LLM options every model command shares.
+using AgentLlmArgs = LlmClientArgs;
 
 struct SolveArgs {
   std::string task;                // --task NAME

@@ -5,30 +5,32 @@
 #include <thread>
 
 #include "context.h"
+#include "llm_options.h"
 
 namespace skilldb::cli {
 
 std::string ResolveRolloutsPath(const GlobalArgs& g, const std::string& flag) {
-  if (!flag.empty()) return flag;
-  const char* env = std::getenv("SKILLDB_ROLLOUTS");
-  if (env != nullptr && *env != '\0') return env;
-  bool is_default = false;
-  return policy::DefaultRolloutPath(ResolveDbPath(g, &is_default));
+  return SidecarStorePath(g, flag, "SKILLDB_ROLLOUTS", ".rollouts.sqlite");
 }
 
 Result<std::unique_ptr<policy::RolloutStore>> OpenRollouts(
-    const std::string& path, bool read_only) {
+    const std::string& path, bool read_only, bool create) {
   policy::RolloutStoreOptions o;
   o.read_only = read_only;
-  return policy::RolloutStore::Open(path, o);
+  o.create = create;
+  auto store = policy::RolloutStore::Open(path, o);
+  if (!store.ok() && store.status().code() == StatusCode::kNotFound) {
+    return Status::NotFound(store.status().message() +
+                            " (give --rollouts PATH or set SKILLDB_ROLLOUTS; "
+                            "skilldb solve creates one)");
+  }
+  return store;
 }
 
-Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const AgentLlmArgs& a) {
-  llm::ClientFlags flags{a.url, a.model, a.key};
+Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const AgentLlmArgs& a,
+                                                       const Io& io) {
   SKILLDB_ASSIGN_OR_RETURN(llm::ClientConfig config,
-                           llm::ResolveClientConfig(flags));
-  if (a.max_in_flight > 0) config.max_in_flight = a.max_in_flight;
-  config.request_token_ids = a.token_ids;
+                           ResolveLlmConfig(a, llm::ClientConfig(), io));
   return llm::OpenAiClient::Create(config);
 }
 

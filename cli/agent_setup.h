@@ -16,12 +16,16 @@ namespace skilldb::cli {
 // --rollouts PATH, else $SKILLDB_ROLLOUTS, else beside the library.
 std::string ResolveRolloutsPath(const GlobalArgs& g, const std::string& flag);
 
-// Opens (or, writable, creates) the store at `path`.
+// Opens the store at `path`: read-only, or writable (and created when
+// `create`; a command that only reads what a store holds never creates
+// one: a mistyped path is NotFound).
 Result<std::unique_ptr<policy::RolloutStore>> OpenRollouts(
-    const std::string& path, bool read_only);
+    const std::string& path, bool read_only, bool create = false);
 
-// The client for --llm-url/--llm-model/--llm-key and the environment.
-Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const AgentLlmArgs& a);
+// The client for the --llm-* options and the environment (waits reported
+// on io.err).
+Result<std::unique_ptr<llm::OpenAiClient>> MakeBackbone(const AgentLlmArgs& a,
+                                                       const Io& io);
 
 // The verifier for `backend` ("cuda" | "host") with `workers` host workers
 // (0 = one per two cores).

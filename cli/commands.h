@@ -19,12 +19,29 @@
 
 #include "progress.h"
 #include "skilldb/library.h"
+#include "skilldb/util/exit_code.h"
 
 namespace skilldb::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitUserError = 1;
-inline constexpr int kExitInternalError = 2;
+using util::kExitInternalError;
+using util::kExitOk;
+using util::kExitUserError;
+
+// The OpenAI-compatible client's options, the same on every command that
+// talks to a model (query --rerank, llm check, solve, distill): unset means
+// the environment's or the default (llm::ResolveClientConfig).
+struct LlmClientArgs {
+  std::optional<std::string> url;    // --llm-url
+  std::optional<std::string> model;  // --llm-model
+  std::optional<std::string> key;    // --llm-key
+  double timeout_s = 0;              // --llm-timeout; 0 = not given
+  std::optional<int> retries;        // --llm-retries
+  std::string native_n;              // --llm-native-n true|false; "" = unset
+  int max_in_flight = 0;             // --llm-concurrency; 0 = the default
+  // --llm-token-ids: ask for prompt and completion token ids (vLLM's
+  // return_token_ids), kept in the rollout store for training.
+  bool token_ids = false;
+};
 
 // Options every command takes.
 struct GlobalArgs {
@@ -103,8 +120,7 @@ struct QueryArgs {
   // BM25 top `candidates` are reranked by the LLM at --llm-url
   // (rerank_query_command.cc).
   std::string rerank;
-  std::string llm_url;    // "" = $SKILLDB_LLM_URL, $OPENAI_BASE_URL, default
-  std::string llm_model;  // "" = $SKILLDB_LLM_MODEL, else the server's first
+  LlmClientArgs llm;
   std::string rerank_api = "cohere";  // endpoint shape: cohere | tei
   size_t candidates = 20;
   // --rerank dense (dense_command.cc): the sentence encoder's checkpoint
@@ -128,8 +144,7 @@ struct EmbedArgs {
 // skilldb llm ACTION (llm_command.cc); ACTION: check.
 struct LlmArgs {
   std::string action;
-  std::string llm_url;    // as QueryArgs
-  std::string llm_model;  // as QueryArgs
+  LlmClientArgs llm;
   bool probe = false;     // --probe: also time a one-token generation
 };
 

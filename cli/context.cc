@@ -16,6 +16,8 @@
 #include <sstream>
 
 #include "files.h"
+#include "skilldb/util/file.h"
+#include "skilldb/util/sqlite.h"
 #include "jsonl.h"
 
 #ifndef SKILLDB_SEED_DIR
@@ -55,7 +57,8 @@ Status ImportSeed(Library& library, const Io& io, const std::string& path) {
     if (it->path().extension() == ".jsonl") files.push_back(it->path());
   }
   if (ec || files.empty()) {
-    *io.err << "skilldb: warning: no seed library found in '" << dir << "'"
+    *io.err << "skilldb: warning: no seed library found in '" << EscapeLine(dir)
+            << "'"
             << (ec ? " (" + ec.message() + ")" : "")
             << "; the default library starts empty\n";
     return Status::Ok();
@@ -63,7 +66,7 @@ Status ImportSeed(Library& library, const Io& io, const std::string& path) {
   std::sort(files.begin(), files.end());
   std::vector<Skill> skills;
   for (const fs::path& file : files) {
-    SKILLDB_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(file.string()));
+    SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(file.string()));
     SKILLDB_ASSIGN_OR_RETURN(auto parsed, ParseJsonl(text, file.string()));
     for (Skill& s : parsed) skills.push_back(std::move(s));
   }
@@ -148,6 +151,17 @@ std::string ResolveDbPath(const GlobalArgs& g, bool* is_default) {
   return DefaultLibraryPath();
 }
 
+std::string SidecarStorePath(const GlobalArgs& g, const std::string& flag,
+                             const char* env, std::string_view suffix) {
+  if (!flag.empty()) return flag;
+  if (env != nullptr) {
+    const char* value = std::getenv(env);
+    if (value != nullptr && *value != '\0') return value;
+  }
+  bool is_default = false;
+  return util::SidecarPath(ResolveDbPath(g, &is_default), suffix);
+}
+
 Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
                                              bool read_only, const Io& io) {
   bool is_default = false;
@@ -169,24 +183,14 @@ Result<std::unique_ptr<Library>> OpenLibrary(const GlobalArgs& g,
 }
 
 int Fail(const GlobalArgs& g, const Io& io, const Status& status) {
-  int code = kExitUserError;
-  switch (status.code()) {
-    case StatusCode::kCorruption:
-    case StatusCode::kIOError:
-    case StatusCode::kInternal:
-    case StatusCode::kNotSupported:
-      code = kExitInternalError;
-      break;
-    default:
-      break;
-  }
+  const int code = util::ExitCodeFor(status.code());
   // Messages quote ids, titles and arguments: escaped like any human output.
   *io.err << "skilldb: error: " << EscapeBlock(status.message()) << "\n";
   if (g.json) {
     Json j;
     j["error"] = {{"code", std::string(StatusCodeName(status.code()))},
                   {"message", status.message()}};
-    *io.err << j.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+    *io.err << util::DumpLossy(j) << "\n";
   }
   return code;
 }
@@ -198,7 +202,7 @@ int FailUsage(const GlobalArgs& g, const Io& io, const Status& status) {
 }
 
 Result<std::string> ReadInput(const std::string& file, const Io& io) {
-  if (file != "-") return ReadWholeFile(file);
+  if (file != "-") return util::ReadFile(file);
   std::stringstream buffer;
   buffer << io.in->rdbuf();
   if (io.in->bad()) return Status::IOError("error reading stdin");
@@ -206,9 +210,7 @@ Result<std::string> ReadInput(const std::string& file, const Io& io) {
 }
 
 void PrintJson(const Io& io, const Json& j) {
-  *io.out << j.dump(j.is_object() ? 2 : -1, ' ', false,
-                    Json::error_handler_t::replace)
-          << "\n";
+  *io.out << util::DumpLossy(j, j.is_object() ? 2 : -1) << "\n";
 }
 
 std::string FormatTime(int64_t time_ms) {

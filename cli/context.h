@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "skilldb/json.h"
 #include "skilldb/library.h"
+#include "skilldb/util/json.h"
 #include "text.h"
 
 namespace skilldb::cli {
@@ -20,6 +21,13 @@ using Json = nlohmann::ordered_json;
 // The library path: --db, else $SKILLDB_DB, else the default library
 // ($XDG_DATA_HOME or ~/.local/share, then skilldb/library).
 std::string ResolveDbPath(const GlobalArgs& g, bool* is_default);
+
+// Where a side store of the library is (the rollout store, the embedding
+// store): `flag` when given, else the variable `env` when set and not
+// empty (nullptr: none), else "<library path><suffix>" beside the library
+// (util::SidecarPath).
+std::string SidecarStorePath(const GlobalArgs& g, const std::string& flag,
+                             const char* env, std::string_view suffix);
 
 // Opens the library for the command. Read-only commands open it read-only
 // (they work while another process writes). The default library is created

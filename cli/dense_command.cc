@@ -92,9 +92,7 @@ std::string ModelDir(const std::string& flag) {
 }
 
 std::string StorePath(const GlobalArgs& g, const std::string& flag) {
-  if (!flag.empty()) return flag;
-  bool is_default = false;
-  return rerank::DefaultEmbeddingStorePath(ResolveDbPath(g, &is_default));
+  return SidecarStorePath(g, flag, nullptr, ".embeddings.sqlite");
 }
 
 Result<std::unique_ptr<models::Embedder> > OpenEncoder(
@@ -132,11 +130,19 @@ int RunDenseQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
   auto encoder = OpenEncoder(a.model);
   if (!encoder.ok()) return Fail(g, io, encoder.status());
   // Writable when it can be (so what this query embeds is kept), else
-  // read-only (a library on a read-only medium still answers).
+  // read-only (a library on a read-only medium still answers). A query
+  // never creates the store: without one, what it embeds lives in memory
+  // for this query only (`skilldb embed` makes the store).
   const std::string path = StorePath(g, a.embeddings);
-  auto store = rerank::EmbeddingStore::Open(path);
-  if (!store.ok() && store.status().code() != StatusCode::kCorruption) {
+  auto store = rerank::EmbeddingStore::Open(path, {.create = false});
+  if (!store.ok() && store.status().code() != StatusCode::kCorruption &&
+      store.status().code() != StatusCode::kNotFound) {
     store = rerank::EmbeddingStore::Open(path, {.read_only = true});
+  }
+  bool kept = true;
+  if (!store.ok() && store.status().code() == StatusCode::kNotFound) {
+    store = rerank::EmbeddingStore::Open(":memory:", {.create = true});
+    kept = false;
   }
   if (!store.ok()) return Fail(g, io, store.status());
   rerank::DenseOptions dense;
@@ -173,6 +179,7 @@ int RunDenseQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
                          {"fusion", a.fusion},
                          {"model", ModelJson(**encoder)},
                          {"embeddings", path},
+                         {"embeddings_kept", kept},
                          {"live", r->live},
                          {"embedded_now", r->embedded_now},
                          {"embed_query_ms", r->embed_query_ms},
@@ -188,7 +195,10 @@ int RunDenseQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
   } else {
     *io.out << "in BM25 order: " << EscapeLine(res.reason);
   }
-  if (r->embedded_now) *io.out << "; embedded " << r->embedded_now << " now";
+  if (r->embedded_now) {
+    *io.out << "; embedded " << r->embedded_now << " now"
+            << (kept ? "" : " (not kept: no embedding store; skilldb embed)");
+  }
   *io.out << "\n";
   for (size_t i = 0; i < res.hits.size(); ++i) {
     const RankedHit& h = res.hits[i];
@@ -225,12 +235,16 @@ int RunEmbed(const GlobalArgs& g, const EmbedArgs& a, const Io& io) {
                        {"revisions", report->revisions},
                        {"embedded", report->embedded},
                        {"present", report->present},
+                       {"repaired", report->repaired},
                        {"pruned", report->pruned},
                        {"seconds", report->seconds}});
     return kExitOk;
   }
   *io.out << "embedded " << report->embedded << " of " << report->revisions
           << " revisions (" << report->present << " already stored";
+  if (report->repaired > 0) {
+    *io.out << ", " << report->repaired << " unusable ones replaced";
+  }
   if (a.prune) *io.out << ", " << report->pruned << " pruned";
   *io.out << ") with " << EscapeLine((*encoder)->model_id()) << " into "
           << EscapeLine(path) << "\n";

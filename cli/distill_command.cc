@@ -13,7 +13,10 @@ int RunDistill(const GlobalArgs& g, const DistillArgs& a, const Io& io) {
   }
   auto dedup = ParseDedupPolicy(a.dedup);
   if (!dedup.ok()) return Fail(g, io, dedup.status());
-  auto store = OpenRollouts(ResolveRolloutsPath(g, a.rollouts_path), false);
+  // Writable (the run's record is stored) but never created: distilling
+  // needs a trajectory the store already holds.
+  auto store = OpenRollouts(ResolveRolloutsPath(g, a.rollouts_path),
+                            /*read_only=*/false, /*create=*/false);
   if (!store.ok()) return Fail(g, io, store.status());
   auto t = (*store)->LoadTrajectory(a.id);
   if (!t.ok()) return Fail(g, io, t.status());
@@ -22,7 +25,7 @@ int RunDistill(const GlobalArgs& g, const DistillArgs& a, const Io& io) {
   if (!verifier.ok()) return Fail(g, io, verifier.status());
   auto task = policy::LoadPolicyTask((*verifier)->options(), t->task);
   if (!task.ok()) return Fail(g, io, task.status());
-  auto backbone = MakeBackbone(a.llm);
+  auto backbone = MakeBackbone(a.llm, io);
   if (!backbone.ok()) return Fail(g, io, backbone.status());
   auto library = OpenLibrary(g, /*read_only=*/false, io);
   if (!library.ok()) return Fail(g, io, library.status());
@@ -41,11 +44,23 @@ int RunDistill(const GlobalArgs& g, const DistillArgs& a, const Io& io) {
   if (g.json) {
     PrintJson(io, Json::parse(policy::ToJson(*rec)));
   } else {
-    *io.out << rec->kind << " from " << t->id << ": " << rec->outcome;
-    if (!rec->skill_id.empty()) *io.out << " " << rec->skill_id;
+    // Reasons and errors quote the model and the verifier: escaped.
+    *io.out << rec->kind << " from " << EscapeLine(t->id) << ": "
+            << EscapeLine(rec->outcome);
+    if (!rec->skill_id.empty()) *io.out << " " << EscapeLine(rec->skill_id);
     if (rec->version > 0) *io.out << " at version " << rec->version;
     *io.out << "\n";
-    for (const std::string& r : rec->reasons) *io.out << "  - " << r << "\n";
+    for (const std::string& r : rec->reasons) {
+      *io.out << "  - " << EscapeLine(r) << "\n";
+    }
+    // Why each answer was refused, not only with --json.
+    if (rec->outcome == "invalid" || rec->outcome == "error") {
+      for (size_t i = 0; i < rec->errors.size(); ++i) {
+        if (rec->errors[i].empty()) continue;
+        *io.out << "  attempt " << i + 1 << ": " << EscapeLine(rec->errors[i])
+                << "\n";
+      }
+    }
   }
   return rec->outcome == "accepted" || rec->outcome == "attached"
              ? kExitOk

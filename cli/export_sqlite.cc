@@ -6,11 +6,12 @@
 // tags, and skills_fts, an FTS5 index over the skills' text. The file is
 // written under a temporary name and renamed into place, so a failed export
 // never leaves a partial database under FILE.
-#include <sqlite3.h>
-
+#include <cstdint>
 #include <filesystem>
+#include <map>
 
 #include "context.h"
+#include "skilldb/util/sqlite.h"
 
 namespace skilldb::cli {
 namespace {
@@ -46,63 +47,51 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE VIRTUAL TABLE skills_fts USING fts5(id UNINDEXED, title, summary, body, tags, ops, code);
 )sql";
 
+// The export's database: statements prepared once per text (the inserts
+// run once per row), through the shared SQLite helper.
 class Db {
  public:
-  ~Db() {
-    for (auto& [sql, stmt] : stmts_) sqlite3_finalize(stmt);
-    if (db_ != nullptr) sqlite3_close(db_);
-  }
   Status Open(const std::string& path) {
-    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) return Error("open");
-    return Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
+    SKILLDB_ASSIGN_OR_RETURN(db_, util::SqliteDb::Create(path, "export"));
+    return db_->Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;",
+                     db_->name());
   }
-  Status Exec(const char* sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : "unknown";
-      sqlite3_free(err);
-      return Status::IOError("sqlite: " + msg);
-    }
-    return Status::Ok();
-  }
+  Status Exec(const char* sql) { return db_->Exec(sql, db_->name()); }
   // Binds `values` (text, integer or real) to `sql` and runs it.
   Status Insert(const char* sql, const std::vector<Json>& values) {
-    sqlite3_stmt*& stmt = stmts_[sql];
-    if (stmt == nullptr &&
-        sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) {
-      return Error("prepare");
+    auto it = stmts_.find(sql);
+    if (it == stmts_.end()) {
+      SKILLDB_ASSIGN_OR_RETURN(util::SqliteStatement stmt,
+                               db_->Prepare(sql, db_->name()));
+      it = stmts_.emplace(sql, std::move(stmt)).first;
     }
-    sqlite3_reset(stmt);
+    util::SqliteStatement& stmt = it->second;
+    stmt.Reset();
     for (size_t i = 0; i < values.size(); ++i) {
       const Json& v = values[i];
       const int col = static_cast<int>(i + 1);
       if (v.is_null()) {
-        sqlite3_bind_null(stmt, col);
-      } else if (v.is_number_integer() || v.is_boolean()) {
-        sqlite3_bind_int64(stmt, col,
-                           v.is_boolean() ? v.get<bool>() : v.get<int64_t>());
+        stmt.Null(col);
+      } else if (v.is_boolean()) {
+        stmt.Int(col, v.get<bool>() ? 1 : 0);
+      } else if (v.is_number_unsigned() &&
+                 v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+        stmt.Text(col, v.dump());  // SQLite integers are 64-bit signed
+      } else if (v.is_number_integer()) {
+        stmt.Int(col, v.get<int64_t>());
       } else if (v.is_number()) {
-        sqlite3_bind_double(stmt, col, v.get<double>());
+        stmt.Real(col, v.get<double>());
       } else {
-        const std::string text =
-            v.is_string()
-                ? v.get<std::string>()
-                : v.dump(-1, ' ', false, Json::error_handler_t::replace);
-        sqlite3_bind_text(stmt, col, text.c_str(),
-                          static_cast<int>(text.size()), SQLITE_TRANSIENT);
+        stmt.Text(col, v.is_string() ? v.get<std::string>()
+                                     : util::DumpLossy(v));
       }
     }
-    if (sqlite3_step(stmt) != SQLITE_DONE) return Error("insert");
-    return Status::Ok();
+    return stmt.Run(db_->name() + ": " + sql);
   }
 
  private:
-  Status Error(const char* what) {
-    return Status::IOError(std::string("sqlite ") + what + ": " +
-                           (db_ ? sqlite3_errmsg(db_) : "no database"));
-  }
-  sqlite3* db_ = nullptr;
-  std::map<std::string, sqlite3_stmt*> stmts_;
+  std::unique_ptr<util::SqliteDb> db_;
+  std::map<std::string, util::SqliteStatement> stmts_;
 };
 
 Json Joined(const std::vector<std::string>& v) {
@@ -206,7 +195,7 @@ Status WriteAll(Library& lib, Db& db, Version version, Progress& progress,
            {"analyzer", std::string(AnalyzerName(info.analyzer))},
            {"path", info.path}}) {
     SKILLDB_RETURN_IF_ERROR(
-        db.Insert("INSERT INTO meta VALUES (?,?)", {k, v.dump()}));
+        db.Insert("INSERT INTO meta VALUES (?,?)", {k, util::DumpLossy(v)}));
   }
   return db.Exec("COMMIT;");
 }

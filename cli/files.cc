@@ -147,17 +147,4 @@ Result<size_t> InputFile::Read(char* data, size_t size) {
   }
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  SKILLDB_ASSIGN_OR_RETURN(auto file, InputFile::Open(path));
-  std::string text;
-  text.reserve(file->size());
-  char buf[64 << 10];
-  for (;;) {
-    SKILLDB_ASSIGN_OR_RETURN(const size_t n, file->Read(buf, sizeof(buf)));
-    if (n == 0) break;
-    text.append(buf, n);
-  }
-  return text;
-}
-
 }  // namespace skilldb::cli

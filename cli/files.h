@@ -98,9 +98,6 @@ class InputFile {
   uint64_t size_;
 };
 
-// Reads all of the file at `path`. Errors as InputFile's.
-Result<std::string> ReadWholeFile(const std::string& path);
-
 // The errno text ("No space left on device").
 std::string ErrnoText(int err);
 

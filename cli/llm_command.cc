@@ -1,6 +1,7 @@
 // skilldb llm check: whether the OpenAI-compatible endpoint answers, the
 // models it lists and how long that took (llm/check.h does the work).
 #include "context.h"
+#include "llm_options.h"
 #include "skilldb/llm/check.h"
 #include "skilldb/llm/client_config.h"
 
@@ -13,18 +14,24 @@ int RunLlm(const GlobalArgs& g, const LlmArgs& a, const Io& io) {
         Status::InvalidArgument("unknown llm action '" + EscapeLine(a.action) +
                                 "' (expected check)"));
   }
-  llm::ClientFlags flags;
-  if (!a.llm_url.empty()) flags.url = a.llm_url;
-  if (!a.llm_model.empty()) flags.model = a.llm_model;
-  auto config = llm::ResolveClientConfig(flags);
+  llm::ClientConfig base;
+  // A check answers quickly or says why not.
+  base.request_timeout_ms = 30000;
+  base.read_timeout_ms = 30000;
+  auto config = ResolveLlmConfig(a.llm, base, io);
   if (!config.ok()) return Fail(g, io, config.status());
   llm::CheckOptions options;
   options.probe_generation = a.probe;
   auto report = llm::CheckEndpoint(*config, options);
   if (!report.ok()) return Fail(g, io, report.status());
+  // A probe that did not generate fails the check, with its error's exit
+  // status (its message on stderr).
+  const bool probe_failed = a.probe && !report->generation_status.ok();
   if (g.json) {
     PrintJson(io, Json::parse(llm::CheckReportJson(*report)));
-    return kExitOk;
+    return probe_failed ? Fail(g, io, report->generation_status.WithContext(
+                                          "the generation probe"))
+                        : kExitOk;
   }
   *io.out << EscapeLine(report->base_url) << ": " << report->models.size()
           << (report->models.size() == 1 ? " model" : " models") << " in "
@@ -41,9 +48,10 @@ int RunLlm(const GlobalArgs& g, const LlmArgs& a, const Io& io) {
   if (report->generation_latency_ms) {
     *io.out << "one-token generation: "
             << FormatScore(*report->generation_latency_ms) << " ms\n";
-  } else if (a.probe) {
-    *io.out << "generation probe failed: "
-            << EscapeLine(report->generation_status.ToString()) << "\n";
+  }
+  if (probe_failed) {
+    return Fail(g, io,
+                report->generation_status.WithContext("the generation probe"));
   }
   return kExitOk;
 }

@@ -14,6 +14,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -33,6 +34,7 @@
 #include "skilldb/trainer/train_command.h"
 #endif
 #include "skilldb/maintenance.h"
+#include "skilldb/verify/verify.h"
 #include "text.h"
 
 namespace skilldb::cli {
@@ -296,13 +298,38 @@ void AddReadCommands(CLI::App& app, Cli& c) {
   Runs(stats, c, [&c] { return RunStats(c.g, c.stats, c.io); });
 }
 
-void AddLlmOptions(CLI::App* cmd, std::string* url, std::string* model) {
-  cmd->add_option("--llm-url", *url,
+// The client options of every command that talks to a model (one set, so
+// no command lacks one: query and llm check take --llm-key as solve does);
+// `agent` adds the ones only the agents use.
+void AddLlmOptions(CLI::App* cmd, Cli& c, LlmClientArgs* llm, bool agent) {
+  cmd->add_option("--llm-url", llm->url,
                   "OpenAI-compatible API root, e.g. http://localhost:8000/v1 "
                   "(default: $SKILLDB_LLM_URL, $OPENAI_BASE_URL)");
-  cmd->add_option("--llm-model", *model,
+  cmd->add_option("--llm-model", llm->model,
                   "model name (default: $SKILLDB_LLM_MODEL, else the "
                   "server's first)");
+  cmd->add_option("--llm-key", llm->key,
+                  "API key (default: $SKILLDB_LLM_KEY, $OPENAI_API_KEY); "
+                  "never printed or stored, even when a server echoes it");
+  c.numbers.Real(cmd, "--llm-timeout", &llm->timeout_s,
+                 {.min = 0, .max = 604800, .exclusive_min = true},
+                 "seconds one request may take in all, retries included "
+                 "(default: $SKILLDB_LLM_TIMEOUT, else the command's)")
+      ->default_str("");
+  c.numbers.Int(cmd, "--llm-retries", &llm->retries, {0, 20},
+                "retries of a request that failed on the way "
+                "(default: $SKILLDB_LLM_RETRIES, else the command's)");
+  cmd->add_option("--llm-native-n", llm->native_n,
+                  "true: the server honours n > 1 in one request; false: n "
+                  "samples are n requests (default: $SKILLDB_LLM_NATIVE_N, "
+                  "else true)")
+      ->check(CLI::IsMember({"true", "false"}));
+  if (!agent) return;
+  c.numbers.Int(cmd, "--llm-concurrency", &llm->max_in_flight, {0, 4096},
+                "requests in flight at most (0: 8, or the rollouts)");
+  cmd->add_flag("--llm-token-ids", llm->token_ids,
+                "ask the server for token ids (vLLM >= 0.10.2) and keep them "
+                "in the rollout store");
 }
 
 void AddLlm(CLI::App& app, Cli& c) {
@@ -312,7 +339,7 @@ void AddLlm(CLI::App& app, Cli& c) {
   cmd->add_option("action", c.llm.action, "check")
       ->required()
       ->check(CLI::IsMember({"check"}));
-  AddLlmOptions(cmd, &c.llm.llm_url, &c.llm.llm_model);
+  AddLlmOptions(cmd, c, &c.llm.llm, /*agent=*/false);
   cmd->add_flag("--probe", c.llm.probe,
                 "also time a one-token generation");
   Runs(cmd, c, [&c] { return RunLlm(c.g, c.llm, c.io); });
@@ -396,7 +423,7 @@ void AddQuery(CLI::App& app, Cli& c) {
   cmd->add_option("--embeddings", c.query.embeddings,
                   "--rerank dense: the embedding store (default: "
                   "LIBRARY.embeddings.sqlite)");
-  AddLlmOptions(cmd, &c.query.llm_url, &c.query.llm_model);
+  AddLlmOptions(cmd, c, &c.query.llm, /*agent=*/false);
   cmd->add_option("--rerank-api", c.query.rerank_api,
                   "the endpoint's shape: cohere (/v1/rerank) or tei (/rerank)")
       ->check(CLI::IsMember({"cohere", "tei"}));
@@ -438,10 +465,15 @@ void AddPropose(CLI::App& app, Cli& c) {
   cmd->add_option("--evidence", p.evidence,
                   "verification report JSON to replay");
   AddVerificationOptions(cmd, c, &p.task, &p.candidate, &p.baseline, &p.rounds);
-  cmd->add_option("--policy", p.policy,
-                  "acceptance policy items: min-rounds=3, min-speedup=1.05, "
-                  "min-ci-low=1.0, max-speedup=50, correctness=true, "
-                  "device-class=sm_90 (repeatable or comma-separated)")
+  const VerificationPolicy defaults;
+  char policy_help[320];
+  std::snprintf(policy_help, sizeof(policy_help),
+                "acceptance policy items: min-rounds=%d, min-speedup=%g, "
+                "min-ci-low=%g, max-speedup=%g, correctness=true, "
+                "device-class=sm_90 (repeatable or comma-separated)",
+                defaults.min_rounds, defaults.min_speedup, defaults.min_ci_low,
+                defaults.max_plausible_speedup);
+  cmd->add_option("--policy", p.policy, policy_help)
       ->default_str("");
   cmd->add_option("--dedup", p.dedup,
                   "duplicates: reject, supersede (deprecate them) or merge "
@@ -621,21 +653,6 @@ void AddKernelbench(CLI::App& app, Cli& c) {
 
 #ifdef SKILLDB_CLI_AGENTS
 // The agents' subcommands (agent_commands.h): solve, rollouts, distill.
-void AddAgentLlmOptions(CLI::App* cmd, Cli& c, AgentLlmArgs* llm) {
-  cmd->add_option("--llm-url", llm->url,
-                  "OpenAI-compatible API root, e.g. http://localhost:8000/v1 "
-                  "(default: $SKILLDB_LLM_URL, $OPENAI_BASE_URL)");
-  cmd->add_option("--llm-model", llm->model,
-                  "model name (default: $SKILLDB_LLM_MODEL, else the "
-                  "server's first)");
-  cmd->add_option("--llm-key", llm->key,
-                  "API key (default: $SKILLDB_LLM_KEY, $OPENAI_API_KEY)");
-  c.numbers.Int(cmd, "--llm-concurrency", &llm->max_in_flight, {0, 4096},
-                "requests in flight at most (0: 8, or the rollouts)");
-  cmd->add_flag("--llm-token-ids", llm->token_ids,
-                "ask the server for token ids (vLLM >= 0.10.2) and keep them "
-                "in the rollout store");
-}
 
 void AddRolloutsOption(CLI::App* cmd, std::string* path) {
   cmd->add_option("--rollouts", *path,
@@ -666,7 +683,7 @@ void AddSolve(CLI::App& app, Cli& c) {
                 "rollouts in flight (0: all)");
   cmd->add_option("--backend", s.backend, "cuda (GPU, default) or host (CPU)")
       ->check(CLI::IsMember({"cuda", "host"}));
-  c.numbers.Int(cmd, "--workers", &s.workers, {0, 256},
+  c.numbers.Int(cmd, "--workers", &s.workers, {0, verify::kMaxHostWorkers},
                 "host verifier workers (0: one per two cores)");
   cmd->add_option("--rerank", s.rerank,
                   "second selection stage: none (BM25, default) or listwise "
@@ -684,7 +701,7 @@ void AddSolve(CLI::App& app, Cli& c) {
   cmd->add_option("--group", s.group,
                   "group label stored with the trajectories");
   AddRolloutsOption(cmd, &s.rollouts_path);
-  AddAgentLlmOptions(cmd, c, &s.llm);
+  AddLlmOptions(cmd, c, &s.llm, /*agent=*/true);
   Runs(cmd, c, [&c] { return RunSolve(c.g, c.solve, c.io); });
 }
 
@@ -728,10 +745,10 @@ void AddDistill(CLI::App& app, Cli& c) {
       ->check(CLI::IsMember({"reject", "supersede", "merge"}));
   c.numbers.Int(cmd, "--attempts", &d.attempts, {1, 100},
                 "model answers tried until one validates");
-  c.numbers.Int(cmd, "--workers", &d.workers, {0, 256},
+  c.numbers.Int(cmd, "--workers", &d.workers, {0, verify::kMaxHostWorkers},
                 "host verifier workers (0: one per two cores)");
   AddRolloutsOption(cmd, &d.rollouts_path);
-  AddAgentLlmOptions(cmd, c, &d.llm);
+  AddLlmOptions(cmd, c, &d.llm, /*agent=*/true);
   Runs(cmd, c, [&c] { return RunDistill(c.g, c.distill, c.io); });
 }
 #endif  // SKILLDB_CLI_AGENTS
@@ -780,6 +797,10 @@ Status CheckNothingLeft(const CLI::App& app) {
   const std::vector<std::string> left = app.remaining(/*recurse=*/true);
   const std::vector<CLI::App*> parsed = app.get_subcommands();
   if (left.empty()) return Status::Ok();
+  // train's arguments are the trainer's own (AddTrain).
+  if (!parsed.empty() && parsed.front()->get_name() == "train") {
+    return Status::Ok();
+  }
   const std::string& arg = left.front();
   if (parsed.empty() && !arg.starts_with("-")) return UnknownCommand(app, arg);
   const std::string where =
@@ -812,6 +833,8 @@ int Parse(CLI::App& app, Cli& c, int argc, char** argv) {
     return app.exit(e, *c.io.out, *c.io.err);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e, *c.io.out, *c.io.err);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, *c.io.out, *c.io.err);
   } catch (const CLI::ParseError& e) {
     return FailUsage(c.g, c.io, Status::InvalidArgument(e.what()));
   }
@@ -826,12 +849,32 @@ int Parse(CLI::App& app, Cli& c, int argc, char** argv) {
   return -1;
 }
 
+// `skilldb train` is handed over before parsing (its arguments are the
+// trainer's own), but listed here so that --help shows it, and so that a
+// build without the trainer says why the command is missing.
+void AddTrain(CLI::App& app, Cli& c) {
+  auto* cmd = app.add_subcommand(
+      "train",
+      "the trainer: SFT cold start and RL over the three agents "
+      "(skilldb train demo | --config FILE | report RUN_DIR; "
+      "skilldb train --help)");
+  cmd->prefix_command();
+  Runs(cmd, c, [&c] {
+    return Fail(c.g, c.io,
+                Status::NotSupported(
+                    "this build has no trainer (it needs libtorch; "
+                    "trainer/README.md says how to build it)"));
+  });
+}
+
 int ParseAndRun(int argc, char** argv, const Io& io) {
   CLI::App app(kDescription, "skilldb");
   app.option_defaults()->always_capture_default();
   app.allow_extras();  // CheckNothingLeft names what is left over
   app.fallthrough();
   app.require_subcommand(0, 1);
+  app.set_version_flag("--version", std::string("skilldb ") + SKILLDB_VERSION,
+                       "print the version and exit");
   Cli c;
   c.io = io;
   AddGlobalOptions(app, c);
@@ -852,6 +895,7 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
   AddRollouts(app, c);
   AddDistill(app, c);
 #endif
+  AddTrain(app, c);
   for (CLI::App* sub : app.get_subcommands({})) {
     sub->fallthrough();
     sub->allow_extras();
@@ -860,20 +904,69 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
   return parsed >= 0 ? parsed : c.run();
 }
 
+#if defined(SKILLDB_CLI_TRAINER) || defined(SKILLDB_CLI_TRAIN_EXEC)
+// `skilldb [GLOBAL OPTIONS] train ARGS...`: true when the command is
+// train, with the trainer's arguments in *args (its name first): ARGS, and
+// --json when given before it (the trainer's commands accept it). --db is
+// refused (*error): a run keeps its library in RUN_DIR/library.
+bool TrainCommand(int argc, char** argv, std::vector<std::string>* args,
+                  std::string* error) {
+  bool json = false, db = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "train") {
+      args->assign({"skilldb train"});
+      args->insert(args->end(), argv + i + 1, argv + argc);
+      if (json) args->push_back("--json");
+      if (db) {
+        *error = "skilldb train keeps its library in RUN_DIR/library; "
+                 "--db does not apply to it";
+      }
+      return true;
+    }
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--progress" || a == "--no-progress") {
+    } else if (a == "--db" || a == "--lock-timeout") {
+      db = db || a == "--db";
+      ++i;  // the option's value
+    } else if (a.starts_with("--db=") || a.starts_with("--lock-timeout=")) {
+      db = db || a.starts_with("--db=");
+    } else {
+      return false;  // another command, or something to report as such
+    }
+  }
+  return false;
+}
+#endif
+
 }  // namespace
 
 int Main(int argc, char** argv) {
   SetProcessArgs(argc, argv);
+#if defined(SKILLDB_CLI_TRAINER) || defined(SKILLDB_CLI_TRAIN_EXEC)
+  std::vector<std::string> train_args;
+  std::string train_error;
+  const bool train = TrainCommand(argc, argv, &train_args, &train_error);
+  if (train && !train_error.empty()) {
+    std::cerr << "skilldb: error: " << train_error << "\n";
+    return kExitUserError;
+  }
+#endif
 #ifdef SKILLDB_CLI_TRAINER
   // `skilldb train ...` parses its own arguments (trainer/README.md).
-  if (argc >= 2 && std::string(argv[1]) == "train") {
-    return skilldb::trainer::TrainMain(argc - 1, argv + 1);
+  if (train) {
+    std::vector<char*> targs;
+    for (std::string& a : train_args) targs.push_back(a.data());
+    targs.push_back(nullptr);
+    return skilldb::trainer::TrainMain(static_cast<int>(targs.size()) - 1,
+                                       targs.data());
   }
 #elif defined(SKILLDB_CLI_TRAIN_EXEC)
   // `skilldb train ...` runs skilldb_train (the trainer links libtorch; the
   // CLI stays without it): $SKILLDB_TRAIN_BINARY, else the build's, else
   // the one beside this program.
-  if (argc >= 2 && std::string(argv[1]) == "train") {
+  if (train) {
     std::string bin = SKILLDB_CLI_TRAIN_EXEC;
     if (const char* env = std::getenv("SKILLDB_TRAIN_BINARY"); env && *env) {
       bin = env;
@@ -887,12 +980,10 @@ int Main(int argc, char** argv) {
       }
     }
     std::vector<char*> args;
-    std::string name = "skilldb train";
-    args.push_back(name.data());
-    for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+    for (std::string& a : train_args) args.push_back(a.data());
     args.push_back(nullptr);
     execv(bin.c_str(), args.data());
-    std::cerr << "skilldb: cannot run the trainer '" << bin
+    std::cerr << "skilldb: cannot run the trainer '" << EscapeLine(bin)
               << "': " << std::strerror(errno) << "\n";
     return kExitInternalError;
   }

@@ -68,7 +68,7 @@ int RunBatch(const GlobalArgs& g, const QueryArgs& a, const QueryOptions& o,
     if (g.json) {
       Json line{{"query", queries[i]}};
       line.update(Json::parse(ToJson(r)));
-      *io.out << line.dump(-1, ' ', false, Json::error_handler_t::replace)
+      *io.out << util::DumpLossy(line)
               << "\n";
     } else {
       PrintHuman(io, queries[i], r);

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "context.h"
+#include "llm_options.h"
 #include "skilldb/llm/client_config.h"
 #include "skilldb/llm/openai_client.h"
 #include "skilldb/llm/rerank_client.h"
@@ -27,18 +28,15 @@ struct Backend {
   std::string model;
 };
 
-Result<Backend> MakeBackend(const QueryArgs& a) {
-  llm::ClientFlags flags;
-  if (!a.llm_url.empty()) flags.url = a.llm_url;
-  if (!a.llm_model.empty()) flags.model = a.llm_model;
+Result<Backend> MakeBackend(const QueryArgs& a, const Io& io) {
   llm::ClientConfig base;
-  // An interactive query should not wait minutes: one retry, and the
-  // client's timeouts kept short of a long generation's.
+  // An interactive query should not wait minutes: one retry, and every
+  // request answered within a minute (--llm-timeout to change it).
   base.retry.max_retries = 1;
-  base.read_timeout_ms = 120000;
-  SKILLDB_ASSIGN_OR_RETURN(
-      llm::ClientConfig config,
-      llm::ResolveClientConfig(flags, llm::ProcessEnvironment(), base));
+  base.read_timeout_ms = 60000;
+  base.request_timeout_ms = 60000;
+  SKILLDB_ASSIGN_OR_RETURN(llm::ClientConfig config,
+                           ResolveLlmConfig(a.llm, base, io));
   Backend b;
   b.model = config.model;
   const rerank::RerankerOptions options;  // default fusion, no cache
@@ -143,7 +141,7 @@ int RunRerankedQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io) {
   }
   auto options = MakeQueryOptions(a, g.json);
   if (!options.ok()) return Fail(g, io, options.status());
-  auto backend = MakeBackend(a);
+  auto backend = MakeBackend(a, io);
   if (!backend.ok()) return Fail(g, io, backend.status());
   auto library = OpenLibrary(g, /*read_only=*/true, io);
   if (!library.ok()) return Fail(g, io, library.status());

@@ -53,8 +53,9 @@ int List(const GlobalArgs& g, const RolloutsArgs& a, const Io& io,
     return kExitOk;
   }
   for (const auto& t : *rows) {
-    *io.out << t.id << "  " << FormatTime(t.started_ms) << "  " << t.task
-            << "  " << t.status << "  " << (t.solved ? "solved" : "-")
+    *io.out << EscapeLine(t.id) << "  " << FormatTime(t.started_ms) << "  "
+            << EscapeLine(t.task) << "  " << EscapeLine(t.status) << "  "
+            << (t.solved ? "solved" : "-")
             << "  turns " << t.turns_done << "  reward "
             << FormatScore(t.best_reward) << "\n";
   }
@@ -78,12 +79,16 @@ int Show(const GlobalArgs& g, const RolloutsArgs& a, const Io& io,
     PrintJson(io, out);
     return kExitOk;
   }
-  *io.out << t->id << ": " << t->task << " on " << t->backend << ", "
-          << t->status << (t->solved ? ", solved" : "") << "\n";
+  *io.out << EscapeLine(t->id) << ": " << EscapeLine(t->task) << " on "
+          << EscapeLine(t->backend) << ", " << EscapeLine(t->status)
+          << (t->solved ? ", solved" : "") << "\n";
+  if (!t->error.empty()) *io.out << "error: " << EscapeLine(t->error) << "\n";
   for (const policy::TurnRecord& turn : t->turns) {
     *io.out << "turn " << turn.turn + 1 << " (library v"
             << turn.selection.library_version << ", skills:";
-    for (const auto& s : turn.selection.selected) *io.out << " " << s.id;
+    for (const auto& s : turn.selection.selected) {
+      *io.out << " " << EscapeLine(s.id);
+    }
     *io.out << ")\n";
     for (const policy::SampleRecord& s : turn.samples) {
       *io.out << "  sample " << s.index + 1 << ": "
@@ -92,9 +97,10 @@ int Show(const GlobalArgs& g, const RolloutsArgs& a, const Io& io,
     }
   }
   for (const auto& rec : *d) {
-    *io.out << "distillation " << rec.id << " (" << rec.kind
-            << "): " << rec.outcome
-            << (rec.skill_id.empty() ? "" : " " + rec.skill_id) << "\n";
+    *io.out << "distillation " << EscapeLine(rec.id) << " ("
+            << EscapeLine(rec.kind) << "): " << EscapeLine(rec.outcome)
+            << (rec.skill_id.empty() ? "" : " " + EscapeLine(rec.skill_id))
+            << "\n";
   }
   return kExitOk;
 }
@@ -112,7 +118,7 @@ void GenerationLines(const policy::Trajectory& t,
            {"sample", sample}};
     j.update(Json::parse(ToJson(g)));
     j.update(extra);
-    out << j.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
+    out << util::DumpLossy(j) << "\n";
   };
   for (const policy::TurnRecord& turn : t.turns) {
     for (const GenerationRecord& g : turn.selection.generations)
@@ -172,8 +178,8 @@ int Export(const GlobalArgs& g, const RolloutsArgs& a, const Io& io,
   if (st.ok() && !*out) st = Status::IOError("error writing the export");
   if (!st.ok()) return Fail(g, io, st);
   if (!a.output.empty()) {
-    *io.err << "skilldb: exported " << n << " trajectories to '" << a.output
-            << "'\n";
+    *io.err << "skilldb: exported " << n << " trajectories to '"
+            << EscapeLine(a.output) << "'\n";
   }
   return kExitOk;
 }

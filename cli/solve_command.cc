@@ -96,11 +96,15 @@ Json TrajectoryJson(const policy::Trajectory& t, const std::string& store) {
   return j;
 }
 
+// The model's kernel, the compiler's log and the verifier's reasons are
+// untrusted text: escaped as `show` and `verify` escape them, so an ESC
+// sequence in a kernel cannot act on the terminal.
 void PrintText(const Io& io, const policy::Trajectory& t) {
-  *io.out << "trajectory " << t.id << " (" << t.task << ", " << t.backend
+  *io.out << "trajectory " << EscapeLine(t.id) << " (" << EscapeLine(t.task)
+          << ", " << EscapeLine(t.backend)
           << "): " << (t.solved ? "solved" : "not solved") << " in "
           << t.turns.size() << " turn(s)";
-  if (!t.error.empty()) *io.out << "; " << t.error;
+  if (!t.error.empty()) *io.out << "; " << EscapeLine(t.error);
   *io.out << "\n";
   const policy::SampleRecord* best = policy::BestSample(t);
   if (best == nullptr) return;
@@ -108,8 +112,39 @@ void PrintText(const Io& io, const policy::Trajectory& t) {
           << t.best_sample + 1 << ", "
           << policy::SampleVerdictName(best->verdict) << ", reward "
           << FormatScore(best->reward) << "\n";
-  if (best->report) *io.out << verify::FormatReportText(*best->report);
-  if (!best->source.empty()) *io.out << "\n" << best->source;
+  if (best->report) {
+    *io.out << EscapeBlock(verify::FormatReportText(*best->report));
+  }
+  if (!best->source.empty()) *io.out << "\n" << EscapeBlock(best->source);
+}
+
+// A trajectory that failed (the model unreachable, the store refusing a
+// turn) says why on stderr, not only inside the summary on stdout.
+void ReportFailure(const Io& io, const policy::Trajectory& t) {
+  if (t.status != "failed" || t.error.empty()) return;
+  *io.err << "skilldb: error: trajectory " << EscapeLine(t.id) << " ("
+          << EscapeLine(t.task) << ") failed: " << EscapeLine(t.error) << "\n";
+}
+
+// Most threads (rollouts in flight, model requests in flight) one solve
+// starts: more only queue on the same verifier workers and model server.
+constexpr int kMaxThreads = 256;
+
+// 0 when every task has a solved trajectory and no rollout failed or
+// errored; 1 otherwise (the same for one task and for many).
+int SolveExitCode(const std::vector<const policy::Trajectory*>& done,
+                  const std::vector<std::string>& tasks, bool any_error) {
+  if (any_error) return kExitUserError;
+  for (const std::string& task : tasks) {
+    bool solved = false;
+    for (const policy::Trajectory* t : done) {
+      if (t->task == task && t->solved && t->status == "finished") {
+        solved = true;
+      }
+    }
+    if (!solved) return kExitUserError;
+  }
+  return kExitOk;
 }
 
 // The whole run: every dependency the agent borrows, alive until the end.
@@ -131,11 +166,15 @@ Status Build(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig* r) {
   SKILLDB_ASSIGN_OR_RETURN(r->verifier,
                            MakeAgentVerifier(a.backend, a.workers));
   AgentLlmArgs llm = a.llm;
-  const int jobs = static_cast<int>(a.tasks.size()) * a.rollouts;
+  const int jobs = static_cast<int>(
+      std::min<size_t>(a.tasks.size() * static_cast<size_t>(a.rollouts),
+                       static_cast<size_t>(kMaxThreads)));
   if (llm.max_in_flight == 0) llm.max_in_flight = std::max(8, jobs);
-  SKILLDB_ASSIGN_OR_RETURN(r->backbone, MakeBackbone(llm));
+  SKILLDB_ASSIGN_OR_RETURN(r->backbone, MakeBackbone(llm, io));
   r->store_path = ResolveRolloutsPath(g, a.rollouts_path);
-  SKILLDB_ASSIGN_OR_RETURN(r->store, OpenRollouts(r->store_path, false));
+  SKILLDB_ASSIGN_OR_RETURN(
+      r->store, OpenRollouts(r->store_path, /*read_only=*/false,
+                             /*create=*/true));
   policy::SelectionOptions so;
   so.select_k = static_cast<size_t>(a.skills);
   so.retrieve_k = static_cast<size_t>(a.candidates);
@@ -158,9 +197,8 @@ Status Build(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig* r) {
   return Status::Ok();
 }
 
-int SolveOne(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
-  auto task = policy::LoadPolicyTask(r.verifier->options(), a.task);
-  if (!task.ok()) return Fail(g, io, task.status());
+int SolveOne(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r,
+             const policy::PolicyTask& task) {
   if (!g.json) {
     r.agent->set_turn_observer(
         [&](const policy::Trajectory&, const policy::TurnRecord& turn) {
@@ -170,48 +208,47 @@ int SolveOne(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
           *io.err << "\n";
         });
   }
-  auto t = r.agent->Solve(*task, OptionsFrom(a));
+  auto t = r.agent->Solve(task, OptionsFrom(a));
   if (!t.ok()) return Fail(g, io, t.status());
   if (g.json) {
     PrintJson(io, TrajectoryJson(*t, r.store_path));
   } else {
     PrintText(io, *t);
   }
+  ReportFailure(io, *t);
   // Like a rejected proposal: a completed run without a verified speedup
   // exits 1 so scripts can tell.
-  return t->solved ? kExitOk : kExitUserError;
+  return SolveExitCode({&*t}, {a.task}, /*any_error=*/false);
 }
 
-int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
-  std::vector<policy::PolicyTask> tasks;
-  for (const std::string& name : a.tasks) {
-    auto task = policy::LoadPolicyTask(r.verifier->options(), name);
-    if (!task.ok()) return Fail(g, io, task.status());
-    tasks.push_back(std::move(*task));
-  }
+int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r,
+              const std::vector<policy::PolicyTask>& tasks) {
   std::vector<policy::RolloutJob> jobs;
   for (const policy::PolicyTask& t : tasks) {
     for (int i = 0; i < a.rollouts; ++i) jobs.push_back({&t, OptionsFrom(a)});
   }
   policy::PoolOptions po;
-  po.concurrency =
-      a.concurrency > 0 ? a.concurrency : static_cast<int>(jobs.size());
+  po.concurrency = a.concurrency > 0
+                       ? std::min(a.concurrency, kMaxThreads)
+                       : static_cast<int>(std::min<size_t>(
+                             jobs.size(), static_cast<size_t>(kMaxThreads)));
   auto device = r.verifier->Describe();
   po.workers = device.ok() ? device->devices : 1;
   std::mutex mu;
   if (!g.json) {
     po.on_done = [&](size_t i, const Result<policy::Trajectory>& t) {
       std::lock_guard<std::mutex> lock(mu);
-      *io.err << "skilldb: " << jobs[i].task->task.name << ": "
+      *io.err << "skilldb: " << EscapeLine(jobs[i].task->task.name) << ": "
               << (t.ok() ? (t->solved ? "solved" : "not solved")
-                         : t.status().ToString())
+                         : EscapeLine(t.status().ToString()))
               << "\n";
     };
   }
   auto result = policy::RolloutPool(r.agent.get(), po).Run(jobs);
   if (!result.ok()) return Fail(g, io, result.status());
   std::map<std::string, Json> per_task;
-  bool all_finished = true;
+  std::vector<const policy::Trajectory*> done;
+  bool any_error = false;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const std::string& name = jobs[i].task->task.name;
     Json& entry = per_task[name];
@@ -223,8 +260,12 @@ int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
                    {"best_trajectory", ""}};
     }
     const Result<policy::Trajectory>& t = result->results[i];
-    if (!t.ok() || t->status != "finished") all_finished = false;
-    if (!t.ok()) continue;
+    if (!t.ok()) {
+      any_error = true;
+      continue;
+    }
+    done.push_back(&*t);
+    ReportFailure(io, *t);
     entry["trajectories"].push_back(t->id);
     if (t->solved) entry["solved"] = entry["solved"].get<int>() + 1;
     const policy::SampleRecord* best = policy::BestSample(*t);
@@ -244,7 +285,8 @@ int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
     PrintJson(io, out);
   } else {
     for (const Json& e : out["tasks"]) {
-      *io.out << e["task"].get<std::string>() << ": " << e["solved"].get<int>()
+      *io.out << EscapeLine(e["task"].get<std::string>()) << ": "
+              << e["solved"].get<int>()
               << "/" << e["trajectories"].size() << " solved, best speedup "
               << FormatScore(e["best_speedup"].get<double>()) << "\n";
     }
@@ -254,7 +296,23 @@ int SolveMany(const GlobalArgs& g, const SolveArgs& a, const Io& io, Rig& r) {
             << FormatScore(c.turns_per_minute_per_worker)
             << " per verifier worker (" << c.workers << ")\n";
   }
-  return all_finished ? kExitOk : kExitUserError;
+  // As one task's: 0 only when every task was solved and nothing failed.
+  return SolveExitCode(done, a.tasks, any_error);
+}
+
+// Every task, loaded before anything is started or created: an unknown
+// task starts no verifier and leaves no rollout store behind.
+Result<std::vector<policy::PolicyTask>> LoadTasks(
+    const std::vector<std::string>& names, const std::string& backend) {
+  SKILLDB_ASSIGN_OR_RETURN(verify::Backend b, verify::ParseBackend(backend));
+  const verify::VerifierOptions options = verify::DefaultOptions(b);
+  std::vector<policy::PolicyTask> tasks;
+  for (const std::string& name : names) {
+    SKILLDB_ASSIGN_OR_RETURN(policy::PolicyTask task,
+                             policy::LoadPolicyTask(options, name));
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
 }
 
 }  // namespace
@@ -266,9 +324,14 @@ int RunSolve(const GlobalArgs& g, const SolveArgs& args, const Io& io) {
     a.tasks = {a.task};
     a.task.clear();
   }
+  auto tasks = LoadTasks(a.task.empty() ? a.tasks
+                                         : std::vector<std::string>{a.task},
+                         a.backend);
+  if (!tasks.ok()) return Fail(g, io, tasks.status());
   Rig rig;
   if (Status st = Build(g, a, io, &rig); !st.ok()) return Fail(g, io, st);
-  return a.task.empty() ? SolveMany(g, a, io, rig) : SolveOne(g, a, io, rig);
+  return a.task.empty() ? SolveMany(g, a, io, rig, *tasks)
+                        : SolveOne(g, a, io, rig, tasks->front());
 }
 
 }  // namespace skilldb::cli

@@ -17,18 +17,14 @@
 #include <string_view>
 #include <vector>
 
+#include "skilldb/util/text.h"
+
 namespace skilldb::cli {
 
-// `text` with every character a terminal would act on made visible:
-// C0 controls and DEL as \n, \r, \t, \e-style "\x1b"; C1 controls and the
-// Unicode bidirectional overrides and isolates (which reorder what follows
-// them) as "\u202e"; bytes that are not UTF-8 as "\xff". Everything else,
-// backslashes included, is kept, so ordinary text prints unchanged.
-std::string EscapeLine(std::string_view text);
-
-// As EscapeLine, but newlines and tabs are kept: for multi-line fields
-// (body, code, verifier output).
-std::string EscapeBlock(std::string_view text);
+// EscapeLine (one-line fields) and EscapeBlock (multi-line fields):
+// skilldb/util/text.h.
+using util::EscapeBlock;
+using util::EscapeLine;
 
 // The names in `names` nearest to `word` by edit distance (insertions,
 // deletions, substitutions and adjacent transpositions), for a "did you

@@ -31,11 +31,16 @@ echo "fuzz.sh: build $((SECONDS - start)) s" >&2
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 mkdir -p "$build/artifacts"
-for name in skill_jsonl analyzer query; do
+# The seeds are a few KB each (the tokenizer.json ones are the fixtures of
+# models/testdata cut to 288 tokens), so one input bound serves every target.
+targets="skill_jsonl analyzer query safetensors tokenizer model_config
+         llm_answer rerank_answer extract skill_extract"
+max_len=8192
+for name in $targets; do
   mkdir -p "$build/corpus/$name"
   echo "fuzz.sh: ${name}_fuzz for ${seconds} s" >&2
   "$build/tests/fuzz/${name}_fuzz" -max_total_time="$seconds" -timeout=10 \
-    -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+    -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$name-" \
     "$build/corpus/$name" "$root/tests/fuzz/corpus/$name"
 done

@@ -280,5 +280,53 @@ TEST_CASE("re-importing identical content makes no new version and says so") {
   CHECK(k["unchanged"] == 3);
 }
 
+TEST_CASE("--version prints the version and exits 0") {
+  testing::TempDir dir;
+  Run r = Cli(dir.path(), {"--version"});
+  CHECK(r.code == 0);
+  CHECK(r.out.starts_with("skilldb 0."));
+}
+
+TEST_CASE("train is a command of --help, and global options before it work") {
+  testing::TempDir dir;
+  Run help = Cli(dir.path(), {"--help"});
+  REQUIRE(help.code == 0);
+  CHECK(help.out.find("train") != std::string::npos);
+  Run db = Cli(dir.path(), {"--db", dir.Sub("lib"), "train", "demo"});
+  if (db.err.find("no trainer") != std::string::npos) {
+    MESSAGE("SKIPPED: this build has no trainer (libtorch)");
+    return;
+  }
+  CHECK(db.code == 1);
+  CHECK(db.err.find("RUN_DIR/library") != std::string::npos);
+  // Options before the config flag: the config file is what is missing.
+  Run config = Cli(dir.path(), {"train", "--out", dir.Sub("run"), "--config",
+                                dir.Sub("missing.json")});
+  CHECK(config.code == 1);
+  CHECK(config.err.find("missing.json") != std::string::npos);
+  CHECK(config.err.find("unknown command") == std::string::npos);
+  // --json before train reaches report.
+  const std::string run = dir.Sub("run");
+  std::filesystem::create_directories(run);
+  std::ofstream(run + "/steps.jsonl") << "{\"step\":1}\n";
+  Run report = Cli(dir.path(), {"--json", "train", "report", run});
+  REQUIRE_MESSAGE(report.code == 0, report.err);
+  CHECK(Json::parse(report.out)["steps"] == 1);
+}
+
+TEST_CASE("verify on the cuda backend without a driver says to use host") {
+  testing::TempDir dir;
+  const std::string candidate = dir.Sub("k.cu");
+  std::ofstream(candidate) << "extern \"C\" int launch() { return 0; }\n";
+  Run r = Cli(dir.path(), {"verify", "--backend", "cuda", "--task",
+                           "sum_dim1_fp32", "--candidate", candidate});
+  if (r.err.find("libcuda") == std::string::npos) {
+    MESSAGE("SKIPPED: this machine has the NVIDIA driver");
+    return;
+  }
+  CHECK(r.code == 1);
+  CHECK(r.err.find("--backend host") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace skilldb

@@ -97,7 +97,7 @@ Result<std::unique_ptr<Library>> BuildLibrary(const EvalConfig& config,
 
 Result<std::vector<RelevanceQuery>> LoadRelevanceQueries(
     const std::string& path) {
-  SKILLDB_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(path));
   std::istringstream in(text);
   std::vector<RelevanceQuery> queries;
   std::set<std::string> ids;

@@ -15,15 +15,6 @@ std::string SeedDir(const std::string& compiled_default) {
   return env != nullptr && *env != '\0' ? std::string(env) : compiled_default;
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot open " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read " + path);
-  return text.str();
-}
-
 namespace {
 
 bool IsBlank(const std::string& line) {
@@ -50,7 +41,7 @@ Result<std::vector<SeedLine>> ReadSeedLines(const std::string& dir) {
   if (files.empty()) return Status::NotFound("no .jsonl file in " + dir);
   std::vector<SeedLine> lines;
   for (const std::string& path : files) {
-    SKILLDB_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+    SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(path));
     std::istringstream in(text);
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {

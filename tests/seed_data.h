@@ -10,6 +10,7 @@
 
 #include "skilldb/skill.h"
 #include "skilldb/status.h"
+#include "skilldb/util/file.h"
 
 namespace skilldb::testing {
 
@@ -35,9 +36,6 @@ std::string Where(const SeedLine& line);
 // Parses every seed line with ParseSkillJson. InvalidArgument naming the file
 // and line of the first line that does not parse.
 Result<std::vector<Skill>> LoadSeedSkills(const std::string& dir);
-
-// Reads a whole file. IOError naming the path if it cannot be read.
-Result<std::string> ReadWholeFile(const std::string& path);
 
 }  // namespace skilldb::testing
 

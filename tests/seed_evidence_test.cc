@@ -18,8 +18,8 @@
 
 #include "seed_data.h"
 #include "seed_test_util.h"
-#include "sha256.h"  // verify/src: pure FIPS 180-4, compiled into this test
 #include "build_paths.h"
+#include "skilldb/util/sha256.h"
 
 #ifndef SKILLDB_SEED_DIR
 #error "SKILLDB_SEED_DIR must name the seed directory (data/seed)"
@@ -40,8 +40,8 @@ fs::path Root() {
 
 // SHA-256 of a committed file, "" if it cannot be read.
 std::string FileSha256(const std::string& relative) {
-  auto text = testing::ReadWholeFile((Root() / relative).string());
-  return text.ok() ? verify::internal::Sha256Hex(*text) : std::string();
+  auto text = util::ReadFile((Root() / relative).string());
+  return text.ok() ? util::Sha256Hex(*text) : std::string();
 }
 
 std::string Str(const Json& j, const char* key) {
@@ -144,7 +144,7 @@ TEST_CASE(
     const Json extra = testing::ExtraJson(s);
     if (!extra.contains("benchmarks")) continue;
     CAPTURE(s.id);
-    const std::string code_hash = verify::internal::Sha256Hex(s.code);
+    const std::string code_hash = util::Sha256Hex(s.code);
     for (const Json& b : extra["benchmarks"]) {
       CHECK_MESSAGE(Str(b, "candidate_sha256") == code_hash,
                     "the benchmark timed other code than the skill's");
@@ -160,7 +160,7 @@ TEST_CASE(
 TEST_CASE("the evidence summary format is the one the test reads") {
   CHECK(Ratio(16.2712) == "16.27x");
   CHECK(Ratio(0.7) == "0.70x");
-  CHECK(verify::internal::Sha256Hex("abc") ==
+  CHECK(util::Sha256Hex("abc") ==
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 

@@ -509,7 +509,7 @@ TEST_CASE(
           .parent_path()
           .parent_path() /
       "verify" / "tasks" / "README.md";
-  auto text = testing::ReadWholeFile(readme.string());
+  auto text = util::ReadFile(readme.string());
   REQUIRE_MESSAGE(text.ok(), text.status().ToString());
   CHECK(text->find("what eager PyTorch would run") == std::string::npos);
   CHECK(text->find("not what PyTorch runs") != std::string::npos);

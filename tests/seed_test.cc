@@ -35,7 +35,6 @@ namespace {
 using Json = nlohmann::json;
 using testing::LoadSeedSkills;
 using testing::ReadSeedLines;
-using testing::ReadWholeFile;
 using testing::SeedLine;
 using testing::Where;
 
@@ -77,7 +76,7 @@ const std::set<std::string> kCodeKinds = {"cuda-tu", "cuda-fragment", "triton",
 std::vector<std::string> ReadmeValues(const std::string& field) {
   const std::string readme_path =
       (std::filesystem::path(testing::SeedTestDir()).parent_path() / "README.md").string();
-  auto readme = ReadWholeFile(readme_path);
+  auto readme = util::ReadFile(readme_path);
   REQUIRE_MESSAGE(readme.ok(), readme.status().ToString());
   std::istringstream in(*readme);
   const std::string row_start = "| `" + field + "` |";

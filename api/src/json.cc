@@ -4,18 +4,16 @@
 // text through ParseUntrustedJson, typed reads through FieldReader.
 #include "skilldb/json.h"
 
-#include "json_util.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb {
 namespace {
 
 using Out = nlohmann::ordered_json;
 using In = nlohmann::json;
-using internal::FieldReader;
+using util::FieldReader;
 
-std::string Dump(const Out& j) {
-  return j.dump(-1, ' ', false, Out::error_handler_t::replace);
-}
+std::string Dump(const Out& j) { return util::DumpLossy(j); }
 
 // The value of a codec embedded in another (the skill and report codecs
 // write compact JSON text of their own).
@@ -25,7 +23,7 @@ Out Embed(const std::string& json_text) {
 
 // Parses `text` and requires an object.
 Result<In> ParseObject(std::string_view text, const char* what) {
-  SKILLDB_ASSIGN_OR_RETURN(In j, internal::ParseUntrustedJson(text, what));
+  SKILLDB_ASSIGN_OR_RETURN(In j, util::ParseUntrustedJson(text, what));
   if (!j.is_object()) {
     return Status::InvalidArgument(std::string(what) +
                                    " must be a JSON object");
@@ -695,7 +693,7 @@ Result<RerankResult> FromJson<RerankResult>(std::string_view text) {
 template <>
 Result<VerificationReport> FromJson<VerificationReport>(std::string_view text) {
   SKILLDB_RETURN_IF_ERROR(
-      internal::ParseUntrustedJson(text, "verification report").status());
+      util::ParseUntrustedJson(text, "verification report").status());
   return ReportFromJson(text);
 }
 

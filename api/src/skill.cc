@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "json_util.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb {
 namespace {
@@ -12,7 +12,7 @@ using nlohmann::json;
 
 // A skill record is at most 4 MiB of JSON nested at most 32 levels deep
 // (the `extra` object and evidence reports are the only nested parts).
-constexpr internal::JsonLimits kSkillJsonLimits{.max_bytes = kMaxSkillJsonBytes,
+constexpr util::JsonLimits kSkillJsonLimits{.max_bytes = kMaxSkillJsonBytes,
                                                 .max_depth = 32};
 
 // Strict UTF-8 check (no overlongs, no surrogates, max U+10FFFF).
@@ -304,7 +304,7 @@ Result<Skill> ParseSkillJson(std::string_view text) {
   // nesting (a deeply nested `extra` would otherwise overflow the stack of
   // every later dump) and free of repeated keys.
   SKILLDB_ASSIGN_OR_RETURN(
-      json j, internal::ParseUntrustedJson(text, "skill", kSkillJsonLimits));
+      json j, util::ParseUntrustedJson(text, "skill", kSkillJsonLimits));
   if (!j.is_object()) {
     return Status::InvalidArgument("a skill must be a JSON object");
   }
@@ -367,8 +367,7 @@ std::string SkillToJson(const Skill& s) {
   if (!s.extra_json.empty()) {
     j["extra"] = nlohmann::ordered_json::parse(s.extra_json, nullptr, false);
   }
-  return j.dump(-1, ' ', false,
-                nlohmann::ordered_json::error_handler_t::replace);
+  return util::DumpLossy(j);
 }
 
 std::string IndexedText(const Skill& s) {

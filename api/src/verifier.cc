@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "skilldb/util/json.h"
+
 namespace skilldb {
 namespace {
 
@@ -23,31 +25,61 @@ json RoundToJson(const RoundTiming& r) {
               {"speedup_ratio", r.speedup_ratio}};
 }
 
-// Reads `key` from `j` into `out` if present; a present value of the wrong
-// type is an error naming the key.
-template <typename T>
-Status Read(const json& j, const char* key, T* out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return Status::Ok();
-  try {
-    *out = it->get<T>();
-  } catch (const json::exception&) {
-    return Status::InvalidArgument(std::string("report field '") + key +
-                                   "' has the wrong type");
-  }
-  return Status::Ok();
-}
+using util::FieldReader;
 
 Status RoundFromJson(const json& j, RoundTiming* r) {
-  if (!j.is_object())
-    return Status::InvalidArgument("a round is not an object");
-  SKILLDB_RETURN_IF_ERROR(Read(j, "baseline_ms", &r->baseline_ms));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "candidate_ms", &r->candidate_ms));
+  if (!j.is_object()) {
+    return Status::InvalidArgument("a report round is not an object");
+  }
+  FieldReader in(j, "report round");
+  SKILLDB_RETURN_IF_ERROR(in.Doubles("baseline_ms", &r->baseline_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Doubles("candidate_ms", &r->candidate_ms));
   SKILLDB_RETURN_IF_ERROR(
-      Read(j, "baseline_median_ms", &r->baseline_median_ms));
+      in.Double("baseline_median_ms", &r->baseline_median_ms));
   SKILLDB_RETURN_IF_ERROR(
-      Read(j, "candidate_median_ms", &r->candidate_median_ms));
-  return Read(j, "speedup_ratio", &r->speedup_ratio);
+      in.Double("candidate_median_ms", &r->candidate_median_ms));
+  return in.Double("speedup_ratio", &r->speedup_ratio);
+}
+
+// The member `key` of `j` when it is an object; InvalidArgument when it is
+// present and not one; nullptr when absent.
+Result<const json*> ObjectMember(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return static_cast<const json*>(nullptr);
+  if (!it->is_object()) {
+    return Status::InvalidArgument(std::string("report field '") + key +
+                                   "' is not an object");
+  }
+  return &*it;
+}
+
+Status CorrectnessFromJson(const json& j, CorrectnessResult* c) {
+  FieldReader in(j, "report correctness");
+  SKILLDB_RETURN_IF_ERROR(in.Bool("checked", &c->checked));
+  SKILLDB_RETURN_IF_ERROR(in.Bool("passed", &c->passed));
+  SKILLDB_RETURN_IF_ERROR(in.Int("trials", &c->trials, 0));
+  SKILLDB_RETURN_IF_ERROR(in.Double("max_abs_error", &c->max_abs_error));
+  SKILLDB_RETURN_IF_ERROR(in.Double("max_rel_error", &c->max_rel_error));
+  return in.Strings("errors", &c->errors);
+}
+
+Status IsolationFromJson(const json& j, IsolationInfo* i) {
+  FieldReader in(j, "report isolation");
+  SKILLDB_RETURN_IF_ERROR(in.Bool("applied", &i->applied));
+  SKILLDB_RETURN_IF_ERROR(in.Bool("namespaces", &i->namespaces));
+  SKILLDB_RETURN_IF_ERROR(in.Bool("seccomp", &i->seccomp));
+  SKILLDB_RETURN_IF_ERROR(in.Bool("network", &i->network));
+  SKILLDB_RETURN_IF_ERROR(in.Bool("pid_namespace", &i->pid_namespace));
+  SKILLDB_RETURN_IF_ERROR(in.Bool("compiler_confined", &i->compiler_confined));
+  return in.String("notes", &i->notes);
+}
+
+Status SpeedupFromJson(const json& j, SpeedupEstimate* s) {
+  FieldReader in(j, "report speedup");
+  SKILLDB_RETURN_IF_ERROR(in.Double("ratio", &s->ratio));
+  SKILLDB_RETURN_IF_ERROR(in.Double("ci_low", &s->ci_low));
+  SKILLDB_RETURN_IF_ERROR(in.Double("ci_high", &s->ci_high));
+  return in.Double("confidence", &s->confidence);
 }
 
 }  // namespace
@@ -127,7 +159,8 @@ std::string ReportToJson(const VerificationReport& report) {
       {"reasons", report.reasons},
       {"finished_at_ms", report.finished_at_ms},
       {"isolation",
-       {{"namespaces", report.isolation.namespaces},
+       {{"applied", report.isolation.applied},
+        {"namespaces", report.isolation.namespaces},
         {"seccomp", report.isolation.seccomp},
         {"network", report.isolation.network},
         {"pid_namespace", report.isolation.pid_namespace},
@@ -138,75 +171,55 @@ std::string ReportToJson(const VerificationReport& report) {
     j["max_plausible_speedup"] = *report.max_plausible_speedup;
   }
   // Non-finite numbers have no JSON form; nlohmann writes them as null.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return util::DumpLossy(j);
 }
 
 Result<VerificationReport> ReportFromJson(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+  SKILLDB_ASSIGN_OR_RETURN(
+      json j, util::ParseUntrustedJson(text, "verification report"));
+  if (!j.is_object()) {
     return Status::InvalidArgument("verification report is not a JSON object");
   }
   VerificationReport r;
-  SKILLDB_RETURN_IF_ERROR(Read(j, "verifier", &r.verifier));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "verifier_version", &r.verifier_version));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "device", &r.device));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "device_class", &r.device_class));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "task", &r.task));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "candidate_hash", &r.candidate_hash));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "compiled", &r.compiled));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "compile_log", &r.compile_log));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "passed", &r.passed));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "reasons", &r.reasons));
-  SKILLDB_RETURN_IF_ERROR(Read(j, "finished_at_ms", &r.finished_at_ms));
-  if (auto it = j.find("max_plausible_speedup");
-      it != j.end() && it->is_number()) {
-    r.max_plausible_speedup = it->get<double>();
+  FieldReader in(j, "report");
+  SKILLDB_RETURN_IF_ERROR(in.String("verifier", &r.verifier));
+  SKILLDB_RETURN_IF_ERROR(in.String("verifier_version", &r.verifier_version));
+  SKILLDB_RETURN_IF_ERROR(in.String("device", &r.device));
+  SKILLDB_RETURN_IF_ERROR(in.String("device_class", &r.device_class));
+  SKILLDB_RETURN_IF_ERROR(in.String("task", &r.task));
+  SKILLDB_RETURN_IF_ERROR(in.String("candidate_hash", &r.candidate_hash));
+  SKILLDB_RETURN_IF_ERROR(in.Bool("compiled", &r.compiled));
+  SKILLDB_RETURN_IF_ERROR(in.String("compile_log", &r.compile_log));
+  SKILLDB_RETURN_IF_ERROR(in.Bool("passed", &r.passed));
+  SKILLDB_RETURN_IF_ERROR(in.Strings("reasons", &r.reasons));
+  SKILLDB_RETURN_IF_ERROR(in.Int64("finished_at_ms", &r.finished_at_ms));
+  if (in.Find("max_plausible_speedup") != nullptr) {
+    double bound = 0;
+    SKILLDB_RETURN_IF_ERROR(in.Double("max_plausible_speedup", &bound));
+    r.max_plausible_speedup = bound;
   }
-  if (auto it = j.find("correctness"); it != j.end()) {
-    if (!it->is_object()) {
-      return Status::InvalidArgument(
-          "report field 'correctness' is not an object");
-    }
-    CorrectnessResult& c = r.correctness;
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "checked", &c.checked));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "passed", &c.passed));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "trials", &c.trials));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "max_abs_error", &c.max_abs_error));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "max_rel_error", &c.max_rel_error));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "errors", &c.errors));
+  SKILLDB_ASSIGN_OR_RETURN(const json* correctness,
+                           ObjectMember(j, "correctness"));
+  if (correctness != nullptr) {
+    SKILLDB_RETURN_IF_ERROR(CorrectnessFromJson(*correctness, &r.correctness));
   }
-  if (auto it = j.find("rounds"); it != j.end()) {
-    if (!it->is_array()) {
+  if (const json* rounds = in.Find("rounds")) {
+    if (!rounds->is_array()) {
       return Status::InvalidArgument("report field 'rounds' is not an array");
     }
-    for (const json& round : *it) {
+    for (const json& round : *rounds) {
       RoundTiming t;
       SKILLDB_RETURN_IF_ERROR(RoundFromJson(round, &t));
       r.rounds.push_back(std::move(t));
     }
   }
-  if (auto it = j.find("isolation"); it != j.end()) {
-    if (!it->is_object()) {
-      return Status::InvalidArgument(
-          "report field 'isolation' is not an object");
-    }
-    IsolationInfo& i = r.isolation;
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "namespaces", &i.namespaces));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "seccomp", &i.seccomp));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "network", &i.network));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "pid_namespace", &i.pid_namespace));
-    SKILLDB_RETURN_IF_ERROR(
-        Read(*it, "compiler_confined", &i.compiler_confined));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "notes", &i.notes));
+  SKILLDB_ASSIGN_OR_RETURN(const json* isolation, ObjectMember(j, "isolation"));
+  if (isolation != nullptr) {
+    SKILLDB_RETURN_IF_ERROR(IsolationFromJson(*isolation, &r.isolation));
   }
-  if (auto it = j.find("speedup"); it != j.end()) {
-    if (!it->is_object()) {
-      return Status::InvalidArgument("report field 'speedup' is not an object");
-    }
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "ratio", &r.speedup.ratio));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "ci_low", &r.speedup.ci_low));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "ci_high", &r.speedup.ci_high));
-    SKILLDB_RETURN_IF_ERROR(Read(*it, "confidence", &r.speedup.confidence));
+  SKILLDB_ASSIGN_OR_RETURN(const json* speedup, ObjectMember(j, "speedup"));
+  if (speedup != nullptr) {
+    SKILLDB_RETURN_IF_ERROR(SpeedupFromJson(*speedup, &r.speedup));
   }
   return r;
 }

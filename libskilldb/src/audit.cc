@@ -11,6 +11,7 @@
 #include "batch_writer.h"
 #include "library_impl.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::internal {
 namespace {
@@ -56,9 +57,7 @@ uint64_t AuditLog::Add(BatchWriter& writer, const std::string& entry_json) {
   out["seq"] = seq;
   out["time_ms"] = util::NowUnixMs();
   for (auto& [k, v] : j.items()) out[k] = v;
-  writer.Put(
-      kAudit, Be64(seq),
-      out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  writer.Put(kAudit, Be64(seq), util::DumpLossy(out));
   return seq;
 }
 

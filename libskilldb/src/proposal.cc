@@ -327,7 +327,7 @@ std::vector<std::string> RejectionReasons(const ProposalAtHead& at) {
 Result<std::vector<Skill>> LibraryImpl::AcceptedPuts(
     const ProposalAtHead& at, ProposalOutcome* outcome) const {
   Skill skill = at.candidate;
-  skill.status = SkillStatus::kActive;
+  skill.status = at.options.accepted_status;
   skill.evidence_json.push_back(ReportToJson(*at.report));
   std::vector<Skill> puts;
   if (at.base_dups.empty()) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skilldb/proposal.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::internal {
 
@@ -95,7 +96,7 @@ std::string EncodeCommit(const CommitInfo& c,
     nlohmann::ordered_json& out = j["counts"];
     for (const CounterField& f : kCounterFields) out[f.name] = (*counts).*f.field;
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return util::DumpLossy(j);
 }
 
 Result<CommitInfo> DecodeCommit(std::string_view value,

@@ -40,8 +40,12 @@ Result<CheckReport> CheckEndpoint(const ClientConfig& config,
     probe.logprobs = false;
     const auto gen_start = std::chrono::steady_clock::now();
     auto generated = client->Generate({{{"user", "Say OK."}}}, probe);
-    report.generation_latency_ms = MillisecondsSince(gen_start);
-    if (!generated.ok()) report.generation_status = generated.status();
+    // A latency only for a generation that worked: a failure is its error.
+    if (generated.ok()) {
+      report.generation_latency_ms = MillisecondsSince(gen_start);
+    } else {
+      report.generation_status = generated.status();
+    }
   }
   return report;
 }
@@ -60,11 +64,10 @@ std::string CheckReportJson(const CheckReport& r) {
               {"model_listed", r.model_listed},
               {"models_latency_ms", r.models_latency_ms}};
   if (r.generation_latency_ms) {
-    if (r.generation_status.ok()) {
-      out["generation_latency_ms"] = *r.generation_latency_ms;
-    } else {
-      out["generation_error"] = r.generation_status.ToString();
-    }
+    out["generation_latency_ms"] = *r.generation_latency_ms;
+  }
+  if (!r.generation_status.ok()) {
+    out["generation_error"] = r.generation_status.ToString();
   }
   return internal::Dump(out);
 }

@@ -1,7 +1,9 @@
 #include "skilldb/llm/client_config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace skilldb::llm {
@@ -89,6 +91,82 @@ Status Positive(int value, std::string_view field) {
                                  " must be > 0, got " + std::to_string(value));
 }
 
+// A number from the environment: the whole text, in [lo, hi].
+Result<double> EnvNumber(const std::string& text, const char* name, double lo,
+                         double hi) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(v) || v < lo || v > hi) {
+    return Status::InvalidArgument(std::string(name) + " is '" + text +
+                                   "'; it must be a number between " +
+                                   std::to_string(static_cast<int64_t>(lo)) +
+                                   " and " +
+                                   std::to_string(static_cast<int64_t>(hi)));
+  }
+  return v;
+}
+
+Result<bool> EnvBool(const std::string& text, const char* name) {
+  if (text == "1" || text == "true" || text == "yes") return true;
+  if (text == "0" || text == "false" || text == "no") return false;
+  return Status::InvalidArgument(std::string(name) + " is '" + text +
+                                 "'; it must be 1 or 0 (true or false)");
+}
+
+constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;
+constexpr int kMaxRetries = 20;
+
+Status ResolveNumbers(const ClientFlags& flags, const EnvLookup& env,
+                      ClientConfig* config) {
+  auto var = [&](const char* name) {
+    return NonEmpty(env ? env(name) : std::nullopt);
+  };
+  std::optional<double> timeout_s = flags.timeout_s;
+  if (!timeout_s) {
+    if (auto v = var("SKILLDB_LLM_TIMEOUT")) {
+      SKILLDB_ASSIGN_OR_RETURN(
+          timeout_s, EnvNumber(*v, "SKILLDB_LLM_TIMEOUT", 0, kMaxTimeoutS));
+    }
+  }
+  if (timeout_s) {
+    if (!(*timeout_s > 0) || *timeout_s > kMaxTimeoutS) {
+      return Status::InvalidArgument(
+          "--llm-timeout must be between 0 and " +
+          std::to_string(static_cast<int>(kMaxTimeoutS)) + " seconds");
+    }
+    config->request_timeout_ms =
+        std::max(1, static_cast<int>(*timeout_s * 1000));
+  }
+  std::optional<int> retries = flags.retries;
+  if (!retries) {
+    if (auto v = var("SKILLDB_LLM_RETRIES")) {
+      SKILLDB_ASSIGN_OR_RETURN(
+          double r, EnvNumber(*v, "SKILLDB_LLM_RETRIES", 0, kMaxRetries));
+      if (r != static_cast<int>(r)) {
+        return Status::InvalidArgument("SKILLDB_LLM_RETRIES must be a whole "
+                                       "number");
+      }
+      retries = static_cast<int>(r);
+    }
+  }
+  if (retries) {
+    if (*retries < 0 || *retries > kMaxRetries) {
+      return Status::InvalidArgument("--llm-retries must be between 0 and " +
+                                     std::to_string(kMaxRetries));
+    }
+    config->retry.max_retries = *retries;
+  }
+  std::optional<bool> native_n = flags.native_n;
+  if (!native_n) {
+    if (auto v = var("SKILLDB_LLM_NATIVE_N")) {
+      SKILLDB_ASSIGN_OR_RETURN(native_n, EnvBool(*v, "SKILLDB_LLM_NATIVE_N"));
+    }
+  }
+  if (native_n) config->native_n = *native_n;
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string BaseUrl::Origin() const {
@@ -124,6 +202,7 @@ Result<BaseUrl> ParseBaseUrl(std::string_view url) {
   std::string path =
       slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
   while (!path.empty() && path.back() == '/') path.pop_back();
+  out.path_given = !path.empty();
   out.path = path.empty() ? "/v1" : path;
   return out;
 }
@@ -133,6 +212,8 @@ Status ValidateClientConfig(const ClientConfig& c) {
   SKILLDB_RETURN_IF_ERROR(Positive(c.connect_timeout_ms, "connect_timeout_ms"));
   SKILLDB_RETURN_IF_ERROR(Positive(c.read_timeout_ms, "read_timeout_ms"));
   SKILLDB_RETURN_IF_ERROR(Positive(c.write_timeout_ms, "write_timeout_ms"));
+  SKILLDB_RETURN_IF_ERROR(
+      Positive(c.request_timeout_ms, "request_timeout_ms"));
   SKILLDB_RETURN_IF_ERROR(Positive(c.max_in_flight, "max_in_flight"));
   SKILLDB_RETURN_IF_ERROR(
       Positive(c.retry.initial_backoff_ms, "retry.initial_backoff_ms"));
@@ -177,6 +258,7 @@ Result<ClientConfig> ResolveClientConfig(const ClientFlags& flags,
   if (url.value) config.base_url = *url.value;
   if (model.value) config.model = *model.value;
   if (key.value) config.api_key = *key.value;
+  SKILLDB_RETURN_IF_ERROR(ResolveNumbers(flags, env, &config));
   if (auto parsed = ParseBaseUrl(config.base_url); !parsed.ok()) {
     return parsed.status().WithContext(url.source.empty() ? "default base URL"
                                                           : url.source);

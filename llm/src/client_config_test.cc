@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace skilldb::llm {
 namespace {
@@ -103,6 +105,45 @@ TEST_CASE("config validation rejects out-of-range fields") {
   c = ClientConfig();
   c.retry.max_retries = -1;
   CHECK(ValidateClientConfig(c).code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("timeout, retries and native n come from flags, then variables") {
+  auto env = FakeEnv({{"SKILLDB_LLM_TIMEOUT", "2.5"},
+                      {"SKILLDB_LLM_RETRIES", "0"},
+                      {"SKILLDB_LLM_NATIVE_N", "0"}});
+  auto from_env = ResolveClientConfig({}, env);
+  REQUIRE(from_env.ok());
+  CHECK(from_env->request_timeout_ms == 2500);
+  CHECK(from_env->retry.max_retries == 0);
+  CHECK_FALSE(from_env->native_n);
+  ClientFlags flags;
+  flags.timeout_s = 10;
+  flags.retries = 5;
+  flags.native_n = true;
+  auto from_flags = ResolveClientConfig(flags, env);
+  REQUIRE(from_flags.ok());
+  CHECK(from_flags->request_timeout_ms == 10000);
+  CHECK(from_flags->retry.max_retries == 5);
+  CHECK(from_flags->native_n);
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"SKILLDB_LLM_TIMEOUT", "soon"},
+           {"SKILLDB_LLM_TIMEOUT", "-1"},
+           {"SKILLDB_LLM_RETRIES", "1.5"},
+           {"SKILLDB_LLM_RETRIES", "99"},
+           {"SKILLDB_LLM_NATIVE_N", "maybe"}}) {
+    CAPTURE(name);
+    auto bad = ResolveClientConfig({}, FakeEnv({{name, value}}));
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message().find(name) != std::string::npos);
+  }
+  CHECK(ResolveClientConfig({}, FakeEnv({}))->request_timeout_ms == 900000);
+}
+
+TEST_CASE("a base URL says whether it had a path of its own") {
+  CHECK(ParseBaseUrl("http://h:8080")->path_given == false);
+  CHECK(ParseBaseUrl("http://h:8080/")->path_given == false);
+  CHECK(ParseBaseUrl("http://h:8080/tei")->path_given == true);
 }
 
 }  // namespace

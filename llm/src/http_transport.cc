@@ -2,9 +2,11 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -20,6 +22,7 @@ enum class Outcome {
   kTimeout,     // connect or read timeout
   kTooLarge,    // over max_response_bytes
   kTls,         // handshake or certificate failure
+  kDeadline,    // cut by the watchdog at the request deadline
   kOther,       // anything else (not retried)
 };
 
@@ -50,7 +53,123 @@ std::string Plural(int n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
+std::string Seconds(Clock::duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s",
+                std::chrono::duration<double>(d).count());
+  return buf;
+}
+
+void ReplaceAll(std::string* text, std::string_view from,
+                std::string_view to) {
+  if (from.empty()) return;
+  size_t pos = 0;
+  while ((pos = text->find(from, pos)) != std::string::npos) {
+    text->replace(pos, from.size(), to);
+    pos += to.size();
+  }
+}
+
 }  // namespace
+
+std::string Redact(std::string text, std::string_view secret) {
+  if (secret.size() < 8) return text;
+  // The key as sent, and as a JSON encoder may have written it back.
+  std::string json_escaped;
+  for (char c : secret) {
+    if (c == '"' || c == '\\') json_escaped += '\\';
+    json_escaped += c;
+  }
+  std::string slash_escaped;
+  for (char c : json_escaped) {
+    if (c == '/') slash_escaped += '\\';
+    slash_escaped += c;
+  }
+  for (const std::string_view form :
+       {std::string_view(slash_escaped), std::string_view(json_escaped),
+        secret}) {
+    ReplaceAll(&text, form, "[redacted]");
+  }
+  return text;
+}
+
+class HttpTransport::Watchdog {
+ public:
+  explicit Watchdog(std::function<void(std::string_view)> on_wait)
+      : on_wait_(std::move(on_wait)) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Watches `client` until Unwatch(token): at `deadline` it sets *fired and
+  // stops the client (again every 100 ms while the attempt runs, as a
+  // connect in progress does not see the first stop).
+  uint64_t Watch(httplib::Client* client, Clock::time_point deadline,
+                 std::string what, std::atomic<bool>* fired) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+    const uint64_t token = ++next_token_;
+    const auto now = Clock::now();
+    entries_[token] = Entry{client, deadline, now + kNotice, now,
+                            std::move(what), fired};
+    cv_.notify_all();
+    return token;
+  }
+  void Unwatch(uint64_t token) {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.erase(token);
+  }
+
+ private:
+  static constexpr std::chrono::seconds kNotice{10};
+  struct Entry {
+    httplib::Client* client;
+    Clock::time_point deadline;
+    Clock::time_point notice;
+    Clock::time_point started;
+    std::string what;
+    std::atomic<bool>* fired;
+  };
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      Clock::time_point wake = Clock::now() + std::chrono::hours(1);
+      for (auto& [token, e] : entries_) {
+        wake = std::min({wake, e.deadline, e.notice});
+      }
+      cv_.wait_until(lock, wake);
+      const auto now = Clock::now();
+      for (auto& [token, e] : entries_) {
+        if (now >= e.deadline) {
+          e.fired->store(true);
+          e.client->stop();  // under mu_: Unwatch cannot free it meanwhile
+          e.deadline = now + std::chrono::milliseconds(100);
+        }
+        if (now >= e.notice) {
+          e.notice = now + kNotice;
+          if (on_wait_) {
+            on_wait_("waiting for " + e.what + ": " +
+                     Seconds(now - e.started) + " so far");
+          }
+        }
+      }
+    }
+  }
+
+  const std::function<void(std::string_view)> on_wait_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint64_t, Entry> entries_;  // GUARDED_BY(mu_)
+  uint64_t next_token_ = 0;            // GUARDED_BY(mu_)
+  bool stop_ = false;                  // GUARDED_BY(mu_)
+  std::thread thread_;
+};
 
 struct HttpTransport::Attempt {
   Outcome outcome = Outcome::kOther;
@@ -99,7 +218,7 @@ Status StatusForAnswer(const HttpAnswer& a) {
 }
 
 Status BadAnswer(const HttpAnswer& a, std::string_view what) {
-  return Status::Internal(a.request + ": " + std::string(what));
+  return Status::InvalidArgument(a.request + ": " + std::string(what));
 }
 
 Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(
@@ -115,7 +234,10 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(
 }
 
 HttpTransport::HttpTransport(const ClientConfig& config, BaseUrl url)
-    : config_(config), url_(std::move(url)), backoff_(config.retry) {}
+    : config_(config),
+      url_(std::move(url)),
+      backoff_(config.retry),
+      watchdog_(std::make_unique<Watchdog>(config.on_wait)) {}
 
 HttpTransport::~HttpTransport() = default;
 
@@ -132,12 +254,16 @@ TransportStats HttpTransport::stats() const {
 }
 
 Result<HttpAnswer> HttpTransport::Post(std::string_view path,
-                                       const std::string& json_body) {
-  return Send("POST", path, &json_body);
+                                       const std::string& json_body,
+                                       size_t max_bytes) {
+  return Send("POST", path, &json_body, max_bytes,
+              Clock::now() + milliseconds(config_.request_timeout_ms));
 }
 
-Result<HttpAnswer> HttpTransport::Get(std::string_view path) {
-  return Send("GET", path, nullptr);
+Result<HttpAnswer> HttpTransport::Get(std::string_view path,
+                                      size_t max_bytes) {
+  return Send("GET", path, nullptr, max_bytes,
+              Clock::now() + milliseconds(config_.request_timeout_ms));
 }
 
 void HttpTransport::SleepFor(milliseconds wait) const {
@@ -148,16 +274,25 @@ void HttpTransport::SleepFor(milliseconds wait) const {
   }
 }
 
-// Tries until an answer that is not retryable, or the retries run out. A
-// slot is held only during an attempt, never during the wait between.
+// Tries until an answer that is not retryable, the retries run out or the
+// deadline passes. A slot is held only during an attempt, never during the
+// wait between.
 Result<HttpAnswer> HttpTransport::Send(std::string_view method,
                                        std::string_view path,
-                                       const std::string* body) {
+                                       const std::string* body,
+                                       size_t max_bytes,
+                                       Clock::time_point deadline) {
   const std::string request = std::string(method) + " " + Url(path);
+  const size_t limit = max_bytes == 0
+                           ? config_.max_response_bytes
+                           : std::min(max_bytes, config_.max_response_bytes);
   for (int attempt = 0;; ++attempt) {
     if (attempt > 0) retries_.fetch_add(1);
     attempts_.fetch_add(1);
-    Attempt a = TryOnce(method, path, body);
+    Attempt a = TryOnce(method, path, body, limit, deadline);
+    // Nothing the server sent leaves here with the key in it.
+    a.body = Redact(std::move(a.body), config_.api_key);
+    a.detail = Redact(std::move(a.detail), config_.api_key);
     const bool answered = a.outcome == Outcome::kAnswered;
     const bool retryable =
         (answered && RetryableStatus(a.status)) ||
@@ -179,18 +314,41 @@ Result<HttpAnswer> HttpTransport::Send(std::string_view method,
           return Status::DeadlineExceeded(request + ": " + a.detail + tries);
         case Outcome::kTls:
           return Status::Unavailable(request + ": " + a.detail);
+        case Outcome::kDeadline:
+          return Status::DeadlineExceeded(request + ": " + a.detail + tries);
         case Outcome::kTooLarge:
+          return Status::InvalidArgument(request + ": " + a.detail);
         case Outcome::kOther:
           return Status::Internal(request + ": " + a.detail);
       }
     }
-    SleepFor(backoff_.Delay(attempt, a.retry_after));
+    const milliseconds wait = backoff_.Delay(attempt, a.retry_after);
+    const std::string why =
+        answered ? "HTTP " + std::to_string(a.status) : a.detail;
+    if (Clock::now() + wait >= deadline) {
+      failures_.fetch_add(1);
+      return Status::DeadlineExceeded(
+          request + ": " + why + " after " +
+          Plural(attempt + 1, "attempt") + "; the next would start after " +
+          "the request deadline (" +
+          std::to_string(config_.request_timeout_ms) + " ms)");
+    }
+    if (config_.on_wait) {
+      config_.on_wait("retrying " + request + " in " +
+                      Seconds(std::chrono::duration_cast<Clock::duration>(wait)) +
+                      " (attempt " + std::to_string(attempt + 2) + " of " +
+                      std::to_string(config_.retry.max_retries + 1) +
+                      "): " + why);
+    }
+    SleepFor(wait);
   }
 }
 
 HttpTransport::Attempt HttpTransport::TryOnce(std::string_view method,
                                               std::string_view path,
-                                              const std::string* body) {
+                                              const std::string* body,
+                                              size_t max_bytes,
+                                              Clock::time_point deadline) {
   std::unique_ptr<httplib::Client> client = Acquire();
   Attempt a;
   try {
@@ -199,7 +357,7 @@ HttpTransport::Attempt HttpTransport::TryOnce(std::string_view method,
       a.outcome = Outcome::kTls;
       a.detail = "cannot set up the HTTP client (TLS context)";
     } else {
-      a = TryOnceWith(*client, method, path, body);
+      a = TryOnceWith(*client, method, path, body, max_bytes, deadline);
     }
   } catch (const std::exception& e) {
     a.outcome = Outcome::kOther;
@@ -214,10 +372,9 @@ HttpTransport::Attempt HttpTransport::TryOnce(std::string_view method,
   return a;
 }
 
-HttpTransport::Attempt HttpTransport::TryOnceWith(httplib::Client& client,
-                                                  std::string_view method,
-                                                  std::string_view path,
-                                                  const std::string* body) {
+HttpTransport::Attempt HttpTransport::TryOnceWith(
+    httplib::Client& client, std::string_view method, std::string_view path,
+    const std::string* body, size_t max_bytes, Clock::time_point deadline) {
   Attempt a;
   httplib::Request req;
   req.method = std::string(method);
@@ -232,7 +389,7 @@ HttpTransport::Attempt HttpTransport::TryOnceWith(httplib::Client& client,
     req.body = *body;
   }
   bool too_large = false;
-  const size_t limit = config_.max_response_bytes;
+  const size_t limit = max_bytes;
   req.response_handler = [&](const httplib::Response& r) {
     a.status = r.status;
     a.retry_after = ServerWait(r);
@@ -249,26 +406,49 @@ HttpTransport::Attempt HttpTransport::TryOnceWith(httplib::Client& client,
   httplib::Response res;
   httplib::Error error = httplib::Error::Success;
   const auto start = Clock::now();
+  if (start >= deadline) {
+    a.outcome = Outcome::kDeadline;
+    a.detail = "no complete answer within the request deadline (" +
+               std::to_string(config_.request_timeout_ms) + " ms)";
+    return a;
+  }
+  std::atomic<bool> cut{false};
+  const uint64_t token = watchdog_->Watch(
+      &client, deadline, std::string(method) + " " + Url(path), &cut);
   const bool sent = client.send(req, res, error);
+  watchdog_->Unwatch(token);
+  if (cut.load()) {
+    a.outcome = Outcome::kDeadline;
+    a.detail = "no complete answer within the request deadline (" +
+               std::to_string(config_.request_timeout_ms) + " ms)";
+    return a;
+  }
   if (sent && error == httplib::Error::Success) {
     a.outcome = Outcome::kAnswered;
     a.status = res.status;
     return a;
   }
-  Classify(error, Clock::now() - start, too_large, &a);
+  if (too_large && a.status >= 300) {
+    // An error page longer than the bound: its status is the answer (and
+    // says whether to retry), the bytes read so far its excerpt.
+    a.outcome = Outcome::kAnswered;
+    return a;
+  }
+  Classify(error, Clock::now() - start, too_large, max_bytes, &a);
   return a;
 }
 
 // Sorts a failed attempt into what the retry loop distinguishes.
 void HttpTransport::Classify(httplib::Error error, Clock::duration elapsed,
-                             bool too_large, Attempt* a) const {
+                             bool too_large, size_t max_bytes,
+                             Attempt* a) const {
   a->detail = httplib::to_string(error);
   switch (error) {
     case httplib::Error::Canceled:
       a->outcome = too_large ? Outcome::kTooLarge : Outcome::kOther;
       if (too_large) {
-        a->detail = "answer larger than max_response_bytes (" +
-                    std::to_string(config_.max_response_bytes) + ")";
+        a->detail = "answer larger than " + std::to_string(max_bytes) +
+                    " bytes, the bound for this request";
       }
       break;
     case httplib::Error::ConnectionTimeout:

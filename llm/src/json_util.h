@@ -15,25 +15,32 @@
 #include <vector>
 
 #include "http_transport.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::llm::internal {
 
 using json = nlohmann::json;
 
-// Parses an answer's body; Internal naming the request for anything that is
-// not JSON (truncated, HTML error pages, empty).
-inline Result<json> ParseJson(const HttpAnswer& answer) {
-  json parsed = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    return BadAnswer(answer,
-                     "answer is not valid JSON: " + Excerpt(answer.body));
+// Parses an answer's body with the shared bounded parser: at most
+// `max_values` values (a short body can still hold a great many: "0," is a
+// value in two bytes, and each costs tens of bytes parsed), 64 levels, no
+// repeated key. InvalidArgument naming the request for anything else (not
+// JSON, truncated, an HTML error page, empty, over the bounds).
+inline Result<json> ParseJson(const HttpAnswer& answer,
+                              size_t max_values = size_t{1} << 20) {
+  auto parsed = util::ParseUntrustedJson(
+      answer.body, "answer",
+      {.max_bytes = answer.body.size(), .max_depth = 64,
+       .max_values = max_values});
+  if (!parsed.ok()) {
+    return BadAnswer(answer, "answer is not valid JSON (" +
+                                 parsed.status().message() +
+                                 "): " + Excerpt(answer.body));
   }
-  return parsed;
+  return std::move(*parsed);
 }
 
-inline std::string Dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+inline std::string Dump(const json& j) { return util::DumpLossy(j); }
 
 // The member `key` of `obj`, or nullptr when `obj` is not an object or has
 // no such member.

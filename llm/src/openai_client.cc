@@ -121,8 +121,10 @@ void OpenAiClient::Account(bool present, uint64_t prompt_tokens,
 
 Result<std::vector<ModelInfo>> OpenAiClient::ListModels() {
   return NoThrow("list models", [&]() -> Result<std::vector<ModelInfo>> {
-    SKILLDB_ASSIGN_OR_RETURN(HttpAnswer answer,
-                             transport_->Get(transport_->Path("/models")));
+    SKILLDB_ASSIGN_OR_RETURN(
+        HttpAnswer answer,
+        transport_->Get(transport_->Path("/models"),
+                        internal::ModelsBudget().max_bytes));
     if (!answer.ok()) return internal::StatusForAnswer(answer);
     return internal::ParseModelsAnswer(answer);
   });
@@ -151,12 +153,16 @@ Status OpenAiClient::RunJob(const std::string& model, const Chat& chat,
                             const SamplingOptions& options, Job* job) {
   const std::string body =
       internal::BuildChatRequest(model, chat, options, job->part, config_);
+  const internal::AnswerBudget budget =
+      internal::SamplesBudget(options, job->part.n);
   SKILLDB_ASSIGN_OR_RETURN(
       HttpAnswer answer,
-      transport_->Post(transport_->Path("/chat/completions"), body));
+      transport_->Post(transport_->Path("/chat/completions"), body,
+                       budget.max_bytes));
   if (!answer.ok()) return internal::StatusForAnswer(answer);
-  SKILLDB_ASSIGN_OR_RETURN(job->parsed,
-                           internal::ParseChatAnswer(answer, job->part.n));
+  SKILLDB_ASSIGN_OR_RETURN(
+      job->parsed,
+      internal::ParseChatAnswer(answer, job->part.n, budget.max_values));
   const internal::UsageCounts& u = job->parsed.usage;
   Account(u.present, u.prompt_tokens, u.completion_tokens);
   return Status::Ok();
@@ -212,13 +218,16 @@ Result<Generation> OpenAiClient::Complete(const std::string& prompt,
     SKILLDB_ASSIGN_OR_RETURN(std::string model, ResolveModel());
     const std::string body = internal::BuildCompletionRequest(
         model, prompt, options, {options.n, options.seed}, config_);
+    const internal::AnswerBudget budget =
+        internal::SamplesBudget(options, options.n);
     SKILLDB_ASSIGN_OR_RETURN(
         HttpAnswer answer,
-        transport_->Post(transport_->Path("/completions"), body));
+        transport_->Post(transport_->Path("/completions"), body,
+                         budget.max_bytes));
     if (!answer.ok()) return internal::StatusForAnswer(answer);
     SKILLDB_ASSIGN_OR_RETURN(
         ParsedSamples parsed,
-        internal::ParseCompletionAnswer(answer, options.n));
+        internal::ParseCompletionAnswer(answer, options.n, budget.max_values));
     Account(parsed.usage.present, parsed.usage.prompt_tokens,
             parsed.usage.completion_tokens);
     Generation g;
@@ -239,18 +248,22 @@ Result<ScoreResult> OpenAiClient::ScoreOne(const std::string& model,
       std::string prompt,
       ApplyChatTemplate(config_.chat_template, request.prompt, true));
   const std::string text = prompt + request.completion;
+  const internal::AnswerBudget budget =
+      internal::EchoBudget(text, config_.score_max_tokens);
   SKILLDB_ASSIGN_OR_RETURN(
       HttpAnswer answer,
       transport_->Post(transport_->Path("/completions"),
-                       internal::BuildEchoScoreRequest(model, text, config_)));
+                       internal::BuildEchoScoreRequest(model, text, config_),
+                       budget.max_bytes));
   if (RefusesEcho(answer.status)) {
     return Status::NotSupported("cannot score: " +
                                 internal::StatusForAnswer(answer).message());
   }
   if (!answer.ok()) return internal::StatusForAnswer(answer);
   internal::UsageCounts usage;
-  SKILLDB_ASSIGN_OR_RETURN(internal::EchoedTokens echoed,
-                           internal::ParseEchoAnswer(answer, text, &usage));
+  SKILLDB_ASSIGN_OR_RETURN(
+      internal::EchoedTokens echoed,
+      internal::ParseEchoAnswer(answer, text, &usage, budget.max_values));
   Account(usage.present, usage.prompt_tokens, usage.completion_tokens);
   auto scored = internal::ScoreFromEcho(echoed, prompt.size(), text.size());
   if (!scored.ok())

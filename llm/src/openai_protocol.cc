@@ -1,6 +1,7 @@
 #include "openai_protocol.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace skilldb::llm::internal {
 namespace {
@@ -95,7 +96,8 @@ Result<std::vector<const json*>> OrderChoices(const HttpAnswer& answer,
   if (choices->size() != static_cast<size_t>(n)) {
     std::string hint =
         choices->size() < static_cast<size_t>(n)
-            ? " (for a server that ignores n, set native_n false)"
+            ? " (a server that ignores n: --llm-native-n false or "
+              "SKILLDB_LLM_NATIVE_N=0)"
             : "";
     return BadAnswer(answer, "asked for " + std::to_string(n) +
                                  " choices, the answer has " +
@@ -261,8 +263,45 @@ UsageCounts ReadUsage(const json& root) {
   return u;
 }
 
-Result<ParsedSamples> ParseChatAnswer(const HttpAnswer& answer, int n) {
-  SKILLDB_ASSIGN_OR_RETURN(json root, ParseJson(answer));
+namespace {
+
+// a * b + c, saturating at SIZE_MAX (the factors come from options that
+// are only bounded below).
+size_t MulAdd(size_t a, size_t b, size_t c) {
+  if (a != 0 && b > (SIZE_MAX - c) / a) return SIZE_MAX;
+  return a * b + c;
+}
+
+}  // namespace
+
+AnswerBudget SamplesBudget(const SamplingOptions& o, int n) {
+  // Per generated position: the text (escaped, up to 6 bytes a byte), a
+  // token id, and with logprobs an entry per alternative ({"token",
+  // "logprob", "bytes": [...]}, as vLLM writes them).
+  const size_t alternatives = o.logprobs ? 1 + o.top_logprobs : 0;
+  const size_t position_bytes = 128 + 256 * alternatives;
+  const size_t position_values = 4 + 16 * alternatives;
+  const size_t positions =
+      MulAdd(static_cast<size_t>(std::max(n, 1)),
+             static_cast<size_t>(std::max(o.max_tokens, 1)), 0);
+  return {MulAdd(positions, position_bytes, size_t{64} << 10),
+          MulAdd(positions, position_values, 4096)};
+}
+
+AnswerBudget EchoBudget(const std::string& text, int score_max_tokens) {
+  // At most a token per byte of the echoed text, each with its logprob,
+  // offset and id.
+  const size_t positions =
+      text.size() + static_cast<size_t>(std::max(score_max_tokens, 1));
+  return {MulAdd(positions, 256, size_t{64} << 10),
+          MulAdd(positions, 16, 4096)};
+}
+
+AnswerBudget ModelsBudget() { return {size_t{4} << 20, size_t{1} << 18}; }
+
+Result<ParsedSamples> ParseChatAnswer(const HttpAnswer& answer, int n,
+                                      size_t max_values) {
+  SKILLDB_ASSIGN_OR_RETURN(json root, ParseJson(answer, max_values));
   SKILLDB_ASSIGN_OR_RETURN(std::vector<const json*> choices,
                            OrderChoices(answer, root, n));
   ParsedSamples out;
@@ -298,8 +337,9 @@ Result<ParsedSamples> ParseChatAnswer(const HttpAnswer& answer, int n) {
   return out;
 }
 
-Result<ParsedSamples> ParseCompletionAnswer(const HttpAnswer& answer, int n) {
-  SKILLDB_ASSIGN_OR_RETURN(json root, ParseJson(answer));
+Result<ParsedSamples> ParseCompletionAnswer(const HttpAnswer& answer, int n,
+                                            size_t max_values) {
+  SKILLDB_ASSIGN_OR_RETURN(json root, ParseJson(answer, max_values));
   SKILLDB_ASSIGN_OR_RETURN(std::vector<const json*> choices,
                            OrderChoices(answer, root, n));
   ParsedSamples out;
@@ -323,8 +363,8 @@ Result<ParsedSamples> ParseCompletionAnswer(const HttpAnswer& answer, int n) {
 
 Result<EchoedTokens> ParseEchoAnswer(const HttpAnswer& answer,
                                      const std::string& sent_text,
-                                     UsageCounts* usage) {
-  SKILLDB_ASSIGN_OR_RETURN(json root, ParseJson(answer));
+                                     UsageCounts* usage, size_t max_values) {
+  SKILLDB_ASSIGN_OR_RETURN(json root, ParseJson(answer, max_values));
   const json* choices = Find(root, "choices");
   if (choices == nullptr || !choices->is_array() || choices->empty()) {
     return BadAnswer(answer, "answer has no \"choices\" array");
@@ -415,7 +455,8 @@ Result<ScoreResult> ScoreFromEcho(const EchoedTokens& e, size_t prompt_bytes,
 }
 
 Result<std::vector<ModelInfo>> ParseModelsAnswer(const HttpAnswer& answer) {
-  SKILLDB_ASSIGN_OR_RETURN(json root, ParseJson(answer));
+  SKILLDB_ASSIGN_OR_RETURN(json root,
+                           ParseJson(answer, ModelsBudget().max_values));
   const json* data = Find(root, "data");
   if (data == nullptr || !data->is_array()) {
     return BadAnswer(answer, "answer has no \"data\" array");

@@ -61,11 +61,33 @@ struct ParsedSamples {
   UsageCounts usage;
 };
 
-// Reads a /v1/chat/completions answer that must hold exactly `n` choices.
-Result<ParsedSamples> ParseChatAnswer(const HttpAnswer& answer, int n);
+// What one answer may hold, from what its request asked for: its bytes
+// (the transport stops reading past them) and its JSON values (the parser
+// stops past them). A parsed value costs tens of bytes whatever its text,
+// so both bound the memory an answer can take: with the defaults, a chat
+// answer of one sample of 4096 tokens without logprobs is at most about
+// 1.1 MB of text and 70k values. llm/README.md states the worst case of a
+// query with reranking.
+struct AnswerBudget {
+  size_t max_bytes = 0;
+  size_t max_values = 0;
+};
+
+// For a chat or completion request of `n` samples under `options`.
+AnswerBudget SamplesBudget(const SamplingOptions& options, int n);
+// For an echo scoring request of `text`.
+AnswerBudget EchoBudget(const std::string& text, int score_max_tokens);
+// For /v1/models.
+AnswerBudget ModelsBudget();
+
+// Reads a /v1/chat/completions answer that must hold exactly `n` choices,
+// parsing at most `max_values` JSON values.
+Result<ParsedSamples> ParseChatAnswer(const HttpAnswer& answer, int n,
+                                      size_t max_values = size_t{1} << 20);
 
 // Reads a /v1/completions answer that must hold exactly `n` choices.
-Result<ParsedSamples> ParseCompletionAnswer(const HttpAnswer& answer, int n);
+Result<ParsedSamples> ParseCompletionAnswer(
+    const HttpAnswer& answer, int n, size_t max_values = size_t{1} << 20);
 
 // The logprobs of an echoed prompt (the legacy completions format).
 struct EchoedTokens {
@@ -83,7 +105,8 @@ struct EchoedTokens {
 // the prompt with logprobs; Internal for a malformed answer.
 Result<EchoedTokens> ParseEchoAnswer(const HttpAnswer& answer,
                                      const std::string& sent_text,
-                                     UsageCounts* usage);
+                                     UsageCounts* usage,
+                                     size_t max_values = size_t{1} << 20);
 
 // The score of the completion occupying bytes [prompt_bytes, total_bytes)
 // of the echoed text: the tokens that end after prompt_bytes and start

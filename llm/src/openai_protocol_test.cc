@@ -56,7 +56,7 @@ TEST_CASE(
   CHECK(!r->usage.present);
 }
 
-TEST_CASE("malformed chat answers are internal errors, never exceptions") {
+TEST_CASE("malformed chat answers are invalid input, never exceptions") {
   const char* bad[] = {
       "",
       "{\"choices\": [",  // truncated
@@ -77,17 +77,17 @@ TEST_CASE("malformed chat answers are internal errors, never exceptions") {
   };
   for (const char* body : bad) {
     CAPTURE(body);
-    CHECK(CodeOf(ParseChatAnswer(Answer(body), 1)) == StatusCode::kInternal);
+    CHECK(CodeOf(ParseChatAnswer(Answer(body), 1)) == StatusCode::kInvalidArgument);
   }
 }
 
 TEST_CASE("a chat answer with fewer or more choices than asked is an error") {
   const std::string one = R"({"choices": [{"message": {"content": "x"}}]})";
-  CHECK(CodeOf(ParseChatAnswer(Answer(one), 2)) == StatusCode::kInternal);
+  CHECK(CodeOf(ParseChatAnswer(Answer(one), 2)) == StatusCode::kInvalidArgument);
   const std::string dup =
       R"({"choices": [{"index": 0, "message": {"content": "x"}},
                       {"index": 0, "message": {"content": "y"}}]})";
-  CHECK(CodeOf(ParseChatAnswer(Answer(dup), 2)) == StatusCode::kInternal);
+  CHECK(CodeOf(ParseChatAnswer(Answer(dup), 2)) == StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("wrong-typed usage and token ids are ignored rather than trusted") {
@@ -105,7 +105,7 @@ TEST_CASE("wrong-typed usage and token ids are ignored rather than trusted") {
 TEST_CASE("deeply nested JSON is refused without exhausting the stack") {
   std::string deep(200000, '[');
   deep += std::string(200000, ']');
-  CHECK(CodeOf(ParseChatAnswer(Answer(deep), 1)) == StatusCode::kInternal);
+  CHECK(CodeOf(ParseChatAnswer(Answer(deep), 1)) == StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("a legacy completion answer reads logprobs and sorts alternatives") {
@@ -127,9 +127,9 @@ TEST_CASE("a legacy completion answer reads logprobs and sorts alternatives") {
       CodeOf(ParseCompletionAnswer(
           Answer(
               R"({"choices": [{"text": "x", "logprobs": {"tokens": ["x"]}}]})"),
-          1)) == StatusCode::kInternal);
+          1)) == StatusCode::kInvalidArgument);
   CHECK(CodeOf(ParseCompletionAnswer(Answer(R"({"choices": [{"text": 1}]})"),
-                                     1)) == StatusCode::kInternal);
+                                     1)) == StatusCode::kInvalidArgument);
 }
 
 // An echo answer for the prompt "P: " and completion "ab", then one
@@ -207,13 +207,13 @@ TEST_CASE("a server that does not echo cannot score") {
 }
 
 TEST_CASE(
-    "unalignable echoes and null completion logprobs are internal errors") {
+    "unalignable echoes and null completion logprobs are invalid input") {
   UsageCounts usage;
   auto unaligned =
       ParseEchoAnswer(Answer(R"({"choices": [{"text": "P: ab", "logprobs": {
         "tokens": ["X", "Y"], "token_logprobs": [null, -1.0]}}]})"),
                       "P: ab", &usage);
-  CHECK(unaligned.status().code() == StatusCode::kInternal);
+  CHECK(unaligned.status().code() == StatusCode::kInvalidArgument);
   auto e =
       ParseEchoAnswer(Answer(R"({"choices": [{"text": "P: ab", "logprobs": {
         "tokens": ["P: ", "ab"], "token_logprobs": [null, null]}}]})"),
@@ -234,7 +234,7 @@ TEST_CASE(
   CHECK((*models)[0].max_model_len == 32768);
   CHECK((*models)[1].owned_by.empty());
   CHECK(ParseModelsAnswer(Answer(R"({"data": 1})")).status().code() ==
-        StatusCode::kInternal);
+        StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("a chat request carries the sampling fields the server accepts") {

@@ -4,6 +4,7 @@
 
 #include "http_transport.h"
 #include "json_util.h"
+#include "rerank_protocol.h"
 
 namespace skilldb::llm {
 namespace {
@@ -27,48 +28,6 @@ std::string BuildRequest(const RerankConfig& config, const std::string& query,
     r["return_documents"] = false;
   }
   return internal::Dump(r);
-}
-
-// The list of {index, <score_key>} objects, validated against `count`.
-Result<std::vector<RerankScore>> ReadScores(const HttpAnswer& answer,
-                                            const json& list,
-                                            const char* score_key,
-                                            size_t count) {
-  std::vector<RerankScore> scores;
-  std::vector<bool> seen(count, false);
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string at = "result " + std::to_string(i);
-    auto index = internal::AsCount(Find(list[i], "index"));
-    auto score = internal::AsNumber(Find(list[i], score_key));
-    if (!index || *index >= count || seen[*index]) {
-      return BadAnswer(answer, at + " has a bad or repeated \"index\"");
-    }
-    if (!score) {
-      return BadAnswer(answer, at + " has no numeric \"" + score_key + "\"");
-    }
-    seen[*index] = true;
-    scores.push_back({static_cast<size_t>(*index), *score});
-  }
-  return scores;
-}
-
-Result<std::vector<RerankScore>> ParseAnswer(const HttpAnswer& answer,
-                                             RerankApi api, size_t count,
-                                             uint64_t* tokens) {
-  SKILLDB_ASSIGN_OR_RETURN(json root, internal::ParseJson(answer));
-  if (api == RerankApi::kTei) {
-    if (!root.is_array())
-      return BadAnswer(answer, "answer is not a JSON array");
-    return ReadScores(answer, root, "score", count);
-  }
-  const json* results = Find(root, "results");
-  if (results == nullptr || !results->is_array()) {
-    return BadAnswer(answer, "answer has no \"results\" array");
-  }
-  const json* usage = Find(root, "usage");
-  *tokens = internal::AsCount(usage ? Find(*usage, "total_tokens") : nullptr)
-                .value_or(0);
-  return ReadScores(answer, *results, "relevance_score", count);
 }
 
 }  // namespace
@@ -97,18 +56,28 @@ Result<std::vector<RerankScore>> RerankClient::Rerank(
   if (query.empty()) return Status::InvalidArgument("rerank: empty query");
   if (documents.empty()) return Status::InvalidArgument("rerank: no documents");
   try {
-    const std::string path = !config_.path.empty() ? config_.path
-                             : config_.api == RerankApi::kTei
-                                 ? std::string("/rerank")
-                                 : transport_->Path("/rerank");
-    SKILLDB_ASSIGN_OR_RETURN(
-        HttpAnswer answer,
-        transport_->Post(path, BuildRequest(config_, query, documents, top_n)));
+    // TEI serves /rerank under the base URL's own path when it has one
+    // (a proxy's http://h/tei), at the origin otherwise (its default
+    // layout); Cohere-shape servers under the API root (/v1/rerank).
+    const BaseUrl& base = transport_->base_url();
+    const std::string path =
+        !config_.path.empty()              ? config_.path
+        : config_.api != RerankApi::kTei   ? transport_->Path("/rerank")
+        : base.path_given ? base.path + "/rerank"
+                          : std::string("/rerank");
+    // The answer's size follows from the documents: an index and a score
+    // each (and the echoed texts some servers add, bounded by the request).
+    const std::string request = BuildRequest(config_, query, documents, top_n);
+    const size_t max_bytes = (size_t{64} << 10) + 256 * documents.size() +
+                             2 * request.size();
+    SKILLDB_ASSIGN_OR_RETURN(HttpAnswer answer,
+                             transport_->Post(path, request, max_bytes));
     if (!answer.ok()) return internal::StatusForAnswer(answer);
     uint64_t tokens = 0;
     SKILLDB_ASSIGN_OR_RETURN(
         std::vector<RerankScore> scores,
-        ParseAnswer(answer, config_.api, documents.size(), &tokens));
+        internal::ParseRerankAnswer(answer, config_.api, documents.size(),
+                                    &tokens));
     requests_.fetch_add(1);
     tokens_.fetch_add(tokens);
     std::stable_sort(scores.begin(), scores.end(),
@@ -119,7 +88,7 @@ Result<std::vector<RerankScore>> RerankClient::Rerank(
     if (top_n > 0 && scores.size() > top_n) scores.resize(top_n);
     return scores;
   } catch (const std::exception& e) {
-    return Status::Internal(std::string("rerank: ") + e.what());
+    return Status::Internal(std::string("rerank: ") + e.what());  // a bug
   } catch (...) {
     return Status::Internal("rerank: unknown exception");
   }

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "file_util.h"
+#include "skilldb/util/file.h"
 #include "unicode.h"
 
 namespace skilldb::models {
@@ -220,8 +220,8 @@ Result<ChatFormat> ChatFormat::FromTemplate(std::string_view template_text,
 Result<ChatFormat> ChatFormat::FromCheckpoint(const std::string& dir) {
   std::string template_text, bos;
   const std::string config_path = dir + "/tokenizer_config.json";
-  if (internal::IsRegularFile(config_path)) {
-    SKILLDB_ASSIGN_OR_RETURN(std::string text, internal::ReadFile(config_path));
+  if (util::IsRegularFile(config_path)) {
+    SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(config_path));
     try {
       const Json config = Json::parse(text);
       const Json b = config.value("bos_token", Json());
@@ -237,12 +237,12 @@ Result<ChatFormat> ChatFormat::FromCheckpoint(const std::string& dir) {
         }
       }
     } catch (const Json::exception& e) {
-      return Status::Corruption(config_path + ": " + e.what());
+      return Status::InvalidArgument(config_path + ": " + e.what());
     }
   }
   const std::string jinja_path = dir + "/chat_template.jinja";
-  if (internal::IsRegularFile(jinja_path)) {
-    SKILLDB_ASSIGN_OR_RETURN(template_text, internal::ReadFile(jinja_path));
+  if (util::IsRegularFile(jinja_path)) {
+    SKILLDB_ASSIGN_OR_RETURN(template_text, util::ReadFile(jinja_path));
   }
   if (template_text.empty()) {
     return Status::NotFound(dir + ": the checkpoint declares no chat template");

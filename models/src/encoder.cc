@@ -6,12 +6,13 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "file_util.h"
-#include "sha256.h"
+#include "skilldb/util/file.h"
 #include "skilldb/models/embedder.h"
 #include "skilldb/models/model_config.h"
 #include "skilldb/models/safetensors.h"
 #include "skilldb/models/tokenizer.h"
+#include "skilldb/util/json.h"
+#include "skilldb/util/sha256.h"
 #include "torch_util.h"
 
 namespace skilldb::models {
@@ -36,9 +37,10 @@ Result<PipelineConfig> ReadPipeline(const std::string& dir,
   PipelineConfig p;
   try {
     const std::string pooling = dir + "/1_Pooling/config.json";
-    if (internal::IsRegularFile(pooling)) {
-      SKILLDB_ASSIGN_OR_RETURN(std::string text, internal::ReadFile(pooling));
-      const Json j = Json::parse(text);
+    if (util::IsRegularFile(pooling)) {
+      SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(pooling));
+      SKILLDB_ASSIGN_OR_RETURN(const Json j,
+                               util::ParseUntrustedJson(text, pooling));
       for (const char* other :
            {"pooling_mode_cls_token", "pooling_mode_max_tokens",
             "pooling_mode_mean_sqrt_len_tokens",
@@ -53,18 +55,25 @@ Result<PipelineConfig> ReadPipeline(const std::string& dir,
       }
     }
     const std::string modules = dir + "/modules.json";
-    if (internal::IsRegularFile(modules)) {
-      SKILLDB_ASSIGN_OR_RETURN(std::string text, internal::ReadFile(modules));
+    if (util::IsRegularFile(modules)) {
+      SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(modules));
       p.normalize = text.find("sentence_transformers.models.Normalize") !=
                     std::string::npos;
     }
     const std::string st = dir + "/sentence_bert_config.json";
-    if (internal::IsRegularFile(st)) {
-      SKILLDB_ASSIGN_OR_RETURN(std::string text, internal::ReadFile(st));
-      p.max_seq_length = Json::parse(text).value("max_seq_length", 0);
+    if (util::IsRegularFile(st)) {
+      SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(st));
+      SKILLDB_ASSIGN_OR_RETURN(const Json j, util::ParseUntrustedJson(text, st));
+      if (j.is_object() && j.contains("max_seq_length") &&
+          !j["max_seq_length"].is_null()) {
+        int64_t length = 0;
+        SKILLDB_RETURN_IF_ERROR(util::ReadInt64(
+            j["max_seq_length"], st + ": max_seq_length", 1, 1 << 24, &length));
+        p.max_seq_length = static_cast<int>(length);
+      }
     }
   } catch (const Json::exception& e) {
-    return Status::Corruption(dir + ": " + e.what());
+    return Status::InvalidArgument(dir + ": " + e.what());
   }
   if (p.max_seq_length <= 0) p.max_seq_length = 512;
   p.max_seq_length = static_cast<int>(
@@ -193,14 +202,14 @@ Status BertEmbedder::Load(const std::string& dir,
   SKILLDB_RETURN_IF_ERROR(LoadWeights(w));
   const std::vector<std::string> files = w.Files();
   if (files.size() == 1) {
-    SKILLDB_ASSIGN_OR_RETURN(sha256_, internal::Sha256File(files[0]));
+    SKILLDB_ASSIGN_OR_RETURN(sha256_, util::Sha256File(files[0]));
   } else {
     std::string lines;
     for (const std::string& f : files) {
-      SKILLDB_ASSIGN_OR_RETURN(std::string h, internal::Sha256File(f));
+      SKILLDB_ASSIGN_OR_RETURN(std::string h, util::Sha256File(f));
       lines += h + "  " + f.substr(f.rfind('/') + 1) + "\n";
     }
-    sha256_ = internal::Sha256Hex(lines);
+    sha256_ = util::Sha256Hex(lines);
   }
   model_id_ = options.model_id.empty() ? dir : options.model_id;
   return Status::Ok();
@@ -257,8 +266,11 @@ Result<std::vector<std::vector<float>>> BertEmbedder::Embed(
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::vector<float>> out;
   out.reserve(texts.size());
-  const size_t keep =
-      pipeline_.max_seq_length - tokenizer_->NumSpecialTokensToAdd();
+  // The text's share of the sequence: what the special tokens leave (a
+  // sequence too short for them keeps no text rather than wrapping).
+  const size_t specials = tokenizer_->NumSpecialTokensToAdd();
+  const size_t length = static_cast<size_t>(pipeline_.max_seq_length);
+  const size_t keep = length > specials ? length - specials : 0;
   try {
     torch::NoGradGuard no_grad;
     for (size_t start = 0; start < texts.size(); start += options_.batch_size) {

@@ -11,7 +11,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "file_util.h"
+#include "skilldb/util/file.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::models {
 namespace {
@@ -35,7 +36,8 @@ constexpr std::string_view kKnownUnsupported[] = {
     "F4",      "U64",     "U32",     "U16",     "C64"};
 
 Status Bad(const std::string& path, const std::string& what) {
-  return Status::Corruption(path + ": malformed safetensors header: " + what);
+  return Status::InvalidArgument(path + ": malformed safetensors header: " +
+                                 what);
 }
 
 // a * b, or false on overflow of size_t.
@@ -106,6 +108,27 @@ Result<std::shared_ptr<const SafetensorsFile>> SafetensorsFile::Open(
   return std::shared_ptr<const SafetensorsFile>(std::move(file));
 }
 
+Result<std::shared_ptr<const SafetensorsFile>> SafetensorsFile::FromBytes(
+    std::string_view bytes, const std::string& name) {
+  std::shared_ptr<SafetensorsFile> file(new SafetensorsFile());
+  file->path_ = name;
+  if (bytes.size() < 8) {
+    return Bad(name, std::to_string(bytes.size()) +
+                         " bytes hold no header length");
+  }
+  // An anonymous mapping, so the file owns it as Open's does.
+  file->mapping_bytes_ = bytes.size();
+  void* m = ::mmap(nullptr, bytes.size(), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) {
+    return Status::IOError(name + ": mmap: " + std::strerror(errno));
+  }
+  file->mapping_ = m;
+  std::memcpy(m, bytes.data(), bytes.size());
+  SKILLDB_RETURN_IF_ERROR(file->Parse());
+  return std::shared_ptr<const SafetensorsFile>(std::move(file));
+}
+
 Status SafetensorsFile::Parse() {
   const auto* bytes = static_cast<const uint8_t*>(mapping_);
   uint64_t header_bytes = 0;
@@ -121,12 +144,13 @@ Status SafetensorsFile::Parse() {
   }
   const uint8_t* data = bytes + 8 + header_bytes;
   const size_t data_bytes = mapping_bytes_ - 8 - header_bytes;
-  Json header;
-  try {
-    header = Json::parse(bytes + 8, bytes + 8 + header_bytes);
-  } catch (const Json::exception& e) {
-    return Bad(path_, std::string("not JSON: ") + e.what());
-  }
+  auto parsed = util::ParseUntrustedJson(
+      std::string_view(reinterpret_cast<const char*>(bytes + 8),
+                       static_cast<size_t>(header_bytes)),
+      "header", {.max_bytes = kMaxHeaderBytes, .max_depth = 16,
+                 .max_values = kMaxHeaderValues});
+  if (!parsed.ok()) return Bad(path_, parsed.status().message());
+  const Json header = std::move(*parsed);
   if (!header.is_object()) return Bad(path_, "not a JSON object");
   try {
     for (const auto& [name, entry] : header.items()) {
@@ -143,6 +167,10 @@ Status SafetensorsFile::Parse() {
           !entry.contains("shape") || !entry.contains("data_offsets")) {
         return Bad(path_,
                    "tensor '" + name + "' lacks dtype, shape or data_offsets");
+      }
+      if (!entry["dtype"].is_string() || !entry["shape"].is_array()) {
+        return Bad(path_, "tensor '" + name +
+                              "' dtype is not a string or shape not a list");
       }
       const std::string dtype = entry["dtype"].get<std::string>();
       const DTypeInfo* info = nullptr;
@@ -247,26 +275,31 @@ Result<CheckpointWeights> CheckpointWeights::Open(const std::string& dir) {
   const std::string index = dir + "/model.safetensors.index.json";
   std::vector<std::string> shard_names;
   Json weight_map;
-  if (internal::IsRegularFile(index)) {
-    SKILLDB_ASSIGN_OR_RETURN(std::string text, internal::ReadFile(index));
-    try {
-      weight_map = Json::parse(text).at("weight_map");
-      for (const auto& [tensor, shard] : weight_map.items()) {
-        const std::string s = shard.get<std::string>();
-        if (s.find('/') != std::string::npos || s == "..") {
-          return Status::Corruption(index + ": shard name '" + s +
-                                    "' is not a file name");
-        }
-        if (std::find(shard_names.begin(), shard_names.end(), s) ==
-            shard_names.end()) {
-          shard_names.push_back(s);
-        }
+  if (util::IsRegularFile(index)) {
+    SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(index));
+    SKILLDB_ASSIGN_OR_RETURN(Json root, util::ParseUntrustedJson(text, index));
+    if (!root.is_object() || !root.contains("weight_map") ||
+        !root["weight_map"].is_object()) {
+      return Status::InvalidArgument(index + ": no \"weight_map\" object");
+    }
+    weight_map = root["weight_map"];
+    for (const auto& [tensor, shard] : weight_map.items()) {
+      if (!shard.is_string()) {
+        return Status::InvalidArgument(index + ": the shard of '" + tensor +
+                                       "' is not a file name");
       }
-    } catch (const Json::exception& e) {
-      return Status::Corruption(index + ": " + e.what());
+      const std::string s = shard.get<std::string>();
+      if (s.empty() || s.find('/') != std::string::npos || s == "..") {
+        return Status::InvalidArgument(index + ": shard name '" + s +
+                                       "' is not a file name");
+      }
+      if (std::find(shard_names.begin(), shard_names.end(), s) ==
+          shard_names.end()) {
+        shard_names.push_back(s);
+      }
     }
     std::sort(shard_names.begin(), shard_names.end());
-  } else if (internal::IsRegularFile(single)) {
+  } else if (util::IsRegularFile(single)) {
     shard_names.push_back("model.safetensors");
   } else {
     return Status::NotFound(dir +
@@ -278,13 +311,14 @@ Result<CheckpointWeights> CheckpointWeights::Open(const std::string& dir) {
                              SafetensorsFile::Open(dir + "/" + name));
     for (const TensorView& t : file->tensors()) {
       if (!w.file_of_.emplace(t.name, w.files_.size()).second) {
-        return Status::Corruption(dir + ": tensor '" + t.name +
-                                  "' is in more than one shard");
+        return Status::InvalidArgument(dir + ": tensor '" + t.name +
+                                       "' is in more than one shard");
       }
       if (!weight_map.is_null() &&
           (!weight_map.contains(t.name) || weight_map[t.name] != name)) {
-        return Status::Corruption(index + ": tensor '" + t.name + "' is in " +
-                                  name + ", which the index does not say");
+        return Status::InvalidArgument(index + ": tensor '" + t.name +
+                                       "' is in " + name +
+                                       ", which the index does not say");
       }
     }
     w.files_.push_back(std::move(file));
@@ -292,9 +326,9 @@ Result<CheckpointWeights> CheckpointWeights::Open(const std::string& dir) {
   if (!weight_map.is_null()) {
     for (const auto& [tensor, shard] : weight_map.items()) {
       if (!w.file_of_.count(tensor)) {
-        return Status::Corruption(index + ": tensor '" + tensor +
-                                  "' is not in its shard " +
-                                  shard.get<std::string>());
+        return Status::InvalidArgument(index + ": tensor '" + tensor +
+                                       "' is not in its shard " +
+                                       shard.get<std::string>());
       }
     }
   }

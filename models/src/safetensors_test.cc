@@ -56,7 +56,7 @@ TEST_CASE("a valid file maps its tensors in every supported dtype") {
   CHECK((*file)->metadata().at("format") == "pt");
 }
 
-TEST_CASE("malformed headers are Corruption, never a crash") {
+TEST_CASE("malformed headers are invalid input, never a crash") {
   TempDir dir;
   struct Case {
     const char* what;
@@ -99,11 +99,11 @@ TEST_CASE("malformed headers are Corruption, never a crash") {
     CAPTURE(c.what);
     WriteSafetensors(dir.File("bad.safetensors"), c.header, c.data, c.declared);
     auto file = SafetensorsFile::Open(dir.File("bad.safetensors"));
-    CHECK(file.status().code() == StatusCode::kCorruption);
+    CHECK(file.status().code() == StatusCode::kInvalidArgument);
   }
   std::ofstream(dir.File("short.safetensors")) << "abc";
   CHECK(SafetensorsFile::Open(dir.File("short.safetensors")).status().code() ==
-        StatusCode::kCorruption);
+        StatusCode::kInvalidArgument);
   WriteSafetensors(
       dir.File("f8.safetensors"),
       R"({"a":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})",
@@ -127,7 +127,7 @@ TEST_CASE("a sharded checkpoint is read through its index") {
   CHECK(w->FileOf("model.norm.weight") != nullptr);
 }
 
-TEST_CASE("an index naming a missing tensor is Corruption") {
+TEST_CASE("an index naming a missing tensor is invalid input") {
   TempDir dir;
   WriteSafetensors(dir.File("s1.safetensors"),
                    R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
@@ -135,11 +135,11 @@ TEST_CASE("an index naming a missing tensor is Corruption") {
   std::ofstream(dir.File("model.safetensors.index.json"))
       << R"({"weight_map":{"a":"s1.safetensors","b":"s1.safetensors"}})";
   CHECK(CheckpointWeights::Open(dir.path()).status().code() ==
-        StatusCode::kCorruption);
+        StatusCode::kInvalidArgument);
   std::ofstream(dir.File("model.safetensors.index.json"))
       << R"({"weight_map":{"a":"../s1.safetensors"}})";
   CHECK(CheckpointWeights::Open(dir.path()).status().code() ==
-        StatusCode::kCorruption);
+        StatusCode::kInvalidArgument);
   TempDir empty;
   CHECK(CheckpointWeights::Open(empty.path()).status().code() ==
         StatusCode::kNotFound);
@@ -193,7 +193,7 @@ TEST_CASE("unsupported or inconsistent configs are refused with the reason") {
   CHECK(DecoderConfig::FromJson(
             "{\"model_type\":\"llama\",\"hidden_size\":\"x\"}")
             .status()
-            .code() == StatusCode::kCorruption);
+            .code() == StatusCode::kInvalidArgument);
   CHECK(
       DecoderConfig::FromJson("{\"model_type\":\"llama\"," + base + "}").ok());
 }

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 #include "build_paths.h"
-#include "sha256.h"
+#include "skilldb/util/sha256.h"
 
 namespace skilldb::models::testing {
 
@@ -174,7 +174,7 @@ inline SeedRows ReadSeedRows() {
     for (size_t f = 0; f < 4; ++f) {
       if (it == current.end()) break;
       text[f] = Field(it->second, kSeedFields[f]);
-      ok[f] = internal::Sha256Hex(text[f]) ==
+      ok[f] = util::Sha256Hex(text[f]) ==
               row["sha256"][kSeedFields[f]].get<std::string>();
     }
     rows.fields_ok.push_back(ok);

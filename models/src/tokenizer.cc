@@ -8,7 +8,8 @@
 #include <unordered_map>
 
 #include "bpe.h"
-#include "file_util.h"
+#include "skilldb/util/file.h"
+#include "skilldb/util/json.h"
 #include "pretokenize.h"
 #include "unicode.h"
 
@@ -44,6 +45,13 @@ std::string TypeOf(const Json& j) {
 bool FlagOr(const Json& j, const char* key, bool fallback) {
   if (!j.contains(key) || j[key].is_null()) return fallback;
   return j[key].get<bool>();
+}
+
+Result<int32_t> TokenId(const Json& v, const std::string& what) {
+  int64_t id = 0;
+  SKILLDB_RETURN_IF_ERROR(util::ReadInt64(v, "tokenizer.json: " + what, 0,
+                                          kMaxVocabulary - 1, &id));
+  return static_cast<int32_t>(id);
 }
 
 }  // namespace
@@ -189,7 +197,8 @@ Status Tokenizer::Impl::LoadBpe(const Json& j) {
     return Status::NotSupported("tokenizer.json: BPE dropout");
   }
   for (const auto& [token, id] : j.at("vocab").items()) {
-    bpe.vocab.emplace(token, id.get<int32_t>());
+    SKILLDB_ASSIGN_OR_RETURN(int32_t checked, TokenId(id, "the id of a token"));
+    bpe.vocab.emplace(token, checked);
   }
   const Json& merges = j.at("merges");
   int32_t rank = 0;
@@ -199,8 +208,8 @@ Status Tokenizer::Impl::LoadBpe(const Json& j) {
       const std::string s = m.get<std::string>();
       const size_t space = s.find(' ');
       if (space == std::string::npos) {
-        return Status::Corruption("tokenizer.json: merge '" + s +
-                                  "' is not two tokens");
+        return Status::InvalidArgument("tokenizer.json: merge '" + s +
+                                       "' is not two tokens");
       }
       a = s.substr(0, space);
       b = s.substr(space + 1);
@@ -212,8 +221,8 @@ Status Tokenizer::Impl::LoadBpe(const Json& j) {
          im = bpe.vocab.find(a + b);
     if (ia == bpe.vocab.end() || ib == bpe.vocab.end() ||
         im == bpe.vocab.end()) {
-      return Status::Corruption("tokenizer.json: merge '" + a + " " + b +
-                                "' names a token not in the vocabulary");
+      return Status::InvalidArgument("tokenizer.json: merge '" + a + " " + b +
+                                     "' names a token not in the vocabulary");
     }
     const uint64_t key =
         (static_cast<uint64_t>(static_cast<uint32_t>(ia->second)) << 32) |
@@ -232,13 +241,14 @@ Status Tokenizer::Impl::LoadBpe(const Json& j) {
 
 Status Tokenizer::Impl::LoadWordPiece(const Json& j) {
   for (const auto& [token, id] : j.at("vocab").items()) {
-    wordpiece.vocab.emplace(token, id.get<int32_t>());
+    SKILLDB_ASSIGN_OR_RETURN(int32_t checked, TokenId(id, "the id of a token"));
+    wordpiece.vocab.emplace(token, checked);
   }
   const std::string unk = j.value("unk_token", "[UNK]");
   auto it = wordpiece.vocab.find(unk);
   if (it == wordpiece.vocab.end()) {
-    return Status::Corruption("tokenizer.json: WordPiece unk_token '" + unk +
-                              "' is not in the vocabulary");
+    return Status::InvalidArgument("tokenizer.json: WordPiece unk_token '" +
+                                   unk + "' is not in the vocabulary");
   }
   wordpiece.unk_id = it->second;
   if (j.contains("continuing_subword_prefix") &&
@@ -246,8 +256,15 @@ Status Tokenizer::Impl::LoadWordPiece(const Json& j) {
     wordpiece.continuing_subword_prefix =
         j["continuing_subword_prefix"].get<std::string>();
   }
-  wordpiece.max_input_chars_per_word =
-      j.value("max_input_chars_per_word", size_t{100});
+  if (j.contains("max_input_chars_per_word") &&
+      !j["max_input_chars_per_word"].is_null()) {
+    int64_t chars = 0;
+    SKILLDB_RETURN_IF_ERROR(util::ReadInt64(
+        j["max_input_chars_per_word"],
+        "tokenizer.json: WordPiece max_input_chars_per_word", 1, 1 << 20,
+        &chars));
+    wordpiece.max_input_chars_per_word = static_cast<size_t>(chars);
+  }
   return Status::Ok();
 }
 
@@ -269,7 +286,7 @@ Status Tokenizer::Impl::LoadAddedTokens(const Json& j) {
   if (j.is_null()) return Status::Ok();
   for (const Json& t : j) {
     AddedToken token;
-    token.id = t.at("id").get<int32_t>();
+    SKILLDB_ASSIGN_OR_RETURN(token.id, TokenId(t.at("id"), "an added token's id"));
     token.content = t.at("content").get<std::string>();
     token.special = FlagOr(t, "special", false);
     token.lstrip = FlagOr(t, "lstrip", false);
@@ -277,8 +294,9 @@ Status Tokenizer::Impl::LoadAddedTokens(const Json& j) {
     token.single_word = FlagOr(t, "single_word", false);
     token.normalized = FlagOr(t, "normalized", !token.special);
     if (token.id < 0 || token.content.empty()) {
-      return Status::Corruption("tokenizer.json: added token with id " +
-                                std::to_string(token.id) + " is malformed");
+      return Status::InvalidArgument("tokenizer.json: added token with id " +
+                                     std::to_string(token.id) +
+                                     " is malformed");
     }
     if (token.normalized && !normalizer.empty()) {
       // Matching after normalization would need offsets back into the raw
@@ -303,8 +321,12 @@ Status Tokenizer::Impl::LoadPostProcessor(const Json& j) {
   }
   if (type == "ByteLevel") return Status::Ok();  // offsets only
   if (type == "BertProcessing" || type == "RobertaProcessing") {
-    prefix_ids.push_back(j.at("cls").at(1).get<int32_t>());
-    suffix_ids.insert(suffix_ids.begin(), j.at("sep").at(1).get<int32_t>());
+    SKILLDB_ASSIGN_OR_RETURN(int32_t cls,
+                             TokenId(j.at("cls").at(1), "the cls token's id"));
+    SKILLDB_ASSIGN_OR_RETURN(int32_t sep,
+                             TokenId(j.at("sep").at(1), "the sep token's id"));
+    prefix_ids.push_back(cls);
+    suffix_ids.insert(suffix_ids.begin(), sep);
     return Status::Ok();
   }
   if (type != "TemplateProcessing") {
@@ -321,11 +343,13 @@ Status Tokenizer::Impl::LoadPostProcessor(const Json& j) {
     }
     const std::string name = item.at("SpecialToken").at("id");
     if (!specials.contains(name)) {
-      return Status::Corruption("tokenizer.json: template names '" + name +
-                                "', which special_tokens lacks");
+      return Status::InvalidArgument("tokenizer.json: template names '" +
+                                     name + "', which special_tokens lacks");
     }
     for (const Json& id : specials[name].at("ids")) {
-      (seen_sequence ? after : before).push_back(id.get<int32_t>());
+      SKILLDB_ASSIGN_OR_RETURN(int32_t checked,
+                               TokenId(id, "a special token's id"));
+      (seen_sequence ? after : before).push_back(checked);
     }
   }
   prefix_ids.insert(prefix_ids.end(), before.begin(), before.end());
@@ -380,7 +404,7 @@ void Tokenizer::Impl::IndexVocabulary() {
 
 Status Tokenizer::Impl::Load(const Json& root) {
   if (!root.is_object() || !root.contains("model")) {
-    return Status::Corruption("tokenizer.json: no 'model'");
+    return Status::InvalidArgument("tokenizer.json: no 'model'");
   }
   SKILLDB_RETURN_IF_ERROR(LoadNormalizer(root.value("normalizer", Json())));
   SKILLDB_RETURN_IF_ERROR(
@@ -407,6 +431,17 @@ Status Tokenizer::Impl::Load(const Json& root) {
         "tokenizer.json: WordPiece without BertPreTokenizer is not supported");
   }
   IndexVocabulary();
+  // What the post-processor adds must be tokens of the vocabulary.
+  for (const auto* ids : {&prefix_ids, &suffix_ids}) {
+    for (int32_t id : *ids) {
+      if (id >= static_cast<int32_t>(id_to_token.size())) {
+        return Status::InvalidArgument(
+            "tokenizer.json: the post-processor adds token " +
+            std::to_string(id) + ", which is not in the vocabulary of " +
+            std::to_string(id_to_token.size()));
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -605,11 +640,18 @@ Tokenizer::~Tokenizer() = default;
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(std::string_view json) {
   auto impl = std::make_unique<Impl>();
+  // Bounded like every file a user names: about three values a token and
+  // a merge each, so even the largest vocabularies fit well inside.
+  SKILLDB_ASSIGN_OR_RETURN(
+      const Json root,
+      util::ParseUntrustedJson(json, "tokenizer.json",
+                               {.max_bytes = size_t{256} << 20,
+                                .max_depth = 64,
+                                .max_values = size_t{16} << 20}));
   try {
-    const Json root = Json::parse(json);
     SKILLDB_RETURN_IF_ERROR(impl->Load(root));
   } catch (const Json::exception& e) {
-    return Status::Corruption(std::string("tokenizer.json: ") + e.what());
+    return Status::InvalidArgument(std::string("tokenizer.json: ") + e.what());
   }
   return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(impl)));
 }
@@ -617,8 +659,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(std::string_view json) {
 Result<std::unique_ptr<Tokenizer>> Tokenizer::FromFile(
     const std::string& path) {
   std::string file = path;
-  if (internal::IsDirectory(path)) file = path + "/tokenizer.json";
-  SKILLDB_ASSIGN_OR_RETURN(std::string text, internal::ReadFile(file));
+  if (util::IsDirectory(path)) file = path + "/tokenizer.json";
+  SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(file));
   auto tokenizer = FromJson(text);
   if (!tokenizer.ok()) return tokenizer.status().WithContext(file);
   return tokenizer;

@@ -152,14 +152,14 @@ TEST_CASE(
   CHECK(unigram.status().code() == StatusCode::kNotSupported);
 }
 
-TEST_CASE("a malformed tokenizer.json is Corruption, a missing one NotFound") {
+TEST_CASE("a malformed tokenizer.json is invalid input, a missing one NotFound") {
   CHECK(Tokenizer::FromJson("{not json").status().code() ==
-        StatusCode::kCorruption);
+        StatusCode::kInvalidArgument);
   CHECK(Tokenizer::FromJson(R"({"version":"1.0"})").status().code() ==
-        StatusCode::kCorruption);
+        StatusCode::kInvalidArgument);
   auto bad_merge = Tokenizer::FromJson(
       R"({"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0},"merges":["a q"]}})");
-  CHECK(bad_merge.status().code() == StatusCode::kCorruption);
+  CHECK(bad_merge.status().code() == StatusCode::kInvalidArgument);
   CHECK(Tokenizer::FromFile("/nonexistent/dir").status().code() ==
         StatusCode::kNotFound);
 }

@@ -16,10 +16,10 @@ std::vector<PitfallNote> ReadPitfalls(std::string_view extra_json) {
   for (const Json& e : *it) {
     PitfallNote n;
     internal::Reader in(e, "pitfall");
-    if (!e.is_object() || !in.Str("note", &n.note).ok() || n.note.empty() ||
-        !in.Str("trajectory", &n.trajectory_id).ok() ||
-        !in.Str("task", &n.task).ok() || !in.Str("verdict", &n.verdict).ok() ||
-        !in.I64("time_ms", &n.time_ms).ok()) {
+    if (!e.is_object() || !in.String("note", &n.note).ok() || n.note.empty() ||
+        !in.String("trajectory", &n.trajectory_id).ok() ||
+        !in.String("task", &n.task).ok() || !in.String("verdict", &n.verdict).ok() ||
+        !in.Int64("time_ms", &n.time_ms).ok()) {
       continue;
     }
     out.push_back(std::move(n));

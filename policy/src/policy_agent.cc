@@ -177,8 +177,32 @@ Result<Trajectory> PolicyAgent::Run::Go() {
     rec.times.total_ms = util::MsSince(start);
     t_.turns.push_back(rec);
     Conclude(t_.turns.back());
+    // The turn is stored before its usage reaches the library: the
+    // library never counts an application no stored trajectory records.
     if (deps_.store) {
-      SKILLDB_RETURN_IF_ERROR(deps_.store->AppendTurn(t_, t_.turns.back()));
+      Status stored = deps_.store->AppendTurn(t_, t_.turns.back());
+      if (!stored.ok()) {
+        // The header says what the store holds: the turns before this one.
+        Trajectory header = t_;
+        header.turns.pop_back();
+        if (header.best_turn >= static_cast<int>(header.turns.size())) {
+          header.best_turn = header.best_sample = -1;
+        }
+        header.status = "failed";
+        header.error = "turn " + std::to_string(i + 1) +
+                       ": the rollout store refused it: " + stored.ToString();
+        header.finished_ms = util::NowUnixMs();
+        (void)deps_.store->FinishTrajectory(header);  // best effort
+        return stored;
+      }
+    }
+    const auto usage_start = Clock::now();
+    Status used = RecordUsage(&t_.turns.back());
+    t_.turns.back().times.usage_ms = util::MsSince(usage_start);
+    if (!used.ok()) {
+      t_.status = "failed";
+      t_.error = "turn " + std::to_string(i + 1) + ": " + used.ToString();
+      break;
     }
     if (agent_.observer_) agent_.observer_(t_, t_.turns.back());
     if (t_.solved && options_.stop_on_speedup) break;
@@ -229,9 +253,6 @@ Status PolicyAgent::Run::Turn(int index, TurnRecord* rec) {
   rec->best_sample = BestIndex(rec->samples);
   if (rec->best_sample >= 0)
     rec->reward = rec->samples[rec->best_sample].reward;
-  start = Clock::now();
-  SKILLDB_RETURN_IF_ERROR(RecordUsage(rec));
-  rec->times.usage_ms = util::MsSince(start);
   return Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 #include "skilldb/policy/policy_agent.h"
 
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
 #include "agents_test_util.h"
 #include "skilldb/policy/rollout_store.h"
@@ -170,6 +171,32 @@ TEST_CASE("usage events of a turn reach the library in one batch") {
   REQUIRE(unselected.ok());
   CHECK(unselected->count(UsageEvent::kRetrieved) == 1);
   CHECK(unselected->count(UsageEvent::kApplied) == 0);
+}
+
+TEST_CASE("a turn the rollout store refuses is never counted in the library") {
+  Rig rig({Fenced(CandidateSource("sum_dim1_fp32", "wrong.cc"))});
+  // The store breaks under the agent: its turns table is gone.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(rig.dir.Sub("rollouts.sqlite").c_str(), &db) ==
+          SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "DROP TABLE turns", nullptr, nullptr, nullptr) ==
+          SQLITE_OK);
+  sqlite3_close(db);
+  auto t = rig.Agent()->Solve(testing::HostTask("sum_dim1_fp32"), Small(1, 1));
+  REQUIRE_FALSE(t.ok());
+  uint64_t events = 0;
+  REQUIRE(rig.lib
+              ->ScanUsage([&](const std::string&, const UsageCounters& c) {
+                for (uint64_t n : c.counts) events += n;
+                return true;
+              })
+              .ok());
+  CHECK(events == 0);
+  auto rows = rig.store->List({});
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].status == "failed");
+  CHECK((*rows)[0].turns_done == 0);
 }
 
 TEST_CASE("turn usage counts applications per sample with code") {

@@ -1,66 +1,204 @@
 // The rollout store on SQLite (schema in rollout_store.h).
 #include "skilldb/policy/rollout_store.h"
 
-#include <filesystem>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "json_io.h"
 #include "rollout_db.h"
 #include "skilldb/json.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::policy {
 
 using internal::Json;
-using internal::Stmt;
-using internal::Transaction;
+using util::SqliteStatement;
+using util::SqliteTable;
+using util::SqliteTransaction;
 
+namespace internal {
 namespace {
 
-constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS trajectories(
-  id TEXT PRIMARY KEY, grp TEXT NOT NULL DEFAULT '', task TEXT NOT NULL,
-  backend TEXT NOT NULL, model TEXT NOT NULL, library_version INTEGER NOT NULL,
-  max_turns INTEGER NOT NULL, samples_per_turn INTEGER NOT NULL,
-  started_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL,
-  status TEXT NOT NULL, error TEXT NOT NULL, solved INTEGER NOT NULL,
-  turns_done INTEGER NOT NULL, best_turn INTEGER NOT NULL,
-  best_sample INTEGER NOT NULL, best_reward REAL NOT NULL,
-  best_speedup REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS trajectories_task ON trajectories(task, started_ms);
-CREATE TABLE IF NOT EXISTS turns(
-  trajectory_id TEXT NOT NULL, turn INTEGER NOT NULL, query TEXT NOT NULL,
-  library_version INTEGER NOT NULL, prompt_json TEXT NOT NULL,
-  prompt_text TEXT NOT NULL, prompt_token_ids_json TEXT NOT NULL,
-  selection_json TEXT NOT NULL, best_sample INTEGER NOT NULL,
-  reward REAL NOT NULL, times_json TEXT NOT NULL,
-  PRIMARY KEY (trajectory_id, turn));
-CREATE TABLE IF NOT EXISTS turn_skills(
-  trajectory_id TEXT NOT NULL, turn INTEGER NOT NULL, role TEXT NOT NULL,
-  rank INTEGER NOT NULL, skill_id TEXT NOT NULL, revision INTEGER NOT NULL,
-  bm25_score REAL NOT NULL, score REAL NOT NULL,
-  PRIMARY KEY (trajectory_id, turn, role, rank));
-CREATE INDEX IF NOT EXISTS turn_skills_skill ON turn_skills(skill_id);
-CREATE TABLE IF NOT EXISTS samples(
-  trajectory_id TEXT NOT NULL, turn INTEGER NOT NULL, sample INTEGER NOT NULL,
-  verdict TEXT NOT NULL, reward REAL NOT NULL, passed INTEGER NOT NULL,
-  speedup REAL NOT NULL, ci_low REAL NOT NULL, ci_high REAL NOT NULL,
-  findings TEXT NOT NULL, language TEXT NOT NULL, source TEXT NOT NULL,
-  extraction TEXT NOT NULL, feedback TEXT NOT NULL,
-  finish_reason TEXT NOT NULL, model TEXT NOT NULL, completion TEXT NOT NULL,
-  completion_token_ids_json TEXT NOT NULL,
-  completion_logprobs_json TEXT NOT NULL, report_json TEXT,
-  times_json TEXT NOT NULL,
-  PRIMARY KEY (trajectory_id, turn, sample));
-CREATE TABLE IF NOT EXISTS distillations(
-  id TEXT PRIMARY KEY, trajectory_id TEXT NOT NULL, kind TEXT NOT NULL,
-  model TEXT NOT NULL, started_ms INTEGER NOT NULL,
-  finished_ms INTEGER NOT NULL, outcome TEXT NOT NULL, skill_id TEXT NOT NULL,
-  version INTEGER NOT NULL, proposal_id TEXT NOT NULL,
-  reasons_json TEXT NOT NULL, candidate_json TEXT, report_json TEXT,
-  generations_json TEXT NOT NULL, errors_json TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS distillations_trajectory
-  ON distillations(trajectory_id);
-)sql";
+const char kText[] = "TEXT NOT NULL";
+const char kInt[] = "INTEGER NOT NULL";
+const char kReal[] = "REAL NOT NULL";
+
+util::SqliteSchema MakeSchema() {
+  util::SqliteSchema s;
+  s.store = "rollout store";
+  s.version = kRolloutSchemaVersion;
+  s.tables = {
+      {"trajectories",
+       {{"id", "TEXT PRIMARY KEY"},
+        {"grp", "TEXT NOT NULL DEFAULT ''"},
+        {"task", kText},
+        {"backend", kText},
+        {"model", kText},
+        {"library_version", kInt},
+        {"max_turns", kInt},
+        {"samples_per_turn", kInt},
+        {"started_ms", kInt},
+        {"finished_ms", kInt},
+        {"status", kText},
+        {"error", kText},
+        {"solved", kInt},
+        {"turns_done", kInt},
+        {"best_turn", kInt},
+        {"best_sample", kInt},
+        {"best_reward", kReal},
+        {"best_speedup", kReal},
+        {"owner", "TEXT NOT NULL DEFAULT ''"},
+        {"heartbeat_ms", "INTEGER NOT NULL DEFAULT 0"}},
+       "",
+       ""},
+      {"turns",
+       {{"trajectory_id", kText},
+        {"turn", kInt},
+        {"query", kText},
+        {"library_version", kInt},
+        {"prompt_json", kText},
+        {"prompt_text", kText},
+        {"prompt_token_ids_json", kText},
+        {"selection_json", kText},
+        {"best_sample", kInt},
+        {"reward", kReal},
+        {"times_json", kText}},
+       "PRIMARY KEY (trajectory_id, turn)",
+       ""},
+      {"turn_skills",
+       {{"trajectory_id", kText},
+        {"turn", kInt},
+        {"role", kText},
+        {"rank", kInt},
+        {"skill_id", kText},
+        {"revision", kInt},
+        {"bm25_score", kReal},
+        {"score", kReal}},
+       "PRIMARY KEY (trajectory_id, turn, role, rank)",
+       ""},
+      {"samples",
+       {{"trajectory_id", kText},
+        {"turn", kInt},
+        {"sample", kInt},
+        {"verdict", kText},
+        {"reward", kReal},
+        {"passed", kInt},
+        {"speedup", kReal},
+        {"ci_low", kReal},
+        {"ci_high", kReal},
+        {"findings", kText},
+        {"language", kText},
+        {"source", kText},
+        {"extraction", kText},
+        {"feedback", kText},
+        {"finish_reason", kText},
+        {"model", kText},
+        {"completion", kText},
+        {"completion_token_ids_json", kText},
+        {"completion_logprobs_json", kText},
+        {"report_json", "TEXT"},
+        {"times_json", kText}},
+       "PRIMARY KEY (trajectory_id, turn, sample)",
+       ""},
+      {"distillations",
+       {{"id", "TEXT PRIMARY KEY"},
+        {"trajectory_id", kText},
+        {"kind", kText},
+        {"model", kText},
+        {"started_ms", kInt},
+        {"finished_ms", kInt},
+        {"outcome", kText},
+        {"skill_id", kText},
+        {"version", kInt},
+        {"proposal_id", kText},
+        {"reasons_json", kText},
+        {"candidate_json", "TEXT"},
+        {"report_json", "TEXT"},
+        {"generations_json", kText},
+        {"errors_json", kText}},
+       "",
+       ""},
+  };
+  s.indexes = {
+      "CREATE INDEX IF NOT EXISTS trajectories_task ON trajectories(task, "
+      "started_ms)",
+      "CREATE INDEX IF NOT EXISTS turn_skills_skill ON turn_skills(skill_id)",
+      "CREATE INDEX IF NOT EXISTS distillations_trajectory ON "
+      "distillations(trajectory_id)"};
+  // Version 2: who writes a running trajectory, and when it last did.
+  s.migrations = {
+      {1,
+       "ALTER TABLE trajectories ADD COLUMN owner TEXT NOT NULL DEFAULT '';"
+       "ALTER TABLE trajectories ADD COLUMN heartbeat_ms INTEGER NOT NULL "
+       "DEFAULT 0;"}};
+  return s;
+}
+
+// Field 22 of /proc/PID/stat: the process's start time in clock ticks
+// since boot ("" when unreadable).
+std::string StartTime(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return field;
+  }
+  return "";
+}
+
+std::string HostName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "";
+  return host;
+}
+
+}  // namespace
+
+const util::SqliteSchema& RolloutSchema() {
+  static const util::SqliteSchema schema = MakeSchema();
+  return schema;
+}
+const SqliteTable& TrajectoriesTable() { return RolloutSchema().tables[0]; }
+const SqliteTable& TurnsTable() { return RolloutSchema().tables[1]; }
+const SqliteTable& TurnSkillsTable() { return RolloutSchema().tables[2]; }
+const SqliteTable& SamplesTable() { return RolloutSchema().tables[3]; }
+const SqliteTable& DistillationsTable() { return RolloutSchema().tables[4]; }
+
+std::string ThisProcessOwner() {
+  const long pid = static_cast<long>(::getpid());
+  return HostName() + ":" + std::to_string(pid) + ":" + StartTime(pid);
+}
+
+bool OwnerIsGone(const std::string& owner) {
+  const size_t b = owner.rfind(':');
+  if (b == std::string::npos || b == 0) return false;
+  const size_t a = owner.rfind(':', b - 1);
+  if (a == std::string::npos) return false;
+  if (owner.substr(0, a) != HostName()) return false;
+  const std::string pid_text = owner.substr(a + 1, b - a - 1);
+  if (pid_text.empty() || pid_text.size() > 9 ||
+      pid_text.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  const long pid = std::stol(pid_text);
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
+  // Alive, unless the pid was reused by a process started at another time.
+  const std::string started = StartTime(pid);
+  return !started.empty() && started != owner.substr(b + 1);
+}
+
+}  // namespace internal
+
+namespace {
 
 std::string CommaJoin(const std::vector<std::string>& items) {
   std::string out;
@@ -117,9 +255,7 @@ std::string ToJson(const DistillationRecord& record) {
 }
 
 std::string DefaultRolloutPath(std::string_view library_path) {
-  std::string p(library_path);
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p + ".rollouts.sqlite";
+  return util::SidecarPath(library_path, ".rollouts.sqlite");
 }
 
 RolloutStore::RolloutStore(std::string path, std::unique_ptr<Db> db,
@@ -130,71 +266,84 @@ RolloutStore::~RolloutStore() = default;
 
 Result<std::unique_ptr<RolloutStore>> RolloutStore::Open(
     std::string_view path, const RolloutStoreOptions& options) {
-  const std::string p(path);
-  std::error_code ec;
-  if (options.read_only && !std::filesystem::exists(p, ec)) {
-    return Status::NotFound("no rollout store at '" + p + "'");
-  }
   auto db = std::make_unique<Db>();
-  const int flags =
-      (options.read_only ? SQLITE_OPEN_READONLY
-                         : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-      SQLITE_OPEN_FULLMUTEX;
-  if (sqlite3_open_v2(p.c_str(), &db->handle, flags, nullptr) != SQLITE_OK) {
-    return internal::SqliteError(db->handle,
-                                 "opening rollout store '" + p + "'");
-  }
-  sqlite3_busy_timeout(db->handle, options.busy_timeout_ms);
-  const std::string ctx = "rollout store '" + p + "'";
+  SKILLDB_ASSIGN_OR_RETURN(
+      db->sql, util::SqliteDb::Open(
+                   path, internal::RolloutSchema(),
+                   {.read_only = options.read_only,
+                    .create = options.create,
+                    .busy_timeout_ms = options.busy_timeout_ms}));
+  auto store = std::unique_ptr<RolloutStore>(
+      new RolloutStore(std::string(path), std::move(db), options.read_only));
   if (!options.read_only) {
-    SKILLDB_RETURN_IF_ERROR(internal::Exec(
-        db->handle, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-        ctx));
-    SKILLDB_RETURN_IF_ERROR(internal::Exec(db->handle, kSchema, ctx));
-    Stmt meta(
-        db->handle,
-        "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)");
+    SKILLDB_RETURN_IF_ERROR(store->MarkInterruptedLocked());
+  }
+  return store;
+}
+
+// Rows left "running" by a process of this host that is gone (killed, or
+// crashed) become "interrupted": no one will ever finish them.
+Status RolloutStore::MarkInterruptedLocked() {
+  const util::SqliteDb& sql = *db_->sql;
+  const std::string ctx = "marking interrupted trajectories in " + sql.name();
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement running,
+      sql.Prepare("SELECT id, owner FROM trajectories WHERE status = "
+                  "'running' AND owner != ''",
+                  ctx));
+  std::vector<std::string> gone;
+  while (true) {
+    SKILLDB_ASSIGN_OR_RETURN(bool row, running.Step(ctx));
+    if (!row) break;
+    if (internal::OwnerIsGone(running.ColText(1))) {
+      gone.push_back(running.ColText(0));
+    }
+  }
+  if (gone.empty()) return Status::Ok();
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement mark,
+      sql.Prepare("UPDATE trajectories SET status = 'interrupted', error = "
+                  "?2, finished_ms = heartbeat_ms WHERE id = ?1 AND status = "
+                  "'running'",
+                  ctx));
+  for (const std::string& id : gone) {
     SKILLDB_RETURN_IF_ERROR(
-        meta.Text(1, std::to_string(kRolloutSchemaVersion)).Run(ctx));
+        mark.Reset().Text(1, id).Text(2, kInterruptedError).Run(ctx));
   }
-  Stmt version(db->handle,
-               "SELECT value FROM meta WHERE key = 'schema_version'");
-  SKILLDB_ASSIGN_OR_RETURN(bool row, version.Step(ctx));
-  if (!row) return Status::Corruption(ctx + " has no schema version");
-  if (std::stoll("0" + version.ColText(0)) > kRolloutSchemaVersion) {
-    return Status::FailedPrecondition(
-        ctx + " has schema version " + version.ColText(0) +
-        ", newer than this build's " + std::to_string(kRolloutSchemaVersion));
-  }
-  return std::unique_ptr<RolloutStore>(
-      new RolloutStore(p, std::move(db), options.read_only));
+  return Status::Ok();
 }
 
 Status RolloutStore::WriteHeaderLocked(const Trajectory& t, bool insert) {
+  const SqliteTable& table = internal::TrajectoriesTable();
+  std::string sql;
+  if (insert) {
+    sql = table.Insert();
+  } else {
+    // Every column but the key and the owner, bound by the same numbers as
+    // the insert's.
+    sql = "UPDATE trajectories SET ";
+    for (size_t i = 1; i < table.columns.size(); ++i) {
+      if (table.columns[i].name == "owner") continue;
+      sql += (sql.back() == ' ' ? "" : ", ") + table.columns[i].name + " = ?" +
+             std::to_string(i + 1);
+    }
+    sql += " WHERE id = ?1";
+  }
+  const std::string ctx = "writing trajectory " + t.id;
+  SKILLDB_ASSIGN_OR_RETURN(SqliteStatement s, db_->sql->Prepare(sql, ctx));
   const SampleRecord* best = BestSample(t);
-  const char* sql =
-      insert ? "INSERT INTO trajectories(grp, task, backend, model, "
-               "library_version, max_turns, samples_per_turn, started_ms, "
-               "finished_ms, status, error, solved, turns_done, best_turn, "
-               "best_sample, best_reward, best_speedup, id) "
-               "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-             : "UPDATE trajectories SET grp=?, task=?, backend=?, model=?, "
-               "library_version=?, max_turns=?, samples_per_turn=?, "
-               "started_ms=?, finished_ms=?, status=?, error=?, solved=?, "
-               "turns_done=?, best_turn=?, best_sample=?, best_reward=?, "
-               "best_speedup=? WHERE id=?";
-  Stmt s(db_->handle, sql);
-  s.Text(1, t.group).Text(2, t.task).Text(3, t.backend).Text(4, t.model);
-  s.Int(5, static_cast<int64_t>(t.library_version)).Int(6, t.max_turns);
-  s.Int(7, t.samples_per_turn).Int(8, t.started_ms).Int(9, t.finished_ms);
+  s.Text(1, t.id).Text(2, t.group).Text(3, t.task).Text(4, t.backend);
+  s.Text(5, t.model).Int(6, static_cast<int64_t>(t.library_version));
+  s.Int(7, t.max_turns).Int(8, t.samples_per_turn).Int(9, t.started_ms);
+  s.Int(10, t.finished_ms);
   const bool running = t.finished_ms == 0 && t.status == "finished";
-  s.Text(10, running ? "running" : t.status).Text(11, t.error);
-  s.Int(12, t.solved).Int(13, static_cast<int64_t>(t.turns.size()));
-  s.Int(14, t.best_turn).Int(15, t.best_sample);
-  s.Real(16, best ? best->reward : 0.0).Real(17, SpeedupOf(best));
-  s.Text(18, t.id);
-  SKILLDB_RETURN_IF_ERROR(s.Run("writing trajectory " + t.id));
-  if (!insert && sqlite3_changes(db_->handle) == 0) {
+  s.Text(11, running ? "running" : t.status).Text(12, t.error);
+  s.Int(13, t.solved).Int(14, static_cast<int64_t>(t.turns.size()));
+  s.Int(15, t.best_turn).Int(16, t.best_sample);
+  s.Real(17, best ? best->reward : 0.0).Real(18, SpeedupOf(best));
+  s.Text(19, internal::ThisProcessOwner()).Int(20, util::NowUnixMs());
+  SKILLDB_RETURN_IF_ERROR(s.Run(ctx));
+  if (!insert && db_->sql->Changes() == 0) {
     return Status::NotFound("trajectory '" + t.id + "' was never begun");
   }
   return Status::Ok();
@@ -202,13 +351,15 @@ Status RolloutStore::WriteHeaderLocked(const Trajectory& t, bool insert) {
 
 Status RolloutStore::WriteTurnLocked(const Trajectory& t,
                                      const TurnRecord& turn) {
+  const util::SqliteDb& sql = *db_->sql;
   const std::string ctx =
       "writing turn " + std::to_string(turn.turn) + " of trajectory " + t.id;
   const GenerationRecord empty;
   const GenerationRecord& g =
       turn.samples.empty() ? empty : turn.samples.front().generation;
-  Stmt tr(db_->handle,
-          "INSERT OR REPLACE INTO turns VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement tr,
+      sql.Prepare(internal::TurnsTable().Insert("INSERT OR REPLACE"), ctx));
   tr.Text(1, t.id).Int(2, turn.turn).Text(3, turn.selection.query);
   tr.Int(4, static_cast<int64_t>(turn.selection.library_version));
   tr.Text(5, internal::Dump(ChatJson(g.prompt))).Text(6, g.prompt_text);
@@ -217,24 +368,30 @@ Status RolloutStore::WriteTurnLocked(const Trajectory& t,
       .Real(10, turn.reward)
       .Text(11, ToJson(turn.times));
   SKILLDB_RETURN_IF_ERROR(tr.Run(ctx));
-  Stmt del(db_->handle,
-           "DELETE FROM turn_skills WHERE trajectory_id=? AND turn=?");
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement del,
+      sql.Prepare("DELETE FROM turn_skills WHERE trajectory_id = ?1 AND "
+                  "turn = ?2",
+                  ctx));
   SKILLDB_RETURN_IF_ERROR(del.Text(1, t.id).Int(2, turn.turn).Run(ctx));
-  Stmt sk(db_->handle, "INSERT INTO turn_skills VALUES(?,?,?,?,?,?,?,?)");
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement sk,
+      sql.Prepare(internal::TurnSkillsTable().Insert(), ctx));
   for (const char* role : {"retrieved", "selected"}) {
     const auto& refs = std::string_view(role) == "retrieved"
                            ? turn.selection.retrieved
                            : turn.selection.selected;
     for (size_t i = 0; i < refs.size(); ++i) {
-      sk.Reset().Text(1, t.id).Int(2, turn.turn).Text(3, role).Int(4, i + 1);
-      sk.Text(5, refs[i].id).Int(6, static_cast<int64_t>(refs[i].revision));
+      sk.Reset().Text(1, t.id).Int(2, turn.turn).Text(3, role);
+      sk.Int(4, static_cast<int64_t>(i + 1)).Text(5, refs[i].id);
+      sk.Int(6, static_cast<int64_t>(refs[i].revision));
       sk.Real(7, refs[i].bm25_score).Real(8, refs[i].score);
       SKILLDB_RETURN_IF_ERROR(sk.Run(ctx));
     }
   }
-  Stmt sm(db_->handle,
-          "INSERT OR REPLACE INTO samples VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-          "?,?,?,?,?,?)");
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement sm,
+      sql.Prepare(internal::SamplesTable().Insert("INSERT OR REPLACE"), ctx));
   for (const SampleRecord& s : turn.samples) {
     const VerificationReport* r = s.report ? &*s.report : nullptr;
     sm.Reset().Text(1, t.id).Int(2, turn.turn).Int(3, s.index);
@@ -269,7 +426,7 @@ Status RolloutStore::AppendTurn(const Trajectory& t, const TurnRecord& turn) {
   if (read_only_)
     return Status::FailedPrecondition("rollout store is read-only");
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction tx(db_->handle);
+  SqliteTransaction tx(*db_->sql);
   SKILLDB_RETURN_IF_ERROR(tx.Begin());
   SKILLDB_RETURN_IF_ERROR(WriteHeaderLocked(t, /*insert=*/false));
   SKILLDB_RETURN_IF_ERROR(WriteTurnLocked(t, turn));
@@ -280,22 +437,41 @@ Status RolloutStore::FinishTrajectory(const Trajectory& t) {
   if (read_only_)
     return Status::FailedPrecondition("rollout store is read-only");
   std::lock_guard<std::mutex> lock(mu_);
-  return WriteHeaderLocked(t, /*insert=*/false);
+  SqliteTransaction tx(*db_->sql);
+  SKILLDB_RETURN_IF_ERROR(tx.Begin());
+  SKILLDB_RETURN_IF_ERROR(WriteHeaderLocked(t, /*insert=*/false));
+  // A turn's times are final only after it was stored (its usage is
+  // recorded in the library once the turn is safe in the store).
+  const std::string ctx = "finishing trajectory " + t.id;
+  if (t.turns.empty()) return tx.Commit();
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement times,
+      db_->sql->Prepare("UPDATE turns SET times_json = ?3 WHERE "
+                        "trajectory_id = ?1 AND turn = ?2",
+                        ctx));
+  for (const TurnRecord& turn : t.turns) {
+    SKILLDB_RETURN_IF_ERROR(times.Reset()
+                                .Text(1, t.id)
+                                .Int(2, turn.turn)
+                                .Text(3, ToJson(turn.times))
+                                .Run(ctx));
+  }
+  return tx.Commit();
 }
 
 Status RolloutStore::PutTrajectory(const Trajectory& t) {
   if (read_only_)
     return Status::FailedPrecondition("rollout store is read-only");
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction tx(db_->handle);
+  SqliteTransaction tx(*db_->sql);
   SKILLDB_RETURN_IF_ERROR(tx.Begin());
-  for (const char* sql : {"DELETE FROM trajectories WHERE id=?",
-                          "DELETE FROM turns WHERE trajectory_id=?",
-                          "DELETE FROM turn_skills WHERE trajectory_id=?",
-                          "DELETE FROM samples WHERE trajectory_id=?"}) {
-    Stmt del(db_->handle, sql);
-    SKILLDB_RETURN_IF_ERROR(
-        del.Text(1, t.id).Run("replacing trajectory " + t.id));
+  const std::string ctx = "replacing trajectory " + t.id;
+  for (const char* sql : {"DELETE FROM trajectories WHERE id = ?1",
+                          "DELETE FROM turns WHERE trajectory_id = ?1",
+                          "DELETE FROM turn_skills WHERE trajectory_id = ?1",
+                          "DELETE FROM samples WHERE trajectory_id = ?1"}) {
+    SKILLDB_ASSIGN_OR_RETURN(SqliteStatement del, db_->sql->Prepare(sql, ctx));
+    SKILLDB_RETURN_IF_ERROR(del.Text(1, t.id).Run(ctx));
   }
   SKILLDB_RETURN_IF_ERROR(WriteHeaderLocked(t, /*insert=*/true));
   for (const TurnRecord& turn : t.turns) {

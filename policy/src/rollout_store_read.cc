@@ -1,4 +1,6 @@
 // The rollout store's reads and the distillation records.
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "json_io.h"
@@ -8,7 +10,7 @@
 namespace skilldb::policy {
 
 using internal::Json;
-using internal::Stmt;
+using util::SqliteStatement;
 
 namespace {
 
@@ -39,9 +41,18 @@ Result<std::vector<T>> ReadArray(const std::string& text,
     if constexpr (std::is_same_v<T, std::string>) {
       if (!e.is_string()) return Status::InvalidArgument("not a string");
       out.push_back(e.get<std::string>());
+    } else if constexpr (std::is_integral_v<T>) {
+      int64_t v = 0;
+      SKILLDB_RETURN_IF_ERROR(util::ReadInt64(
+          e, std::string(what) + " entry", std::numeric_limits<T>::min(),
+          std::numeric_limits<T>::max(), &v));
+      out.push_back(static_cast<T>(v));
     } else {
-      if (!e.is_number()) return Status::InvalidArgument("not a number");
-      out.push_back(e.get<T>());
+      double v = 0;
+      SKILLDB_RETURN_IF_ERROR(util::ReadDouble(
+          e, std::string(what) + " entry", -std::numeric_limits<double>::max(),
+          std::numeric_limits<double>::max(), &v));
+      out.push_back(v);
     }
   }
   return out;
@@ -54,19 +65,19 @@ Result<std::vector<ChatMessage>> ReadChat(const std::string& text) {
   for (const Json& m : j) {
     ChatMessage msg;
     internal::Reader in(m, "prompt[]");
-    SKILLDB_RETURN_IF_ERROR(in.Str("role", &msg.role));
-    SKILLDB_RETURN_IF_ERROR(in.Str("content", &msg.content));
+    SKILLDB_RETURN_IF_ERROR(in.String("role", &msg.role));
+    SKILLDB_RETURN_IF_ERROR(in.String("content", &msg.content));
     out.push_back(std::move(msg));
   }
   return out;
 }
 
-constexpr char kHeaderColumns[] =
-    "id, grp, task, backend, model, library_version, max_turns, "
-    "samples_per_turn, started_ms, finished_ms, status, error, solved, "
-    "turns_done, best_turn, best_sample, best_reward, best_speedup";
-
-TrajectorySummary SummaryFrom(const Stmt& s) {
+// Columns by the position of the schema's SELECT lists (rollout_db.h):
+// trajectories(id 0, grp, task, backend, model, library_version 5,
+// max_turns, samples_per_turn, started_ms 8, finished_ms, status 10, error,
+// solved 12, turns_done, best_turn 14, best_sample, best_reward 16,
+// best_speedup, owner 18, heartbeat_ms).
+TrajectorySummary SummaryFrom(const SqliteStatement& s) {
   TrajectorySummary t;
   t.id = s.ColText(0);
   t.group = s.ColText(1);
@@ -85,12 +96,16 @@ TrajectorySummary SummaryFrom(const Stmt& s) {
   t.best_sample = static_cast<int>(s.ColInt(15));
   t.best_reward = s.ColReal(16);
   t.best_speedup = s.ColReal(17);
+  if (t.status == "running" && internal::OwnerIsGone(s.ColText(18))) {
+    t.status = "interrupted";
+    t.error = kInterruptedError;
+  }
   return t;
 }
 
 // The sample columns after (trajectory_id, turn, sample), into `s`; the
 // generation's prompt comes from the turn.
-Status SampleFrom(const Stmt& row, const GenerationRecord& turn_prompt,
+Status SampleFrom(const SqliteStatement& row, const GenerationRecord& turn_prompt,
                   SampleRecord* s) {
   s->index = static_cast<int>(row.ColInt(2));
   SKILLDB_ASSIGN_OR_RETURN(s->verdict, ParseSampleVerdict(row.ColText(3)));
@@ -117,7 +132,8 @@ Status SampleFrom(const Stmt& row, const GenerationRecord& turn_prompt,
   return Status::Ok();
 }
 
-Status TurnFrom(const Stmt& row, TurnRecord* turn, GenerationRecord* prompt) {
+Status TurnFrom(const SqliteStatement& row, TurnRecord* turn,
+                GenerationRecord* prompt) {
   turn->turn = static_cast<int>(row.ColInt(1));
   SKILLDB_ASSIGN_OR_RETURN(prompt->prompt, ReadChat(row.ColText(4)));
   prompt->prompt_text = row.ColText(5);
@@ -130,13 +146,46 @@ Status TurnFrom(const Stmt& row, TurnRecord* turn, GenerationRecord* prompt) {
   return Status::Ok();
 }
 
+// The indexes a stored trajectory holds point at what it holds (a hand-
+// edited or torn store could say anything; readers index with them).
+Status CheckIndexes(const Trajectory& t) {
+  for (const TurnRecord& turn : t.turns) {
+    if (turn.best_sample < -1 ||
+        turn.best_sample >= static_cast<int>(turn.samples.size())) {
+      return Status::Corruption(
+          "rollout store: trajectory " + t.id + " turn " +
+          std::to_string(turn.turn) + " has best sample " +
+          std::to_string(turn.best_sample) + " of " +
+          std::to_string(turn.samples.size()));
+    }
+  }
+  if (t.best_turn < -1 || t.best_turn >= static_cast<int>(t.turns.size())) {
+    return Status::Corruption("rollout store: trajectory " + t.id +
+                              " has best turn " + std::to_string(t.best_turn) +
+                              " of " + std::to_string(t.turns.size()));
+  }
+  if (t.best_turn >= 0) {
+    const TurnRecord& best = t.turns[t.best_turn];
+    if (t.best_sample < -1 ||
+        t.best_sample >= static_cast<int>(best.samples.size())) {
+      return Status::Corruption(
+          "rollout store: trajectory " + t.id + " has best sample " +
+          std::to_string(t.best_sample) + " of " +
+          std::to_string(best.samples.size()) + " in its best turn");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Trajectory> RolloutStore::LoadLocked(std::string_view id) {
+  const util::SqliteDb& sql = *db_->sql;
   const std::string ctx = "reading trajectory " + std::string(id);
-  Stmt h(db_->handle, (std::string("SELECT ") + kHeaderColumns +
-                       " FROM trajectories WHERE id=?")
-                          .c_str());
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement h,
+      sql.Prepare(internal::TrajectoriesTable().Select() + " WHERE id = ?1",
+                  ctx));
   SKILLDB_ASSIGN_OR_RETURN(bool found, h.Text(1, id).Step(ctx));
   if (!found) {
     return Status::NotFound("no trajectory '" + std::string(id) +
@@ -154,16 +203,21 @@ Result<Trajectory> RolloutStore::LoadLocked(std::string_view id) {
   t.samples_per_turn = sum.samples_per_turn;
   t.started_ms = sum.started_ms;
   t.finished_ms = sum.finished_ms;
-  t.status = sum.status;
+  t.status = sum.status;  // "interrupted" when its writer is gone
   t.error = sum.error;
   t.solved = sum.solved;
   t.best_turn = sum.best_turn;
   t.best_sample = sum.best_sample;
-  Stmt turns(db_->handle,
-             "SELECT * FROM turns WHERE trajectory_id=? ORDER BY turn");
-  Stmt samples(db_->handle,
-               "SELECT * FROM samples WHERE trajectory_id=? AND turn=? ORDER "
-               "BY sample");
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement turns,
+      sql.Prepare(internal::TurnsTable().Select() +
+                      " WHERE trajectory_id = ?1 ORDER BY turn",
+                  ctx));
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement samples,
+      sql.Prepare(internal::SamplesTable().Select() +
+                      " WHERE trajectory_id = ?1 AND turn = ?2 ORDER BY sample",
+                  ctx));
   turns.Text(1, id);
   while (true) {
     SKILLDB_ASSIGN_OR_RETURN(bool row, turns.Step(ctx));
@@ -183,6 +237,7 @@ Result<Trajectory> RolloutStore::LoadLocked(std::string_view id) {
     }
     t.turns.push_back(std::move(turn));
   }
+  SKILLDB_RETURN_IF_ERROR(CheckIndexes(t));
   return t;
 }
 
@@ -194,12 +249,13 @@ Result<Trajectory> RolloutStore::LoadTrajectory(std::string_view id) {
 Result<std::vector<TrajectorySummary>> RolloutStore::List(
     const ListOptions& o) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string sql = std::string("SELECT ") + kHeaderColumns +
-                    " FROM trajectories WHERE (?1 = '' OR task = ?1) AND "
+  std::string sql = internal::TrajectoriesTable().Select() +
+                    " WHERE (?1 = '' OR task = ?1) AND "
                     "(?2 = '' OR grp = ?2) AND (?3 < 0 OR solved = ?3) "
                     "ORDER BY started_ms DESC, id DESC";
   if (o.limit > 0) sql += " LIMIT " + std::to_string(o.limit);
-  Stmt s(db_->handle, sql.c_str());
+  SKILLDB_ASSIGN_OR_RETURN(SqliteStatement s,
+                           db_->sql->Prepare(sql, "listing trajectories"));
   s.Text(1, o.task).Text(2, o.group).Int(3, o.solved ? *o.solved : -1);
   std::vector<TrajectorySummary> out;
   while (true) {
@@ -232,9 +288,11 @@ Status RolloutStore::PutDistillation(const DistillationRecord& r) {
   Json gens = Json::array();
   for (const GenerationRecord& g : r.generations)
     gens.push_back(Json::parse(skilldb::ToJson(g), nullptr, false));
-  Stmt s(db_->handle,
-         "INSERT OR REPLACE INTO distillations VALUES(?,?,?,?,?,?,?,?,?,?,?,?,"
-         "?,?,?)");
+  const std::string ctx = "writing distillation " + r.id;
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement s,
+      db_->sql->Prepare(
+          internal::DistillationsTable().Insert("INSERT OR REPLACE"), ctx));
   s.Text(1, r.id).Text(2, r.trajectory_id).Text(3, r.kind).Text(4, r.model);
   s.Int(5, r.started_ms).Int(6, r.finished_ms).Text(7, r.outcome);
   s.Text(8, r.skill_id).Int(9, static_cast<int64_t>(r.version));
@@ -242,18 +300,20 @@ Status RolloutStore::PutDistillation(const DistillationRecord& r) {
   r.candidate_json.empty() ? s.Null(12) : s.Text(12, r.candidate_json);
   r.report_json.empty() ? s.Null(13) : s.Text(13, r.report_json);
   s.Text(14, internal::Dump(gens)).Text(15, internal::Dump(Json(r.errors)));
-  return s.Run("writing distillation " + r.id);
+  return s.Run(ctx);
 }
 
 Result<std::vector<DistillationRecord>> RolloutStore::Distillations(
     std::string_view trajectory_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt s(db_->handle,
-         "SELECT * FROM distillations WHERE trajectory_id=? ORDER BY "
-         "started_ms, id");
+  const std::string ctx = "reading distillations";
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement s,
+      db_->sql->Prepare(internal::DistillationsTable().Select() +
+                            " WHERE trajectory_id = ?1 ORDER BY started_ms, id",
+                        ctx));
   s.Text(1, trajectory_id);
   std::vector<DistillationRecord> out;
-  const std::string ctx = "reading distillations";
   while (true) {
     SKILLDB_ASSIGN_OR_RETURN(bool row, s.Step(ctx));
     if (!row) break;

@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "test_util.h"
@@ -33,6 +36,145 @@ std::string Query(const std::string& path, const std::string& sql) {
   sqlite3_finalize(st);
   sqlite3_close(db);
   return out;
+}
+
+// Runs `sql` on the store's file with SQLite itself, as a user with the
+// sqlite3 shell would.
+void Exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  INFO(sql << ": " << (error ? error : ""));
+  sqlite3_free(error);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+// A store holding the fixture trajectory, closed.
+std::string StoreWithFixture(TempDir& dir) {
+  const std::string path = dir.Sub("r.sqlite");
+  auto store = Open(path);
+  REQUIRE(store->PutTrajectory(testing::FixtureTrajectory()).ok());
+  return path;
+}
+
+TEST_CASE("a table re-created with other columns is refused, never a crash") {
+  // Each was a segfault: a statement that did not prepare was reset.
+  const char* damage[] = {
+      "DROP TABLE samples; CREATE TABLE samples(trajectory_id TEXT, turn "
+      "INTEGER, sample INTEGER, verdict TEXT)",
+      "DROP TABLE turns; CREATE TABLE turns(trajectory_id TEXT, turn INTEGER, "
+      "times_json TEXT, query TEXT)",
+      "DROP TABLE turn_skills",
+  };
+  for (const char* sql : damage) {
+    CAPTURE(sql);
+    TempDir dir;
+    const std::string path = StoreWithFixture(dir);
+    Exec(path, sql);
+    for (bool read_only : {true, false}) {
+      auto s = RolloutStore::Open(path, {.read_only = read_only});
+      if (!read_only && std::string(sql).starts_with("DROP TABLE turn_skills")) {
+        // A missing table is created again by a writable open.
+        REQUIRE(s.ok());
+        continue;
+      }
+      REQUIRE_FALSE(s.ok());
+      CHECK(s.status().code() == StatusCode::kCorruption);
+      CHECK(s.status().message().find("rollout store '" + path + "'") !=
+            std::string::npos);
+      CHECK(s.status().message().find("this build expects") !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a version 1 store is upgraded and its trajectories read back") {
+  TempDir dir;
+  const std::string path = StoreWithFixture(dir);
+  // What a version 1 build wrote: no owner, no heartbeat.
+  Exec(path,
+       "ALTER TABLE trajectories DROP COLUMN owner;"
+       "ALTER TABLE trajectories DROP COLUMN heartbeat_ms;"
+       "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+  auto store = Open(path, {.read_only = true});
+  auto back = store->LoadTrajectory(testing::FixtureTrajectory().id);
+  REQUIRE_MESSAGE(back.ok(), back.status().ToString());
+  CHECK(*back == testing::FixtureTrajectory());
+  CHECK(Query(path, "SELECT value FROM meta WHERE key = 'schema_version'") ==
+        "2");
+}
+
+TEST_CASE("opening a missing store without create leaves no file behind") {
+  TempDir dir;
+  const std::string path = dir.Sub("typo.sqlite");
+  CHECK(RolloutStore::Open(path, {.create = false}).status().code() ==
+        StatusCode::kNotFound);
+  CHECK(RolloutStore::Open(path, {.read_only = true}).status().code() ==
+        StatusCode::kNotFound);
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("a running trajectory whose writer died reads as interrupted") {
+  TempDir dir;
+  const std::string path = dir.Sub("r.sqlite");
+  Trajectory header = testing::FixtureTrajectory();
+  header.turns.clear();
+  header.best_turn = header.best_sample = -1;  // no turn stored yet
+  header.solved = false;
+  header.finished_ms = 0;
+  {
+    auto store = Open(path);
+    REQUIRE(store->BeginTrajectory(header).ok());
+  }
+  // Still running while its writer (this process) lives.
+  {
+    auto store = Open(path, {.read_only = true});
+    auto rows = store->List({});
+    REQUIRE(rows.ok());
+    REQUIRE(rows->size() == 1);
+    CHECK((*rows)[0].status == "running");
+  }
+  // The same row written by a process of this host that has ended: a child
+  // that exited, so its pid names no process.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  int wstatus = 0;
+  REQUIRE(::waitpid(child, &wstatus, 0) == child);
+  const std::string owner = Query(path, "SELECT owner FROM trajectories");
+  const size_t b = owner.rfind(':');
+  const size_t a = owner.rfind(':', b - 1);
+  REQUIRE(a != std::string::npos);
+  Exec(path, "UPDATE trajectories SET owner = '" + owner.substr(0, a) + ":" +
+                 std::to_string(child) + ":1'");
+  {
+    auto store = Open(path, {.read_only = true});
+    auto rows = store->List({});
+    REQUIRE(rows.ok());
+    CHECK((*rows)[0].status == "interrupted");
+    auto t = store->LoadTrajectory(header.id);
+    REQUIRE_MESSAGE(t.ok(), t.status().ToString());
+    CHECK(t->status == "interrupted");
+    CHECK(t->error == kInterruptedError);
+  }
+  Open(path);  // a writable open records it
+  CHECK(Query(path, "SELECT status FROM trajectories") == "interrupted");
+}
+
+TEST_CASE("indexes that point past what a trajectory holds are corruption") {
+  TempDir dir;
+  const std::string path = StoreWithFixture(dir);
+  Exec(path, "UPDATE turns SET best_sample = 7 WHERE turn = 0");
+  auto store = Open(path, {.read_only = true});
+  auto t = store->LoadTrajectory(testing::FixtureTrajectory().id);
+  CHECK(t.status().code() == StatusCode::kCorruption);
+  Exec(path,
+       "UPDATE turns SET best_sample = 0; UPDATE trajectories SET best_turn "
+       "= 5");
+  t = store->LoadTrajectory(testing::FixtureTrajectory().id);
+  CHECK(t.status().code() == StatusCode::kCorruption);
 }
 
 TEST_CASE(

@@ -1,9 +1,9 @@
 #include "skilldb/policy/task_context.h"
 
 #include <cctype>
-#include <fstream>
 #include <set>
-#include <sstream>
+
+#include "skilldb/util/file.h"
 
 namespace skilldb::policy {
 namespace {
@@ -117,17 +117,6 @@ size_t SkipComment(std::string_view s, size_t i) {
   return i;
 }
 
-Result<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::NotFound("cannot read the candidate protocol '" + path +
-                            "'");
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 const std::string& ReferenceSource(const PolicyTask& task) {
@@ -148,7 +137,11 @@ Result<PolicyTask> LoadPolicyTask(const verify::VerifierOptions& options,
   SKILLDB_ASSIGN_OR_RETURN(out.task, verify::LoadTask(options.task_dir, name));
   std::string path(protocol_path);
   if (path.empty()) path = options.task_dir + "/../PROTOCOL.md";
-  SKILLDB_ASSIGN_OR_RETURN(out.protocol, ReadText(path));
+  auto protocol = util::ReadFile(path);
+  if (!protocol.ok()) {
+    return protocol.status().WithContext("the candidate protocol");
+  }
+  out.protocol = std::move(*protocol);
   return out;
 }
 

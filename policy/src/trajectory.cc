@@ -39,12 +39,12 @@ Json RefJson(const SkillRef& r) {
 Result<SkillRef> RefFromJson(const Json& j) {
   SkillRef r;
   Reader in(j, "skill_ref");
-  SKILLDB_RETURN_IF_ERROR(in.Str("id", &r.id));
-  SKILLDB_RETURN_IF_ERROR(in.U64("revision", &r.revision));
-  SKILLDB_RETURN_IF_ERROR(in.Str("title", &r.title));
-  SKILLDB_RETURN_IF_ERROR(in.Num("bm25_score", &r.bm25_score));
+  SKILLDB_RETURN_IF_ERROR(in.String("id", &r.id));
+  SKILLDB_RETURN_IF_ERROR(in.Uint64("revision", &r.revision));
+  SKILLDB_RETURN_IF_ERROR(in.String("title", &r.title));
+  SKILLDB_RETURN_IF_ERROR(in.Double("bm25_score", &r.bm25_score));
   SKILLDB_RETURN_IF_ERROR(in.Size("bm25_rank", &r.bm25_rank));
-  SKILLDB_RETURN_IF_ERROR(in.Num("score", &r.score));
+  SKILLDB_RETURN_IF_ERROR(in.Double("score", &r.score));
   return r;
 }
 
@@ -52,7 +52,7 @@ Result<std::vector<SkillRef>> RefsFromJson(const Reader& in, const char* key) {
   std::vector<SkillRef> out;
   const Json* v = in.Find(key);
   if (v == nullptr) return out;
-  if (!v->is_array()) return in.Wrong(key, "an array");
+  if (!v->is_array()) return in.WrongType(key, "an array");
   for (const Json& e : *v) {
     SKILLDB_ASSIGN_OR_RETURN(SkillRef r, RefFromJson(e));
     out.push_back(std::move(r));
@@ -89,16 +89,16 @@ Result<GenerationRecord> GenerationFromJson(const Json& j) {
 Result<SelectionRecord> SelectionFrom(const Json& j) {
   SelectionRecord s;
   Reader in(j, "selection");
-  SKILLDB_RETURN_IF_ERROR(in.Str("query", &s.query));
-  SKILLDB_RETURN_IF_ERROR(in.U64("library_version", &s.library_version));
+  SKILLDB_RETURN_IF_ERROR(in.String("query", &s.query));
+  SKILLDB_RETURN_IF_ERROR(in.Uint64("library_version", &s.library_version));
   SKILLDB_ASSIGN_OR_RETURN(s.retrieved, RefsFromJson(in, "retrieved"));
   SKILLDB_ASSIGN_OR_RETURN(s.selected, RefsFromJson(in, "selected"));
   SKILLDB_RETURN_IF_ERROR(in.Bool("reranked", &s.reranked));
-  SKILLDB_RETURN_IF_ERROR(in.Str("rerank_mode", &s.rerank_mode));
-  SKILLDB_RETURN_IF_ERROR(in.Str("rerank_reason", &s.rerank_reason));
+  SKILLDB_RETURN_IF_ERROR(in.String("rerank_mode", &s.rerank_mode));
+  SKILLDB_RETURN_IF_ERROR(in.String("rerank_reason", &s.rerank_reason));
   SKILLDB_RETURN_IF_ERROR(in.Bool("reused", &s.reused));
   if (const Json* gens = in.Find("generations")) {
-    if (!gens->is_array()) return in.Wrong("generations", "an array");
+    if (!gens->is_array()) return in.WrongType("generations", "an array");
     for (const Json& g : *gens) {
       SKILLDB_ASSIGN_OR_RETURN(GenerationRecord r, GenerationFromJson(g));
       s.generations.push_back(std::move(r));
@@ -117,10 +117,10 @@ Json SampleTimesJson(const SampleTimes& t) {
 
 Status SampleTimesFrom(const Json& j, SampleTimes* t) {
   Reader in(j, "sample.times");
-  SKILLDB_RETURN_IF_ERROR(in.Num("compile_ms", &t->compile_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("correctness_ms", &t->correctness_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("timing_ms", &t->timing_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("verify_ms", &t->verify_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("compile_ms", &t->compile_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("correctness_ms", &t->correctness_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("timing_ms", &t->timing_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("verify_ms", &t->verify_ms));
   return in.Bool("compile_cache_hit", &t->compile_cache_hit);
 }
 
@@ -147,19 +147,19 @@ Result<SampleRecord> SampleFrom(const Json& j) {
   if (const Json* g = in.Find("generation")) {
     SKILLDB_ASSIGN_OR_RETURN(s.generation, GenerationFromJson(*g));
   }
-  SKILLDB_RETURN_IF_ERROR(in.Str("finish_reason", &s.finish_reason));
-  SKILLDB_RETURN_IF_ERROR(in.Str("extraction", &s.extraction));
-  SKILLDB_RETURN_IF_ERROR(in.Str("source", &s.source));
-  SKILLDB_RETURN_IF_ERROR(in.Str("language", &s.language));
+  SKILLDB_RETURN_IF_ERROR(in.String("finish_reason", &s.finish_reason));
+  SKILLDB_RETURN_IF_ERROR(in.String("extraction", &s.extraction));
+  SKILLDB_RETURN_IF_ERROR(in.String("source", &s.source));
+  SKILLDB_RETURN_IF_ERROR(in.String("language", &s.language));
   std::string verdict = "no_code";
-  SKILLDB_RETURN_IF_ERROR(in.Str("verdict", &verdict));
+  SKILLDB_RETURN_IF_ERROR(in.String("verdict", &verdict));
   SKILLDB_ASSIGN_OR_RETURN(s.verdict, ParseSampleVerdict(verdict));
-  SKILLDB_RETURN_IF_ERROR(in.Strs("findings", &s.findings));
+  SKILLDB_RETURN_IF_ERROR(in.Strings("findings", &s.findings));
   if (const Json* t = in.Find("times")) {
     SKILLDB_RETURN_IF_ERROR(SampleTimesFrom(*t, &s.times));
   }
-  SKILLDB_RETURN_IF_ERROR(in.Num("reward", &s.reward));
-  SKILLDB_RETURN_IF_ERROR(in.Str("feedback", &s.feedback));
+  SKILLDB_RETURN_IF_ERROR(in.Double("reward", &s.reward));
+  SKILLDB_RETURN_IF_ERROR(in.String("feedback", &s.feedback));
   if (const Json* r = in.Find("report")) {
     SKILLDB_ASSIGN_OR_RETURN(VerificationReport report,
                              ReportFromJson(internal::Dump(*r)));
@@ -185,17 +185,17 @@ Json TimesJson(const TurnTimes& t) {
 Result<TurnTimes> TimesFrom(const Json& j) {
   TurnTimes t;
   Reader in(j, "times");
-  SKILLDB_RETURN_IF_ERROR(in.Num("retrieval_ms", &t.retrieval_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("rerank_ms", &t.rerank_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("prompt_ms", &t.prompt_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("generation_ms", &t.generation_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("extraction_ms", &t.extraction_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("compile_ms", &t.compile_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("correctness_ms", &t.correctness_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("timing_ms", &t.timing_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("verify_wall_ms", &t.verify_wall_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("usage_ms", &t.usage_ms));
-  SKILLDB_RETURN_IF_ERROR(in.Num("total_ms", &t.total_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("retrieval_ms", &t.retrieval_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("rerank_ms", &t.rerank_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("prompt_ms", &t.prompt_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("generation_ms", &t.generation_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("extraction_ms", &t.extraction_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("compile_ms", &t.compile_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("correctness_ms", &t.correctness_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("timing_ms", &t.timing_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("verify_wall_ms", &t.verify_wall_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("usage_ms", &t.usage_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("total_ms", &t.total_ms));
   return t;
 }
 
@@ -215,14 +215,14 @@ Result<TurnRecord> TurnFrom(const Json& j) {
     SKILLDB_ASSIGN_OR_RETURN(t.selection, SelectionFrom(*s));
   }
   if (const Json* samples = in.Find("samples")) {
-    if (!samples->is_array()) return in.Wrong("samples", "an array");
+    if (!samples->is_array()) return in.WrongType("samples", "an array");
     for (const Json& s : *samples) {
       SKILLDB_ASSIGN_OR_RETURN(SampleRecord r, SampleFrom(s));
       t.samples.push_back(std::move(r));
     }
   }
   SKILLDB_RETURN_IF_ERROR(in.Int("best_sample", &t.best_sample));
-  SKILLDB_RETURN_IF_ERROR(in.Num("reward", &t.reward));
+  SKILLDB_RETURN_IF_ERROR(in.Double("reward", &t.reward));
   if (const Json* times = in.Find("times")) {
     SKILLDB_ASSIGN_OR_RETURN(t.times, TimesFrom(*times));
   }
@@ -347,23 +347,23 @@ Result<Trajectory> TrajectoryFromJson(std::string_view json) {
   SKILLDB_ASSIGN_OR_RETURN(Json j, ParseJson(json, "trajectory"));
   Trajectory t;
   Reader in(j, "trajectory");
-  SKILLDB_RETURN_IF_ERROR(in.Str("id", &t.id));
-  SKILLDB_RETURN_IF_ERROR(in.Str("group", &t.group));
-  SKILLDB_RETURN_IF_ERROR(in.Str("task", &t.task));
-  SKILLDB_RETURN_IF_ERROR(in.Str("backend", &t.backend));
-  SKILLDB_RETURN_IF_ERROR(in.Str("model", &t.model));
-  SKILLDB_RETURN_IF_ERROR(in.U64("library_version", &t.library_version));
+  SKILLDB_RETURN_IF_ERROR(in.String("id", &t.id));
+  SKILLDB_RETURN_IF_ERROR(in.String("group", &t.group));
+  SKILLDB_RETURN_IF_ERROR(in.String("task", &t.task));
+  SKILLDB_RETURN_IF_ERROR(in.String("backend", &t.backend));
+  SKILLDB_RETURN_IF_ERROR(in.String("model", &t.model));
+  SKILLDB_RETURN_IF_ERROR(in.Uint64("library_version", &t.library_version));
   SKILLDB_RETURN_IF_ERROR(in.Int("max_turns", &t.max_turns));
   SKILLDB_RETURN_IF_ERROR(in.Int("samples_per_turn", &t.samples_per_turn));
-  SKILLDB_RETURN_IF_ERROR(in.I64("started_ms", &t.started_ms));
-  SKILLDB_RETURN_IF_ERROR(in.I64("finished_ms", &t.finished_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Int64("started_ms", &t.started_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Int64("finished_ms", &t.finished_ms));
   SKILLDB_RETURN_IF_ERROR(in.Bool("solved", &t.solved));
   SKILLDB_RETURN_IF_ERROR(in.Int("best_turn", &t.best_turn));
   SKILLDB_RETURN_IF_ERROR(in.Int("best_sample", &t.best_sample));
-  SKILLDB_RETURN_IF_ERROR(in.Str("status", &t.status));
-  SKILLDB_RETURN_IF_ERROR(in.Str("error", &t.error));
+  SKILLDB_RETURN_IF_ERROR(in.String("status", &t.status));
+  SKILLDB_RETURN_IF_ERROR(in.String("error", &t.error));
   if (const Json* turns = in.Find("turns")) {
-    if (!turns->is_array()) return in.Wrong("turns", "an array");
+    if (!turns->is_array()) return in.WrongType("turns", "an array");
     for (const Json& turn : *turns) {
       SKILLDB_ASSIGN_OR_RETURN(TurnRecord r, TurnFrom(turn));
       t.turns.push_back(std::move(r));

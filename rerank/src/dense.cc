@@ -48,6 +48,13 @@ bool PassesFilters(const Skill& s, const QueryOptions& q) {
          CarriesAll(s.arch, q.arch);
 }
 
+bool Finite(const std::vector<float>& v) {
+  for (float x : v) {
+    if (!std::isfinite(x)) return false;
+  }
+  return true;
+}
+
 // Unit length (a zero vector stays zero: its cosine with anything is 0).
 void Normalize(std::vector<float>* v) {
   double sum = 0;
@@ -106,6 +113,10 @@ Result<std::vector<std::vector<float>>> EmbedBatched(
                                 "' returned an embedding of " +
                                 std::to_string(v.size()) + " values, not " +
                                 std::to_string(encoder->dimension()));
+      }
+      if (!Finite(v)) {
+        return Status::Internal("encoder '" + encoder->model_id() +
+                                "' produced a non-finite embedding");
       }
       out.push_back(std::move(v));
     }
@@ -294,6 +305,10 @@ Result<DenseResult> DenseRetriever::Retrieve(std::string_view text,
     return fallback(
         Status::Internal("the query's embedding has the wrong shape"));
   }
+  if (!Finite((*qv)[0])) {
+    return fallback(
+        Status::Internal("the query's embedding has a non-finite value"));
+  }
   std::vector<float> q = std::move((*qv)[0]);
   Normalize(&q);
 
@@ -468,7 +483,10 @@ Result<EmbedReport> EmbedRevisions(Library* library, llm::TextEncoder* encoder,
       }));
   report.revisions = keys.size();
   const std::string& weights = report.model.weights_sha256;
-  SKILLDB_ASSIGN_OR_RETURN(auto stored, store->Get(weights, keys));
+  // Unusable stored rows (NaN, wrong size) are embedded again and
+  // overwritten.
+  SKILLDB_ASSIGN_OR_RETURN(auto stored,
+                           store->Get(weights, keys, &report.repaired));
   std::vector<RevisionKey> todo;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (stored[i]) {

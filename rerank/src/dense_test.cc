@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sqlite3.h>
+
 #include <cmath>
 #include <map>
 
@@ -218,6 +220,43 @@ TEST_CASE("the background pass embeds every retained revision once") {
   CHECK(d->embedded_now == 0);
   CHECK(f.encoder.embedded == before + 1);
   CHECK(d->live == 2);  // softmax is deleted at the head
+}
+
+TEST_CASE("a stored NaN or torn vector is never scored, and embed repairs it") {
+  Fixture f;
+  REQUIRE(EmbedRevisions(f.lib.operator->(), &f.encoder, f.store.get()).ok());
+  // Through SQLite itself: one vector all NaN, one cut to 2 bytes.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(f.dir.Sub("e.sqlite").c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db,
+                       "UPDATE embedding SET vector = zeroblob(16) WHERE id = "
+                       "'shfl'; UPDATE embedding SET vector = x'0000' WHERE "
+                       "id = 'softmax'",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  const float nan = std::nanf("");
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "UPDATE embedding SET vector = ? WHERE id = "
+                                 "'tile'",
+                             -1, &st, nullptr) == SQLITE_OK);
+  const float nans[4] = {nan, nan, nan, nan};
+  sqlite3_bind_blob(st, 1, nans, sizeof nans, SQLITE_TRANSIENT);
+  REQUIRE(sqlite3_step(st) == SQLITE_DONE);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  DenseOptions o;
+  o.fusion = DenseFusion::kNone;
+  o.embed_missing = false;  // a read-only query: nothing embedded again
+  auto d = f.Retriever(o)->Retrieve("shared tiling", QueryOptions{});
+  REQUIRE(d.ok());
+  for (const RankedHit& h : d->result.hits) {
+    CHECK(std::isfinite(h.rerank_score));
+    CHECK(h.hit.id != "tile");
+  }
+  auto rep = EmbedRevisions(f.lib.operator->(), &f.encoder, f.store.get());
+  REQUIRE(rep.ok());
+  CHECK(rep->repaired == 2);  // the NaN and the torn one; zeros are finite
+  CHECK(rep->embedded == 2);
+  CHECK(rep->present == 1);
 }
 
 TEST_CASE("an encoder failure keeps BM25's order, flagged, never an error") {

@@ -1,102 +1,54 @@
 #include "skilldb/rerank/embedding_store.h"
 
-#include <sqlite3.h>
-#include <sys/stat.h>
-
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <set>
 #include <utility>
 
+#include "skilldb/util/sqlite.h"
+
 namespace skilldb::rerank {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+using util::SqliteStatement;
+using util::SqliteTransaction;
 
 // Vectors are stored as float32 in the host's byte order; the store
 // refuses to open on a big-endian host rather than misread them.
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS model(
-  weights TEXT PRIMARY KEY, model_id TEXT NOT NULL, dimension INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS embedding(
-  weights TEXT NOT NULL, id TEXT NOT NULL, revision INTEGER NOT NULL,
-  vector BLOB NOT NULL, PRIMARY KEY(weights, id, revision)) WITHOUT ROWID;
-)sql";
-
-Status Error(sqlite3* db, const std::string& what) {
-  const int code = db ? sqlite3_errcode(db) : SQLITE_CANTOPEN;
-  const std::string msg = what + ": " + (db ? sqlite3_errmsg(db) : "no handle");
-  switch (code) {
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return Status::Corruption(msg);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return Status::Unavailable(msg);
-    case SQLITE_READONLY:
-      return Status::FailedPrecondition(msg);
-    default:
-      return Status::IOError(msg);
-  }
+util::SqliteSchema MakeSchema() {
+  util::SqliteSchema s;
+  s.store = "embedding store";
+  s.version = 1;
+  s.tables = {
+      {"model",
+       {{"weights", "TEXT PRIMARY KEY"},
+        {"model_id", "TEXT NOT NULL"},
+        {"dimension", "INTEGER NOT NULL"}},
+       "",
+       ""},
+      {"embedding",
+       {{"weights", "TEXT NOT NULL"},
+        {"id", "TEXT NOT NULL"},
+        {"revision", "INTEGER NOT NULL"},
+        {"vector", "BLOB NOT NULL"}},
+       "PRIMARY KEY(weights, id, revision)",
+       "WITHOUT ROWID"},
+  };
+  return s;
 }
 
-// A prepared statement, finalized on destruction.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) {
-      stmt_ = nullptr;
-    }
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
+const util::SqliteSchema& Schema() {
+  static const util::SqliteSchema schema = MakeSchema();
+  return schema;
+}
 
-  bool ok() const { return stmt_ != nullptr; }
-  void Text(int i, std::string_view v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()),
-                      SQLITE_TRANSIENT);
+bool AllFinite(const std::vector<float>& v) {
+  for (float x : v) {
+    if (!std::isfinite(x)) return false;
   }
-  void Int(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void Blob(int i, const void* p, size_t n) {
-    sqlite3_bind_blob(stmt_, i, p, static_cast<int>(n), SQLITE_TRANSIENT);
-  }
-  // SQLITE_ROW -> true, SQLITE_DONE -> false, otherwise an error.
-  Result<bool> Step(const std::string& what) {
-    if (!stmt_) return Error(db_, what);
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return Error(db_, what);
-  }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  std::string ColText(int i) {
-    const auto* p = sqlite3_column_text(stmt_, i);
-    return p ? reinterpret_cast<const char*>(p) : "";
-  }
-  int64_t ColInt(int i) { return sqlite3_column_int64(stmt_, i); }
-  std::pair<const void*, size_t> ColBlob(int i) {
-    return {sqlite3_column_blob(stmt_, i),
-            static_cast<size_t>(sqlite3_column_bytes(stmt_, i))};
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-Status Exec(sqlite3* db, const char* sql, const std::string& what) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    Status s = Error(db, what);
-    sqlite3_free(err);
-    return s;
-  }
-  return Status::Ok();
+  return true;
 }
 
 bool LittleEndian() {
@@ -109,14 +61,11 @@ bool LittleEndian() {
 }  // namespace
 
 struct EmbeddingStore::Db {
-  sqlite3* handle = nullptr;
-  ~Db() { sqlite3_close(handle); }
+  std::unique_ptr<util::SqliteDb> sql;
 };
 
 std::string DefaultEmbeddingStorePath(std::string_view library_path) {
-  std::string p(library_path);
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p + ".embeddings.sqlite";
+  return util::SidecarPath(library_path, ".embeddings.sqlite");
 }
 
 EmbeddingStore::EmbeddingStore(std::string path, std::unique_ptr<Db> db,
@@ -127,55 +76,26 @@ EmbeddingStore::~EmbeddingStore() = default;
 
 Result<std::unique_ptr<EmbeddingStore>> EmbeddingStore::Open(
     std::string_view path, const EmbeddingStoreOptions& options) {
-  const std::string p(path);
-  const std::string ctx = "embedding store '" + p + "'";
   if (!LittleEndian()) {
-    return Status::NotSupported(ctx + ": big-endian hosts are not supported");
-  }
-  struct stat st;
-  if (options.read_only && ::stat(p.c_str(), &st) != 0) {
-    return Status::NotFound("no embedding store at '" + p +
-                            "' (skilldb embed computes one)");
+    return Status::NotSupported("embedding store '" + std::string(path) +
+                                "': big-endian hosts are not supported");
   }
   auto db = std::make_unique<Db>();
-  const int flags =
-      (options.read_only ? SQLITE_OPEN_READONLY
-                         : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-      SQLITE_OPEN_FULLMUTEX;
-  if (sqlite3_open_v2(p.c_str(), &db->handle, flags, nullptr) != SQLITE_OK) {
-    return Error(db->handle, "opening " + ctx);
+  auto opened = util::SqliteDb::Open(
+      path, Schema(),
+      {.read_only = options.read_only,
+       .create = options.create,
+       .busy_timeout_ms = options.busy_timeout_ms});
+  if (!opened.ok()) {
+    if (opened.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound(opened.status().message() +
+                              " (skilldb embed computes one)");
+    }
+    return opened.status();
   }
-  sqlite3_busy_timeout(db->handle, options.busy_timeout_ms);
-  if (!options.read_only) {
-    SKILLDB_RETURN_IF_ERROR(
-        Exec(db->handle, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-             ctx));
-    SKILLDB_RETURN_IF_ERROR(Exec(db->handle, kSchema, ctx));
-    Statement meta(db->handle,
-                   "INSERT OR IGNORE INTO meta(key, value) "
-                   "VALUES('schema_version', ?)");
-    meta.Text(1, std::to_string(kSchemaVersion));
-    SKILLDB_RETURN_IF_ERROR(meta.Step(ctx).status());
-  }
-  Statement version(db->handle,
-                    "SELECT value FROM meta WHERE key = 'schema_version'");
-  if (!version.ok()) {
-    return Status::Corruption(
-        ctx + " is not an embedding store: " + sqlite3_errmsg(db->handle));
-  }
-  SKILLDB_ASSIGN_OR_RETURN(bool row, version.Step(ctx));
-  if (!row) return Status::Corruption(ctx + " has no schema version");
-  const std::string v = version.ColText(0);
-  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::Corruption(ctx + " has schema version '" + v + "'");
-  }
-  if (std::stoll(v) > kSchemaVersion) {
-    return Status::FailedPrecondition(ctx + " has schema version " + v +
-                                      ", newer than this build's " +
-                                      std::to_string(kSchemaVersion));
-  }
+  db->sql = std::move(*opened);
   return std::unique_ptr<EmbeddingStore>(
-      new EmbeddingStore(p, std::move(db), options.read_only));
+      new EmbeddingStore(std::string(path), std::move(db), options.read_only));
 }
 
 Status EmbeddingStore::RegisterModel(const EmbeddingModel& model) {
@@ -203,54 +123,69 @@ Status EmbeddingStore::RegisterModel(const EmbeddingModel& model) {
   if (read_only_) {
     return Status::FailedPrecondition(ctx + " is open read-only");
   }
-  Statement s(db_->handle,
-              "INSERT INTO model(weights, model_id, dimension) VALUES(?,?,?)");
-  s.Text(1, model.weights_sha256);
-  s.Text(2, model.model_id);
+  const std::string what = "registering a model in " + ctx;
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement s, db_->sql->Prepare(Schema().tables[0].Insert(), what));
+  s.Text(1, model.weights_sha256).Text(2, model.model_id);
   s.Int(3, model.dimension);
-  return s.Step("registering a model in " + ctx).status();
+  return s.Run(what);
 }
 
 Result<std::vector<EmbeddingModel>> EmbeddingStore::Models() {
   const std::string ctx = "reading models of embedding store '" + path_ + "'";
-  Statement s(
-      db_->handle,
-      "SELECT weights, model_id, dimension FROM model ORDER BY weights");
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement s,
+      db_->sql->Prepare(Schema().tables[0].Select() + " ORDER BY weights", ctx));
   std::vector<EmbeddingModel> out;
   while (true) {
     SKILLDB_ASSIGN_OR_RETURN(bool row, s.Step(ctx));
     if (!row) break;
-    out.push_back({s.ColText(0), s.ColText(1), static_cast<int>(s.ColInt(2))});
+    const int64_t dimension = s.ColInt(2);
+    if (dimension < 1 || dimension > INT_MAX) {
+      return Status::Corruption(ctx + ": model " + s.ColText(0) +
+                                " has dimension " + std::to_string(dimension));
+    }
+    out.push_back({s.ColText(0), s.ColText(1), static_cast<int>(dimension)});
   }
   return out;
 }
 
 Result<std::vector<std::optional<std::vector<float>>>> EmbeddingStore::Get(
-    std::string_view weights_sha256, const std::vector<RevisionKey>& keys) {
+    std::string_view weights_sha256, const std::vector<RevisionKey>& keys,
+    size_t* unusable) {
   const std::string ctx = "reading embedding store '" + path_ + "'";
-  Statement s(db_->handle,
-              "SELECT vector FROM embedding WHERE weights = ? AND id = ? "
-              "AND revision = ?");
+  // The registered dimension: a stored vector of another length is not
+  // one of these weights' (a torn or hand-edited row).
+  SKILLDB_ASSIGN_OR_RETURN(std::vector<EmbeddingModel> models, Models());
+  size_t dimension = 0;
+  for (const EmbeddingModel& m : models) {
+    if (m.weights_sha256 == weights_sha256) {
+      dimension = static_cast<size_t>(m.dimension);
+    }
+  }
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement s,
+      db_->sql->Prepare("SELECT vector FROM embedding WHERE weights = ?1 AND "
+                        "id = ?2 AND revision = ?3",
+                        ctx));
   std::vector<std::optional<std::vector<float>>> out(keys.size());
-  size_t dimension = 0;  // the first vector's: all must agree
+  if (unusable != nullptr) *unusable = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
-    s.Reset();
-    s.Text(1, weights_sha256);
-    s.Text(2, keys[i].id);
+    s.Reset().Text(1, weights_sha256).Text(2, keys[i].id);
     s.Int(3, static_cast<int64_t>(keys[i].revision));
     SKILLDB_ASSIGN_OR_RETURN(bool row, s.Step(ctx));
     if (!row) continue;
-    auto [p, n] = s.ColBlob(0);
-    if (n == 0 || n % sizeof(float) != 0 ||
-        (dimension != 0 && n / sizeof(float) != dimension)) {
-      return Status::Corruption(ctx + ": the embedding of " + keys[i].id +
-                                " at revision " +
-                                std::to_string(keys[i].revision) + " has " +
-                                std::to_string(n) + " bytes");
+    const std::string bytes = s.ColBlob(0);
+    std::vector<float> v(bytes.size() / sizeof(float));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    // Never returned: a cosine with NaN is NaN, and NaN breaks every sort
+    // the scores go through. Unset, so readers embed the revision again
+    // (and writers overwrite the row).
+    if (bytes.size() % sizeof(float) != 0 || v.empty() ||
+        (dimension != 0 && v.size() != dimension) || !AllFinite(v)) {
+      if (unusable != nullptr) ++*unusable;
+      continue;
     }
-    dimension = n / sizeof(float);
-    std::vector<float> v(dimension);
-    std::memcpy(v.data(), p, n);
     out[i] = std::move(v);
   }
   return out;
@@ -280,40 +215,33 @@ Status EmbeddingStore::Put(std::string_view weights_sha256,
                                      " values, the model " +
                                      std::to_string(dimension));
     }
-    for (float x : e.vector) {
-      if (!std::isfinite(x)) {
-        return Status::InvalidArgument("the embedding of " + e.key.id +
-                                       " has a non-finite value");
-      }
+    if (!AllFinite(e.vector)) {
+      return Status::InvalidArgument("the embedding of " + e.key.id +
+                                     " has a non-finite value");
     }
   }
-  SKILLDB_RETURN_IF_ERROR(Exec(db_->handle, "BEGIN IMMEDIATE", ctx));
-  Statement s(db_->handle,
-              "INSERT OR REPLACE INTO embedding(weights, id, revision, vector) "
-              "VALUES(?,?,?,?)");
+  SqliteTransaction tx(*db_->sql);
+  SKILLDB_RETURN_IF_ERROR(tx.Begin());
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement s,
+      db_->sql->Prepare(Schema().tables[1].Insert("INSERT OR REPLACE"), ctx));
   for (const StoredEmbedding& e : embeddings) {
-    s.Reset();
-    s.Text(1, weights_sha256);
-    s.Text(2, e.key.id);
+    s.Reset().Text(1, weights_sha256).Text(2, e.key.id);
     s.Int(3, static_cast<int64_t>(e.key.revision));
     s.Blob(4, e.vector.data(), e.vector.size() * sizeof(float));
-    auto r = s.Step(ctx);
-    if (!r.ok()) {
-      (void)Exec(db_->handle, "ROLLBACK", ctx);
-      return r.status();
-    }
+    SKILLDB_RETURN_IF_ERROR(s.Run(ctx));
   }
-  Status c = Exec(db_->handle, "COMMIT", ctx);
-  if (!c.ok()) (void)Exec(db_->handle, "ROLLBACK", ctx);
-  return c;
+  return tx.Commit();
 }
 
 Result<uint64_t> EmbeddingStore::Count(std::string_view weights_sha256) {
-  Statement s(db_->handle, "SELECT count(*) FROM embedding WHERE weights = ?");
-  s.Text(1, weights_sha256);
-  SKILLDB_ASSIGN_OR_RETURN(bool row,
-                           s.Step("counting embedding store '" + path_ + "'"));
-  return row ? static_cast<uint64_t>(s.ColInt(0)) : 0;
+  const std::string ctx = "counting embedding store '" + path_ + "'";
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement s,
+      db_->sql->Prepare("SELECT count(*) FROM embedding WHERE weights = ?1",
+                        ctx));
+  SKILLDB_ASSIGN_OR_RETURN(bool row, s.Text(1, weights_sha256).Step(ctx));
+  return row ? static_cast<uint64_t>(std::max<int64_t>(0, s.ColInt(0))) : 0;
 }
 
 Result<uint64_t> EmbeddingStore::Prune(std::string_view weights_sha256,
@@ -327,8 +255,10 @@ Result<uint64_t> EmbeddingStore::Prune(std::string_view weights_sha256,
   for (const RevisionKey& k : keep) kept.emplace(k.id, k.revision);
   std::vector<RevisionKey> drop;
   {
-    Statement s(db_->handle,
-                "SELECT id, revision FROM embedding WHERE weights = ?");
+    SKILLDB_ASSIGN_OR_RETURN(
+        SqliteStatement s,
+        db_->sql->Prepare(
+            "SELECT id, revision FROM embedding WHERE weights = ?1", ctx));
     s.Text(1, weights_sha256);
     while (true) {
       SKILLDB_ASSIGN_OR_RETURN(bool row, s.Step(ctx));
@@ -338,26 +268,19 @@ Result<uint64_t> EmbeddingStore::Prune(std::string_view weights_sha256,
     }
   }
   if (drop.empty()) return 0;
-  SKILLDB_RETURN_IF_ERROR(Exec(db_->handle, "BEGIN IMMEDIATE", ctx));
-  Statement d(db_->handle,
-              "DELETE FROM embedding WHERE weights = ? AND id = ? AND "
-              "revision = ?");
+  SqliteTransaction tx(*db_->sql);
+  SKILLDB_RETURN_IF_ERROR(tx.Begin());
+  SKILLDB_ASSIGN_OR_RETURN(
+      SqliteStatement d,
+      db_->sql->Prepare("DELETE FROM embedding WHERE weights = ?1 AND id = ?2 "
+                        "AND revision = ?3",
+                        ctx));
   for (const RevisionKey& k : drop) {
-    d.Reset();
-    d.Text(1, weights_sha256);
-    d.Text(2, k.id);
+    d.Reset().Text(1, weights_sha256).Text(2, k.id);
     d.Int(3, static_cast<int64_t>(k.revision));
-    auto r = d.Step(ctx);
-    if (!r.ok()) {
-      (void)Exec(db_->handle, "ROLLBACK", ctx);
-      return r.status();
-    }
+    SKILLDB_RETURN_IF_ERROR(d.Run(ctx));
   }
-  Status c = Exec(db_->handle, "COMMIT", ctx);
-  if (!c.ok()) {
-    (void)Exec(db_->handle, "ROLLBACK", ctx);
-    return c;
-  }
+  SKILLDB_RETURN_IF_ERROR(tx.Commit());
   return static_cast<uint64_t>(drop.size());
 }
 

@@ -14,6 +14,7 @@ struct ListwiseJudge::Tally {
   size_t missing = 0;
   size_t duplicates = 0;
   size_t out_of_range = 0;
+  size_t cut = 0;  // windows whose answer stopped at max_tokens
 };
 
 namespace {
@@ -23,11 +24,14 @@ std::string Plural(size_t n, const char* one, const char* many) {
 }
 
 std::string Describe(size_t windows, size_t missing, size_t duplicates,
-                     size_t out_of_range) {
+                     size_t out_of_range, size_t cut) {
   std::string note;
   auto add = [&](const std::string& part) {
     note += note.empty() ? part : "; " + part;
   };
+  if (cut > 0) {
+    add("answer cut at max_tokens in " + Plural(cut, "window", "windows"));
+  }
   if (missing > 0) {
     add(Plural(missing, "id", "ids") + " missing, appended in BM25 order");
   }
@@ -95,7 +99,7 @@ std::string ListwiseJudge::Fingerprint() const {
   std::string fp = buf;
   fp += o.seed ? std::to_string(*o.seed) : "-";
   fp += "|r" + std::to_string(o.min_ranked_fraction) + "|a" +
-        std::to_string(o.max_answer_bytes) + "|" +
+        std::to_string(o.max_answer_bytes) + (o.reject_cut ? "|c" : "") + "|" +
         rerank::Fingerprint(o.prompt);
   return fp;
 }
@@ -121,13 +125,21 @@ Status ListwiseJudge::RankWindow(const std::string& query,
   const llm::Sample& sample = g.samples.front();
   judgment->generations.push_back(
       internal::ToRecord(backbone_->Model(), chat, g, sample));
+  const bool cut = sample.finish_reason == "length";
   auto parsed = ParsePermutation(sample.text, n, options_.max_answer_bytes);
   if (!parsed.ok()) {
-    const bool cut = sample.finish_reason == "length";
     return parsed.status().WithContext(cut ? "unparsable answer (cut at "
                                              "max_tokens)"
                                            : "unparsable answer");
   }
+  if (cut && parsed->ranked < n && options_.reject_cut) {
+    return Status::InvalidArgument(
+        "the answer was cut at max_tokens (" +
+        std::to_string(Sampling(options_, n).max_tokens) + ") after ranking " +
+        std::to_string(parsed->ranked) + " of " + std::to_string(n) +
+        " candidates");
+  }
+  if (cut) ++tally->cut;
   if (parsed->ranked < options_.min_ranked_fraction * n) {
     return Status::InvalidArgument(
         "the answer ranks " + std::to_string(parsed->ranked) + " of " +
@@ -189,7 +201,7 @@ Judgment ListwiseJudge::Assess(const std::string& query,
     judgment.scores[order[p]] = static_cast<double>(n - p) / n;
   }
   judgment.note = Describe(tally.windows, tally.missing, tally.duplicates,
-                           tally.out_of_range);
+                           tally.out_of_range, tally.cut);
   return judgment;
 }
 

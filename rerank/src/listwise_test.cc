@@ -150,6 +150,27 @@ TEST_CASE(
   CHECK(r->generations.size() == 1);
 }
 
+TEST_CASE("an answer cut at max_tokens is not applied as if it were whole") {
+  FakeBackbone backbone([](const llm::Chat&, const llm::SamplingOptions&) {
+    llm::Sample s = TextSample("[2] > [1]");  // cut before [3]
+    s.finish_reason = "length";
+    return s;
+  });
+  auto r = Make(&backbone)->Rerank(ListwiseRequest(3));
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->applied);
+  CHECK(Order(*r) == std::vector<std::string>{"s1", "s2", "s3"});
+  CHECK(r->reason.find("cut at max_tokens") != std::string::npos);
+  // Applied only when asked, and then the note says it was cut.
+  ListwiseOptions keep;
+  keep.reject_cut = false;
+  auto kept = Make(&backbone, keep)->Rerank(ListwiseRequest(3));
+  REQUIRE(kept.ok());
+  CHECK(kept->applied);
+  CHECK(Order(*kept) == std::vector<std::string>{"s2", "s1", "s3"});
+  CHECK(kept->reason.find("cut at max_tokens in 1 window") != std::string::npos);
+}
+
 TEST_CASE("a backend failure keeps BM25 order flagged with the error") {
   FakeBackbone backbone(
       [](const llm::Chat&, const llm::SamplingOptions&) -> Result<llm::Sample> {

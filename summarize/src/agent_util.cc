@@ -6,6 +6,7 @@
 
 #include "skilldb/policy/prompt.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/text.h"
 
 namespace skilldb::summarize::internal {
 
@@ -36,7 +37,7 @@ llm::SamplingOptions CallSampling(const llm::SamplingOptions& base,
 Result<std::string> Ask(llm::Backbone& backbone,
                         const std::vector<ChatMessage>& chat,
                         const llm::SamplingOptions& sampling,
-                        GenerationRecord* record) {
+                        GenerationRecord* record, bool* cut) {
   llm::Chat prompt;
   for (const ChatMessage& m : chat) prompt.push_back({m.role, m.content});
   llm::SamplingOptions one = sampling;
@@ -54,7 +55,14 @@ Result<std::string> Ask(llm::Backbone& backbone,
   record->completion = s.text;
   record->completion_token_ids = std::move(s.token_ids);
   record->completion_logprobs = std::move(s.token_logprobs);
+  *cut = s.finish_reason == "length";
   return s.text;
+}
+
+std::string AnswerError(bool cut, int max_tokens, const std::string& error) {
+  if (!cut) return error;
+  return "the answer was cut at the token limit (max_tokens " +
+         std::to_string(max_tokens) + "), so it is incomplete: " + error;
 }
 
 void AppendRetry(std::vector<ChatMessage>* chat, const std::string& answer,
@@ -82,7 +90,8 @@ std::string Attempts(const policy::Trajectory& t, size_t feedback_bytes,
     out += "## Turn " + std::to_string(turn.turn + 1) + ": " +
            std::string(policy::SampleVerdictName(s.verdict)) + "\n";
     if (code_bytes > 0 && !s.source.empty()) {
-      out += "```\n" + policy::Truncate(s.source, code_bytes) + "\n```\n";
+      out += util::FencedBlock("", policy::Truncate(s.source, code_bytes)) +
+             "\n";
     }
     out += policy::Truncate(s.feedback, feedback_bytes) + "\n";
   }

@@ -18,11 +18,18 @@ namespace skilldb::summarize::internal {
 std::string NewDistillationId();
 
 // Asks `backbone` for one completion of `chat`; the call is kept (with its
-// tokens) in *record. Errors: the backbone's, or Internal for no sample.
+// tokens) in *record, and *cut says whether the answer stopped at
+// max_tokens (finish_reason "length"). Errors: the backbone's, or Internal
+// for no sample.
 Result<std::string> Ask(llm::Backbone& backbone,
                         const std::vector<ChatMessage>& chat,
                         const llm::SamplingOptions& sampling,
-                        GenerationRecord* record);
+                        GenerationRecord* record, bool* cut);
+
+// The error recorded (and fed back) for an answer that did not validate:
+// `error`, prefixed, when the answer was cut at max_tokens, with that
+// likely cause.
+std::string AnswerError(bool cut, int max_tokens, const std::string& error);
 
 // The sampling of one call: `base`, with its seed (when set) mixed with the
 // trajectory's id and the attempt, so a trajectory's runs sample the same
@@ -40,7 +47,8 @@ void AppendRetry(std::vector<ChatMessage>* chat, const std::string& answer,
 // selected.
 std::vector<policy::SkillRef> UsedSkills(const policy::Trajectory& t);
 
-// A short account of each turn's best sample: verdict and feedback.
+// A short account of each turn's best sample: verdict and feedback, the
+// code (when code_bytes > 0) in a fence the code cannot close.
 std::string Attempts(const policy::Trajectory& t, size_t feedback_bytes,
                      size_t code_bytes);
 

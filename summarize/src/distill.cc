@@ -7,6 +7,7 @@
 #include "skilldb/summarize/skill_candidate.h"
 #include "skilldb/summarize/summary_agent.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/text.h"
 
 namespace skilldb::summarize {
 namespace {
@@ -48,7 +49,7 @@ class SummaryAgent::DistillRun {
         task_(task),
         best_(*policy::BestSample(t)) {}
 
-  policy::DistillationRecord Go();
+  Result<policy::DistillationRecord> Go();
 
  private:
   std::vector<ChatMessage> Prompt() const;
@@ -66,12 +67,16 @@ class SummaryAgent::DistillRun {
   policy::DistillationRecord rec_;
 };
 
+// Library text, one line per skill (a newline in a title cannot start a
+// section of the prompt).
 std::string SummaryAgent::DistillRun::UsedSkillsText() const {
   std::string out;
   for (const policy::SkillRef& ref : internal::UsedSkills(t_)) {
-    out += "- `" + ref.id + "`: " + ref.title;
+    out += "- `" + util::OneLine(ref.id) + "`: " + util::OneLine(ref.title);
     auto s = deps_.library->Get(ref.id, ReadOptions{.as_of = std::nullopt});
-    if (s.ok() && !s->summary.empty()) out += " (" + s->summary + ")";
+    if (s.ok() && !s->summary.empty()) {
+      out += " (" + util::OneLine(s->summary) + ")";
+    }
     out += "\n";
   }
   return out.empty() ? "(none)\n" : out;
@@ -80,9 +85,10 @@ std::string SummaryAgent::DistillRun::UsedSkillsText() const {
 std::vector<ChatMessage> SummaryAgent::DistillRun::Prompt() const {
   const VerificationReport& r = *best_.report;
   std::string user = "# Task\n\n" + policy::FormatTask(task_);
-  user += "\n# The verified kernel\n\n```" +
-          std::string(best_.language == "cuda" ? "cuda" : "cpp") + "\n" +
-          policy::Truncate(best_.source, 24000) + "\n```\n";
+  user += "\n# The verified kernel\n\n" +
+          util::FencedBlock(best_.language == "cuda" ? "cuda" : "cpp",
+                            policy::Truncate(best_.source, 24000)) +
+          "\n";
   user += "Verified on " + r.device + ": speedup " + Num(r.speedup.ratio) +
           "x over " + std::to_string(r.rounds.size()) + " rounds, " +
           Num(100 * r.speedup.confidence) + "% confidence interval [" +
@@ -101,9 +107,10 @@ std::optional<Skill> SummaryAgent::DistillRun::AskForSkill() {
   rules.task_name = t_.task;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     GenerationRecord gen;
+    bool cut = false;
     auto answer = internal::Ask(
         *deps_.backbone, chat,
-        internal::CallSampling(options_.sampling, t_.id, attempt), &gen);
+        internal::CallSampling(options_.sampling, t_.id, attempt), &gen, &cut);
     if (!answer.ok()) {
       rec_.outcome = "error";
       rec_.reasons.push_back("the backbone failed: " +
@@ -125,8 +132,10 @@ std::optional<Skill> SummaryAgent::DistillRun::AskForSkill() {
       rec_.errors.push_back("");
       return std::move(*skill);
     }
-    rec_.errors.push_back(skill.status().message());
-    internal::AppendRetry(&chat, *answer, skill.status().message());
+    const std::string error = internal::AnswerError(
+        cut, options_.sampling.max_tokens, skill.status().message());
+    rec_.errors.push_back(error);
+    internal::AppendRetry(&chat, *answer, error);
   }
   rec_.outcome = "invalid";
   rec_.reasons.push_back("no valid skill after " +
@@ -140,6 +149,9 @@ ProposalOptions SummaryAgent::DistillRun::Options() const {
     o.policy.device_class = best_.report->device_class;
   }
   if (o.author.empty()) o.author = "summary-agent/" + rec_.model;
+  // Verified code, prose no person has read: committed as a candidate
+  // (retrieved like an active skill; a reviewer promotes it).
+  o.accepted_status = options_.accepted_status;
   if (o.message.empty()) {
     o.message = "distilled from trajectory " + t_.id + " (" + t_.task + ")";
   }
@@ -200,12 +212,23 @@ void SummaryAgent::DistillRun::Submit(Skill skill) {
   }
 }
 
-policy::DistillationRecord SummaryAgent::DistillRun::Go() {
+// The record is stored "pending" before the library is asked to commit:
+// a commit is then never without the record of the run that made it (a
+// store that refuses the record stops the run before the commit).
+Result<policy::DistillationRecord> SummaryAgent::DistillRun::Go() {
   rec_.id = internal::NewDistillationId();
   rec_.trajectory_id = t_.id;
   rec_.kind = "skill";
   rec_.started_ms = util::NowUnixMs();
-  if (std::optional<Skill> skill = AskForSkill()) Submit(std::move(*skill));
+  if (std::optional<Skill> skill = AskForSkill()) {
+    if (deps_.store) {
+      policy::DistillationRecord pending = rec_;
+      pending.outcome = "pending";
+      pending.skill_id = skill->id;
+      SKILLDB_RETURN_IF_ERROR(deps_.store->PutDistillation(pending));
+    }
+    Submit(std::move(*skill));
+  }
   rec_.finished_ms = util::NowUnixMs();
   return rec_;
 }
@@ -224,7 +247,7 @@ Result<policy::DistillationRecord> SummaryAgent::Distill(
                                       " has no verified speedup to distill");
   }
   DistillRun run(*this, t, task);
-  policy::DistillationRecord rec = run.Go();
+  SKILLDB_ASSIGN_OR_RETURN(policy::DistillationRecord rec, run.Go());
   if (deps_.store) SKILLDB_RETURN_IF_ERROR(deps_.store->PutDistillation(rec));
   return rec;
 }

@@ -10,6 +10,8 @@
 #include "skilldb/summarize/skill_candidate.h"
 #include "skilldb/summarize/summary_agent.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/json.h"
+#include "skilldb/util/text.h"
 
 namespace skilldb::summarize {
 namespace {
@@ -26,9 +28,11 @@ Answer with exactly one JSON object in a ```json block: {"notes": [{"skill_id": 
 Result<std::map<std::string, std::string>> ParseNotes(
     std::string_view completion, const std::vector<policy::SkillRef>& used) {
   SKILLDB_ASSIGN_OR_RETURN(std::string object, ExtractJsonObject(completion));
-  Json j = Json::parse(object, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.size() != 1 ||
-      !j.contains("notes") || !j["notes"].is_array()) {
+  auto parsed = util::ParseUntrustedJson(object, "the answer",
+                                         {.max_bytes = 1 << 20, .max_depth = 16});
+  const Json j = parsed.ok() ? std::move(*parsed) : Json();
+  if (!j.is_object() || j.size() != 1 || !j.contains("notes") ||
+      !j["notes"].is_array()) {
     return Status::InvalidArgument(
         "the answer must be one object with only a \"notes\" array");
   }
@@ -43,6 +47,14 @@ Result<std::map<std::string, std::string>> ParseNotes(
     }
     const std::string id = n["skill_id"];
     const std::string text = n["note"];
+    // Notes enter later prompts beside the skill: screened as skills are.
+    std::vector<std::string> screened;
+    ScreenModelText("the note on '" + util::OneLine(id) + "'", text, true,
+                    &screened);
+    if (!screened.empty()) {
+      problems.insert(problems.end(), screened.begin(), screened.end());
+      continue;
+    }
     if (std::none_of(used.begin(), used.end(),
                      [&](const policy::SkillRef& r) { return r.id == id; })) {
       problems.push_back("'" + id + "' is not one of the listed skills");
@@ -75,7 +87,7 @@ class SummaryAgent::PitfallRun {
         task_(task),
         used_(internal::UsedSkills(t)) {}
 
-  policy::DistillationRecord Go();
+  Result<policy::DistillationRecord> Go();
 
  private:
   std::vector<ChatMessage> Prompt() const;
@@ -95,7 +107,7 @@ std::vector<ChatMessage> SummaryAgent::PitfallRun::Prompt() const {
                      task_.task.family + "): " + task_.task.description +
                      "\n\n# Skills the rollout was given\n\n";
   for (const policy::SkillRef& r : used_) {
-    user += "- `" + r.id + "`: " + r.title + "\n";
+    user += "- `" + util::OneLine(r.id) + "`: " + util::OneLine(r.title) + "\n";
   }
   user += "\n# The rollout's turns\n\n" + internal::Attempts(t_, 1500, 3000);
   user += "\nWrite the pitfall notes.";
@@ -107,9 +119,10 @@ SummaryAgent::PitfallRun::AskForNotes() {
   std::vector<ChatMessage> chat = Prompt();
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     GenerationRecord gen;
+    bool cut = false;
     auto answer = internal::Ask(
         *deps_.backbone, chat,
-        internal::CallSampling(options_.sampling, t_.id, attempt), &gen);
+        internal::CallSampling(options_.sampling, t_.id, attempt), &gen, &cut);
     if (!answer.ok()) {
       rec_.outcome = "error";
       rec_.reasons.push_back("the backbone failed: " +
@@ -123,8 +136,10 @@ SummaryAgent::PitfallRun::AskForNotes() {
       rec_.errors.push_back("");
       return std::move(*notes);
     }
-    rec_.errors.push_back(notes.status().message());
-    internal::AppendRetry(&chat, *answer, notes.status().message());
+    const std::string error = internal::AnswerError(
+        cut, options_.sampling.max_tokens, notes.status().message());
+    rec_.errors.push_back(error);
+    internal::AppendRetry(&chat, *answer, error);
   }
   rec_.outcome = "invalid";
   rec_.reasons.push_back("no valid notes after " +
@@ -184,7 +199,9 @@ void SummaryAgent::PitfallRun::Attach(
   rec_.reasons.push_back("the library kept changing; no note attached");
 }
 
-policy::DistillationRecord SummaryAgent::PitfallRun::Go() {
+// As DistillRun::Go: the record is stored "pending" before the notes are
+// committed to the library.
+Result<policy::DistillationRecord> SummaryAgent::PitfallRun::Go() {
   rec_.id = internal::NewDistillationId();
   rec_.trajectory_id = t_.id;
   rec_.kind = "pitfalls";
@@ -194,6 +211,11 @@ policy::DistillationRecord SummaryAgent::PitfallRun::Go() {
       rec_.outcome = "none";
       rec_.reasons.push_back("the model wrote no note");
     } else {
+      if (deps_.store) {
+        policy::DistillationRecord pending = rec_;
+        pending.outcome = "pending";
+        SKILLDB_RETURN_IF_ERROR(deps_.store->PutDistillation(pending));
+      }
       Attach(*notes);
     }
   }
@@ -217,7 +239,7 @@ Result<policy::DistillationRecord> SummaryAgent::AttachPitfalls(
                                       " selected no skills to annotate");
   }
   PitfallRun run(*this, t, task);
-  policy::DistillationRecord rec = run.Go();
+  SKILLDB_ASSIGN_OR_RETURN(policy::DistillationRecord rec, run.Go());
   if (deps_.store) SKILLDB_RETURN_IF_ERROR(deps_.store->PutDistillation(rec));
   return rec;
 }

@@ -8,6 +8,9 @@
 #include <set>
 #include <unordered_set>
 
+#include "skilldb/util/json.h"
+#include "skilldb/util/text.h"
+
 namespace skilldb::summarize {
 namespace {
 
@@ -24,20 +27,62 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// Parses with a nesting bound (the text is model output).
-Json ParseBounded(std::string_view text, bool* ok) {
-  bool too_deep = false;
-  Json::parser_callback_t cb = [&too_deep](int depth, Json::parse_event_t e,
-                                           Json&) {
-    if ((e == Json::parse_event_t::object_start ||
-         e == Json::parse_event_t::array_start) &&
-        depth >= 16)
-      too_deep = true;
-    return !too_deep;
-  };
-  Json j = Json::parse(text.begin(), text.end(), cb, false);
-  *ok = !too_deep && !j.is_discarded();
-  return j;
+// Phrases by which text addresses the model that will read it instead of
+// describing a technique (matched on lower-cased text with runs of
+// whitespace as one space), and the markers of chat templates' turns.
+constexpr const char* kInstructionPhrases[] = {
+    "system prompt",    "you are now",     "new instructions",
+    "<|im_start|>",     "<|im_end|>",      "<|eot_id|>",
+    "<|start_header_id|>", "<|endoftext|>", "[inst]",
+    "<<sys>>",          "</s>",
+};
+// A verb of dismissal followed within a few words by what it dismisses.
+constexpr const char* kDismissals[] = {"ignore", "disregard"};
+constexpr const char* kDismissed[] = {"instruction", "the above", "prompt"};
+
+std::string Normalized(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isspace(u)) {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    out += static_cast<char>(std::tolower(u));
+  }
+  return out;
+}
+
+// What in `text` reads as an instruction to a model, or "".
+std::string InstructionLike(std::string_view text) {
+  const std::string t = Normalized(text);
+  for (const char* phrase : kInstructionPhrases) {
+    if (t.find(phrase) != std::string::npos) return phrase;
+  }
+  for (const char* verb : kDismissals) {
+    for (size_t at = t.find(verb); at != std::string::npos;
+         at = t.find(verb, at + 1)) {
+      if (at > 0 && IsWordChar(t[at - 1])) continue;
+      const std::string after = t.substr(at, 32);
+      for (const char* what : kDismissed) {
+        if (after.find(what) != std::string::npos) {
+          return std::string(verb) + " ... " + what;
+        }
+      }
+    }
+  }
+  // A line that opens a chat role ("system:", "assistant:").
+  for (const char* role : {"system:", "assistant:"}) {
+    const std::string line_start = "\n" + std::string(role);
+    const std::string lower = Lower(text);
+    if (lower.rfind(role, 0) == 0 || lower.find(line_start) != std::string::npos) {
+      return role;
+    }
+  }
+  return "";
 }
 
 // The end (one past the '}') of the balanced object starting at `open`.
@@ -160,8 +205,34 @@ void CheckKeys(const Json& j, std::vector<std::string>* problems) {
   }
 }
 
+}  // namespace
+
+void ScreenModelText(std::string_view field, std::string_view text,
+                     bool allow_lines, std::vector<std::string>* problems) {
+  const std::string control = util::FindControlCharacter(text, allow_lines);
+  if (!control.empty()) {
+    problems->push_back(std::string(field) + ": a control character (" +
+                        control + ")");
+  }
+  const std::string instruction = InstructionLike(text);
+  if (!instruction.empty()) {
+    problems->push_back(std::string(field) +
+                        ": reads as an instruction to a model (\"" +
+                        instruction + "\"); describe the technique");
+  }
+}
+
+namespace {
+
 void CheckText(const Skill& s, const CandidateRules& rules,
                std::vector<std::string>* p) {
+  // The skill's text enters every later prompt that selects it: no control
+  // characters (a terminal or a prompt would act on them) and nothing
+  // addressed to the model reading it.
+  ScreenModelText("title", s.title, false, p);
+  ScreenModelText("summary", s.summary, false, p);
+  ScreenModelText("body", s.body, true, p);
+  ScreenModelText("code", s.code, true, p);
   auto one_line = [](const std::string& t) {
     return t.find('\n') == std::string::npos;
   };
@@ -223,16 +294,15 @@ std::string JoinProblems(const std::vector<std::string>& p) {
 Result<std::string> ExtractJsonObject(std::string_view completion,
                                       size_t max_bytes) {
   std::string_view text = completion;
-  // A ```json fence narrows the search to its content.
-  const size_t fence = text.find("```json");
-  if (fence != std::string_view::npos) {
+  // A ```json fence (any case) says where the object starts. It does not
+  // say where it ends: the object's strings may hold fences of their own
+  // (a markdown body with a code block), so the end is the object's
+  // balanced closing brace, found with strings respected.
+  const std::string lower = Lower(completion);
+  const size_t fence = lower.find("```json");
+  if (fence != std::string::npos) {
     const size_t start = text.find('\n', fence);
-    if (start != std::string_view::npos) {
-      const size_t end = text.find("```", start);
-      text = text.substr(start + 1, end == std::string_view::npos
-                                        ? std::string_view::npos
-                                        : end - start - 1);
-    }
+    if (start != std::string_view::npos) text = text.substr(start + 1);
   }
   const size_t open = text.find('{');
   if (open == std::string_view::npos) {
@@ -251,18 +321,22 @@ Result<std::string> ExtractJsonObject(std::string_view completion,
 
 Result<Skill> ParseCandidate(std::string_view object_json, std::string_view id,
                              const CandidateRules& rules) {
-  bool ok = false;
-  const Json j = ParseBounded(object_json, &ok);
-  if (!ok || !j.is_object()) {
-    return Status::InvalidArgument("the answer is not one valid JSON object");
+  auto parsed = util::ParseUntrustedJson(object_json, "the answer",
+                                         {.max_bytes = 1 << 20, .max_depth = 16});
+  if (!parsed.ok() || !parsed->is_object()) {
+    return Status::InvalidArgument("the answer is not one valid JSON object" +
+                                   (parsed.ok() ? std::string()
+                                                : " (" + parsed.status().message() +
+                                                      ")"));
   }
+  const Json& j = *parsed;
   std::vector<std::string> problems;
   CheckKeys(j, &problems);
   if (!problems.empty()) return Status::InvalidArgument(JoinProblems(problems));
   // The schema's own reader (types, UTF-8, duplicate keys, list entries)
   // on the model's text with our id in front.
-  std::string with_id = "{\"id\":" + Json(std::string(id)).dump() + "," +
-                        std::string(object_json.substr(1));
+  std::string with_id = "{\"id\":" + util::DumpLossy(Json(std::string(id))) +
+                        "," + std::string(object_json.substr(1));
   auto skill = ParseSkillJson(with_id);
   if (!skill.ok()) {
     return Status::InvalidArgument("the skill is not valid: " +

@@ -6,6 +6,9 @@
 // store and the audit log are real.
 #include <doctest/doctest.h>
 
+#include <sqlite3.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -13,6 +16,8 @@
 #include "agents_test_util.h"
 #include "cli_util.h"
 #include "scripted_llm_server.h"
+#include "skilldb/policy/rollout_store.h"
+#include "trajectory_fixture.h"
 
 namespace skilldb::agents_e2e {
 namespace {
@@ -88,26 +93,35 @@ struct World {
     server = std::move(*s);
   }
 
-  skilldb::testing::Run Cli(std::vector<std::string> args) {
-    // The agents' subcommands take the store's path; the others do not.
+  skilldb::testing::Run Cli(std::vector<std::string> args, bool json = true) {
+    // The agents' subcommands take the store's path (unless the test gives
+    // its own); the others do not.
     const bool agents =
         args[0] == "solve" || args[0] == "rollouts" || args[0] == "distill";
-    if (agents) args.insert(args.end(), {"--rollouts", rollouts});
-    args.insert(args.begin(), {"--db", db, "--json"});
+    const bool own_store =
+        std::find(args.begin(), args.end(), "--rollouts") != args.end();
+    if (agents && !own_store) args.insert(args.end(), {"--rollouts", rollouts});
+    args.insert(args.begin(), {"--db", db});
+    if (json) args.insert(args.begin(), "--json");
     return skilldb::testing::Cli(
         home, args, "",
         {"SKILLDB_VERIFY_CACHE=" + policy::testing::HostOptions().cache_dir});
+  }
+  // As a person runs it: human output.
+  skilldb::testing::Run Human(std::vector<std::string> args) {
+    return Cli(std::move(args), /*json=*/false);
   }
   std::vector<std::string> Llm() {
     return {"--llm-url", server->base_url(), "--llm-model", "scripted-model",
             "--llm-token-ids"};
   }
-  skilldb::testing::Run Solve(std::vector<std::string> args) {
+  skilldb::testing::Run Solve(std::vector<std::string> args,
+                              bool json = true) {
     args.insert(args.begin(), "solve");
     for (const std::string& a : Llm()) args.push_back(a);
     for (const char* a : {"--backend", "host", "--workers", "2"})
       args.push_back(a);
-    return Cli(args);
+    return Cli(args, json);
   }
   std::vector<std::string> ChatBodies() const {
     std::vector<std::string> out;
@@ -270,6 +284,18 @@ TEST_CASE(
   const std::string extra = skill["skill"]["extra"].dump();
   CHECK(extra.find(note) != std::string::npos);
   CHECK(extra.find("\"unverified\":true") != std::string::npos);
+
+  // Answers that hold no notes: the human output says why each was
+  // refused, not only --json.
+  for (int i = 0; i < 3; ++i) w.server->Add(TextReply({"No notes today."}));
+  std::vector<std::string> again = {"distill", id};
+  again.insert(again.end(), llm.begin(), llm.begin() + 4);
+  auto refused = w.Human(again);
+  INFO(refused.out << refused.err);
+  CHECK(refused.code == 1);
+  CHECK(refused.out.find("invalid") != std::string::npos);
+  CHECK(refused.out.find("attempt 1: ") != std::string::npos);
+  CHECK(refused.out.find("attempt 3: ") != std::string::npos);
 }
 
 TEST_CASE(
@@ -286,7 +312,8 @@ TEST_CASE(
                       "1", "--samples", "2", "--rollouts-per-task", "2"});
   Json out = Parse(run);
   INFO(run.out << run.err);
-  CHECK(run.code == 0);
+  // Nothing was sped up: 1, as `solve --task T` says for one task.
+  CHECK(run.code == 1);
   REQUIRE(out["tasks"].size() == 2);
   CHECK(out["tasks"][0]["task"] == "sum_dim1_fp32");
   CHECK(out["tasks"][0]["trajectories"].size() == 2);
@@ -311,7 +338,101 @@ TEST_CASE(
   auto unknown = w.Solve({"--task", "no_such_task"});
   CHECK(unknown.code == 1);
   CHECK(unknown.err.find("no_such_task") != std::string::npos);
+  // The task is checked before anything is created: no store appears.
+  CHECK_FALSE(std::filesystem::exists(w.rollouts));
   CHECK(w.Cli({"rollouts", "show", "t-none"}).code == 1);
+}
+
+TEST_CASE("distill of a store that does not exist creates none") {
+  World w;
+  const std::string typo = w.dir.Sub("typo.sqlite");
+  auto run = w.Cli({"distill", "t-1", "--rollouts", typo});
+  CHECK(run.code == 1);
+  CHECK(run.err.find("no rollout store") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(typo));
+}
+
+TEST_CASE("solve prints the model's kernel and the compiler's log escaped") {
+  World w;
+  // A kernel whose comment and compile error carry terminal escapes.
+  const std::string evil =
+      "// \x1b]0;owned\x07\x1b[2J\n" + std::string(kNoCompile) +
+      "int broken = \"\x1b[31m\";\n";
+  w.server->Add(TextReply({Fenced(evil)}));
+  auto solved = w.Solve({"--task", "sum_dim1_fp32", "--turns", "1"},
+                        /*json=*/false);
+  INFO(solved.out << solved.err);
+  CHECK(solved.code == 1);
+  CHECK(solved.out.find("undeclared_identifier_42") != std::string::npos);
+  for (const std::string* text : {&solved.out, &solved.err}) {
+    CHECK(text->find('\x1b') == std::string::npos);
+    CHECK(text->find('\x07') == std::string::npos);
+  }
+  auto listed = Parse(w.Cli({"rollouts", "list"}));
+  REQUIRE(listed.size() == 1);
+  auto shown = w.Human({"rollouts", "show", listed[0]["id"]});
+  CHECK(shown.code == 0);
+  CHECK(shown.out.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("an unreachable model is reported on stderr and exits 1") {
+  World w;
+  w.server->Stop();
+  auto solved = w.Solve(
+      {"--task", "sum_dim1_fp32", "--turns", "1", "--llm-retries", "0"},
+      /*json=*/false);
+  INFO(solved.out << solved.err);
+  CHECK(solved.code == 1);
+  CHECK(solved.err.find("error: trajectory") != std::string::npos);
+  CHECK(solved.err.find("failed") != std::string::npos);
+}
+
+TEST_CASE("an API key a server echoes is never printed, stored or exported") {
+  World w;
+  const std::string key = "sk-test-0123456789abcdef";
+  ScriptedReply echo = scripted::RawReply(
+      401, "{\"error\": {\"message\": \"bad key " + key + "\"}}");
+  echo.times = -1;
+  w.server->Add(echo);
+  auto solved = w.Solve({"--task", "sum_dim1_fp32", "--turns", "1",
+                         "--llm-key", key, "--llm-retries", "0"},
+                        /*json=*/false);
+  INFO(solved.out << solved.err);
+  CHECK(solved.code == 1);
+  CHECK(solved.out.find(key) == std::string::npos);
+  CHECK(solved.err.find(key) == std::string::npos);
+  CHECK(solved.err.find("[redacted]") != std::string::npos);
+  CHECK(policy::testing::ReadFileText(w.rollouts).find(key) ==
+        std::string::npos);
+  auto exported = w.Cli({"rollouts", "export"});
+  CHECK(exported.code == 0);
+  CHECK(exported.out.find(key) == std::string::npos);
+}
+
+TEST_CASE("a rollout store with another layout is an error, never a crash") {
+  World w;
+  {
+    auto store = policy::RolloutStore::Open(w.rollouts);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->PutTrajectory(policy::testing::FixtureTrajectory()).ok());
+  }
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(w.rollouts.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db,
+                       "DROP TABLE samples; CREATE TABLE samples(trajectory_id "
+                       "TEXT, turn INTEGER, verdict TEXT)",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  for (const char* action : {"show", "export"}) {
+    CAPTURE(action);
+    std::vector<std::string> args = {"rollouts", action};
+    if (std::string(action) == "show") {
+      args.push_back(policy::testing::FixtureTrajectory().id);
+    }
+    auto run = w.Cli(args);
+    CHECK(run.code == 2);  // was 139
+    CHECK(run.err.find("table 'samples'") != std::string::npos);
+  }
 }
 
 }  // namespace

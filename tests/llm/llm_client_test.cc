@@ -109,7 +109,7 @@ TEST_CASE("without native n, n samples are n requests with consecutive seeds") {
   o.seed = 10;
   // A server that ignores n is caught, not silently short of samples.
   auto short_answer = ClientFor(config)->Generate(OnePrompt(), o);
-  CHECK(short_answer.status().code() == StatusCode::kInternal);
+  CHECK(short_answer.status().code() == StatusCode::kInvalidArgument);
 
   config.native_n = false;
   config.max_in_flight = 1;  // one at a time: the replies keep their order

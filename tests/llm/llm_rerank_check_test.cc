@@ -50,23 +50,24 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a TEI rerank posts texts to the root /rerank and cuts top_n itself") {
+    "a TEI rerank posts texts under the base URL's path and cuts top_n "
+    "itself") {
   auto server = StartServer();
-  auto client = RerankerFor(*server, RerankApi::kTei);
+  auto client = RerankerFor(*server, RerankApi::kTei);  // base URL ".../v1"
   auto r = client->Rerank("shared memory tiling", kDocs, 2);
   REQUIRE(r.ok());
   REQUIRE(r->size() == 2);
   CHECK((*r)[0].index == 1);  // every query word is in document 1
   auto log = server->Requests();
   REQUIRE(log.size() == 1);
-  CHECK(log[0].path == "/rerank");
+  CHECK(log[0].path == "/v1/rerank");
   CHECK(log[0].endpoint == Endpoint::kTeiRerank);
   json body = json::parse(log[0].body);
   CHECK(body["texts"] == json(kDocs));
   CHECK(!body.contains("top_n"));
 }
 
-TEST_CASE("rerank answers with bad indices or scores are internal errors") {
+TEST_CASE("rerank answers with bad indices or scores are invalid input") {
   const char* cohere[] = {
       R"({"results": [{"index": 3, "relevance_score": 1}]})",
       R"({"results": [{"index": 0, "relevance_score": 1}, {"index": 0, "relevance_score": 2}]})",
@@ -81,11 +82,11 @@ TEST_CASE("rerank answers with bad indices or scores are internal errors") {
   for (const char* body : cohere) {
     CAPTURE(body);
     server->Add(RawReply(200, body));
-    CHECK(client->Rerank("q", kDocs).status().code() == StatusCode::kInternal);
+    CHECK(client->Rerank("q", kDocs).status().code() == StatusCode::kInvalidArgument);
   }
   auto tei = RerankerFor(*server, RerankApi::kTei);
   server->Add(RawReply(200, R"({"results": []})"));
-  CHECK(tei->Rerank("q", kDocs).status().code() == StatusCode::kInternal);
+  CHECK(tei->Rerank("q", kDocs).status().code() == StatusCode::kInvalidArgument);
   CHECK(client->Usage().requests == 0);
 }
 
@@ -146,6 +147,42 @@ TEST_CASE("the endpoint check reports an unreachable server at once") {
   auto report = CheckEndpoint(config);
   CHECK(report.status().code() == StatusCode::kUnavailable);
   CHECK(sleeps.waits().empty());  // one attempt, no retries
+}
+
+TEST_CASE("a failed generation probe is its error, never a latency") {
+  auto server = StartServer();
+  scripted::ScriptedReply broken = scripted::StatusReply(500);
+  broken.endpoint = Endpoint::kChat;
+  broken.times = -1;
+  server->Add(broken);
+  CheckOptions probe;
+  probe.probe_generation = true;
+  auto report = CheckEndpoint(ConfigFor(*server), probe);
+  REQUIRE(report.ok());
+  CHECK_FALSE(report->generation_latency_ms.has_value());
+  CHECK(report->generation_status.code() == StatusCode::kUnavailable);
+  json j = json::parse(CheckReportJson(*report));
+  CHECK_FALSE(j.contains("generation_latency_ms"));
+  CHECK(j.contains("generation_error"));
+}
+
+TEST_CASE("a TEI base URL with a path keeps it; one without posts at /rerank") {
+  auto server = StartServer();
+  RerankConfig config;
+  config.client = ConfigFor(*server);
+  config.client.base_url = server->origin() + "/tei";
+  config.api = RerankApi::kTei;
+  auto proxied = RerankClient::Create(config);
+  REQUIRE(proxied.ok());
+  (void)(*proxied)->Rerank("tiling", kDocs);
+  config.client.base_url = server->origin();
+  auto plain = RerankClient::Create(config);
+  REQUIRE(plain.ok());
+  (void)(*plain)->Rerank("tiling", kDocs);
+  auto log = server->Requests();
+  REQUIRE(log.size() == 2);
+  CHECK(log[0].path == "/tei/rerank");
+  CHECK(log[1].path == "/rerank");
 }
 
 }  // namespace

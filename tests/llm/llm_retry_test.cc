@@ -241,5 +241,63 @@ TEST_CASE("a request waiting to retry does not hold a slot") {
   CHECK(log[2].prompt == "first");
 }
 
+TEST_CASE("a server that drips bytes is cut at the request deadline") {
+  auto server = StartServer();
+  // Never silent for a read timeout, never done: a byte every 100 ms.
+  ScriptedReply drip = TextReply({std::string(2000, 'x')});
+  drip.delivery = scripted::Delivery::kDrip;
+  drip.drip_bytes = 1;
+  drip.drip_interval_ms = 100;
+  server->Add(drip);
+  ClientConfig config = ConfigFor(*server);
+  config.read_timeout_ms = 5000;
+  config.request_timeout_ms = 800;
+  std::vector<std::string> notices;
+  std::mutex mu;
+  config.on_wait = [&](std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    notices.emplace_back(line);
+  };
+  const auto start = Clock::now();
+  auto r = ClientFor(config)->Generate(OnePrompt(), Greedy());
+  CHECK(r.status().code() == StatusCode::kDeadlineExceeded);
+  CHECK(r.status().message().find("request deadline (800 ms)") !=
+        std::string::npos);
+  CHECK(Clock::now() - start < milliseconds(3000));
+  CHECK(server->RequestCount() == 1);  // a deadline is not retried
+}
+
+TEST_CASE("a retry that would start after the deadline is not made") {
+  auto server = StartServer();
+  server->Add(StatusReply(503, {{"Retry-After", "60"}}));
+  ClientConfig config = ConfigFor(*server);
+  config.request_timeout_ms = 2000;
+  SleepRecorder sleeps;
+  sleeps.InstallIn(&config);
+  auto r = ClientFor(config)->Generate(OnePrompt(), Greedy());
+  CHECK(r.status().code() == StatusCode::kDeadlineExceeded);
+  CHECK(sleeps.waits().empty());
+  CHECK(server->RequestCount() == 1);
+}
+
+TEST_CASE("a retry is announced with what it waits for") {
+  auto server = StartServer();
+  server->Add({StatusReply(503), TextReply({"ok"})});
+  ClientConfig config = ConfigFor(*server);
+  SleepRecorder sleeps;
+  sleeps.InstallIn(&config);
+  std::vector<std::string> notices;
+  std::mutex mu;
+  config.on_wait = [&](std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    notices.emplace_back(line);
+  };
+  REQUIRE(ClientFor(config)->Generate(OnePrompt(), Greedy()).ok());
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0].find("retrying POST " + server->base_url() +
+                        "/chat/completions") != std::string::npos);
+  CHECK(notices[0].find("attempt 2 of 4") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace skilldb::llm::testing

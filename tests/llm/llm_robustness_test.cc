@@ -19,20 +19,20 @@ StatusCode GenerateCode(OpenAiClient& client) {
 }
 
 TEST_CASE(
-    "malformed JSON in a 200 answer is an internal error and not retried") {
+    "malformed JSON in a 200 answer is invalid input and not retried") {
   auto server = StartServer();
   server->Add(
       RawReply(200, "{\"choices\": [{\"message\": {\"content\": \"x\""));
   auto client = ClientFor(ConfigFor(*server));
   auto r = client->Generate(OnePrompt(), Greedy());
-  CHECK(r.status().code() == StatusCode::kInternal);
+  CHECK(r.status().code() == StatusCode::kInvalidArgument);
   CHECK(server->RequestCount() == 1);
   // Naming the endpoint is the behaviour under test.
   CHECK(r.status().message().find("POST " + server->base_url() +
                                   "/chat/completions") != std::string::npos);
 }
 
-TEST_CASE("answers with missing fields or wrong types are internal errors") {
+TEST_CASE("answers with missing fields or wrong types are invalid input") {
   const char* bodies[] = {
       "{}",
       "[]",
@@ -52,19 +52,19 @@ TEST_CASE("answers with missing fields or wrong types are internal errors") {
   for (const char* body : bodies) {
     CAPTURE(body);
     server->Add(RawReply(200, body));
-    CHECK(GenerateCode(*client) == StatusCode::kInternal);
+    CHECK(GenerateCode(*client) == StatusCode::kInvalidArgument);
   }
   CHECK(server->RequestCount() == std::size(bodies));
 }
 
-TEST_CASE("a body cut short inside the JSON is an internal error") {
+TEST_CASE("a body cut short inside the JSON is invalid input") {
   auto server = StartServer();
   ScriptedReply cut = TextReply({"a long enough completion text"});
   cut.delivery = Delivery::kTruncated;
   cut.truncate_at = 40;
   server->Add(cut);
   auto client = ClientFor(ConfigFor(*server));
-  CHECK(GenerateCode(*client) == StatusCode::kInternal);
+  CHECK(GenerateCode(*client) == StatusCode::kInvalidArgument);
 }
 
 TEST_CASE(
@@ -92,7 +92,7 @@ TEST_CASE(
   ClientConfig config = ConfigFor(*server);
   config.max_response_bytes = 4096;
   auto client = ClientFor(config);
-  CHECK(GenerateCode(*client) == StatusCode::kInternal);
+  CHECK(GenerateCode(*client) == StatusCode::kInvalidArgument);
   CHECK(server->RequestCount() == 1);
 }
 
@@ -172,20 +172,62 @@ TEST_CASE("mutated and truncated answers never crash the client") {
   auto client = ClientFor(config);
   SamplingOptions o = Greedy();
   o.top_logprobs = 1;
-  size_t ok = 0, internal = 0, other = 0;
+  size_t ok = 0, invalid = 0, other = 0;
   for (size_t i = 0; i < bodies.size(); ++i) {
     auto r = client->Generate(OnePrompt(), o);
     if (r.ok()) {
       ++ok;
-    } else if (r.status().code() == StatusCode::kInternal) {
-      ++internal;
+    } else if (r.status().code() == StatusCode::kInvalidArgument) {
+      ++invalid;
     } else {
       ++other;
     }
   }
-  CHECK(ok + internal + other == bodies.size());
-  CHECK(internal > 0);
+  CHECK(ok + invalid + other == bodies.size());
+  CHECK(invalid > 0);
   CHECK(other == 0);
+}
+
+TEST_CASE("an API key a server echoes never leaves the client") {
+  auto server = StartServer();
+  const std::string key = "sk-test-0123456789abcdef";
+  server->Add(RawReply(401, "{\"error\": \"invalid key " + key + "\"}"));
+  // Also as a JSON encoder escapes it, and inside generated text.
+  ScriptedReply echoed = TextReply({"your key is " + key});
+  server->Add(echoed);
+  ClientConfig config = ConfigFor(*server);
+  config.api_key = key;
+  auto client = ClientFor(config);
+  auto refused = client->Generate(OnePrompt(), Greedy());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find(key) == std::string::npos);
+  CHECK(refused.status().message().find("[redacted]") != std::string::npos);
+  auto answered = client->Generate(OnePrompt(), Greedy());
+  REQUIRE(answered.ok());
+  CHECK((*answered)[0].samples[0].text == "your key is [redacted]");
+  // The server did receive it: only what comes back is redacted.
+  CHECK(server->Requests()[0].headers.at("authorization") == "Bearer " + key);
+}
+
+TEST_CASE("an answer is bounded by what was asked, in bytes and in values") {
+  auto server = StartServer();
+  // 64 tokens asked; an answer of 3 MB of text is refused unread.
+  server->Add(TextReply({std::string(3 << 20, 'x')}));
+  // Small in bytes, huge in values: [0,0,...] logprobs.
+  std::string many = R"({"choices": [{"index": 0, "message": {"content": "x"},
+    "logprobs": {"content": [{"token": "x", "logprob": -1, "bytes": [)";
+  for (int i = 0; i < 30000; ++i) many += i ? ",0" : "0";
+  many += "]}]}}]}";
+  server->Add(RawReply(200, many));
+  auto client = ClientFor(ConfigFor(*server));
+  auto big = client->Generate(OnePrompt(), Greedy());
+  CHECK(big.status().code() == StatusCode::kInvalidArgument);
+  CHECK(big.status().message().find("the bound for this request") !=
+        std::string::npos);
+  auto dense = client->Generate(OnePrompt(), Greedy());
+  CHECK(dense.status().code() == StatusCode::kInvalidArgument);
+  CHECK(dense.status().message().find("values (the limit)") !=
+        std::string::npos);
 }
 
 }  // namespace

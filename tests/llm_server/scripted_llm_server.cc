@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -61,8 +62,10 @@ std::map<std::string, std::string> LowerHeaders(
   return out;
 }
 
+// `wait` sleeps between drips; false when the server is stopping.
 void Deliver(const ScriptedReply& reply, const Answer& a,
-             httplib::Response& res) {
+             httplib::Response& res,
+             const std::function<bool(std::chrono::milliseconds)>& wait) {
   res.status = a.status;
   for (const auto& [k, v] : a.headers) res.set_header(k, v);
   const size_t cut = std::min(reply.truncate_at, a.body.size());
@@ -83,6 +86,19 @@ void Deliver(const ScriptedReply& reply, const Answer& a,
             if (offset >= cut) return false;
             sink.write(body->data() + offset, std::min(length, cut - offset));
             return true;
+          });
+      break;
+    }
+    case Delivery::kDrip: {
+      auto body = std::make_shared<std::string>(a.body);
+      const size_t step = std::max<size_t>(1, reply.drip_bytes);
+      const auto interval = std::chrono::milliseconds(reply.drip_interval_ms);
+      res.set_content_provider(
+          body->size(), a.content_type,
+          [body, step, interval, wait](size_t offset, size_t length,
+                                       httplib::DataSink& sink) {
+            if (!wait(interval)) return false;
+            return sink.write(body->data() + offset, std::min(length, step));
           });
       break;
     }
@@ -137,7 +153,11 @@ void ScriptedLlmServer::Impl::Handle(Endpoint endpoint,
            static_cast<int64_t>(l.per_prompt_token_us) * a.prompt_tokens +
            static_cast<int64_t>(l.per_completion_token_us) *
                a.completion_tokens));
-  Deliver(reply, a, res);
+  Deliver(reply, a, res, [this](std::chrono::milliseconds d) {
+    Wait(d);
+    std::lock_guard<std::mutex> lock(mu);
+    return !stopping;
+  });
   {
     std::lock_guard<std::mutex> lock(mu);
     // Found by serial: ClearLog may have run meanwhile.

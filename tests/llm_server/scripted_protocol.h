@@ -34,6 +34,9 @@ enum class Delivery {
   kTruncated,  // the first truncate_at bytes, as a complete HTTP answer
   kDropped,    // Content-Length of the whole body, truncate_at bytes, then
                // the connection is closed (a server dying mid-answer)
+  kDrip,       // the whole body, drip_bytes at a time every drip_interval_ms
+               // (a server that never goes silent long enough for a read
+               // timeout, yet never finishes)
 };
 
 // One scripted reply: which requests it answers and how.
@@ -70,6 +73,8 @@ struct ScriptedReply {
   bool omit_usage = false;  // leave "usage" out of a generated body
   Delivery delivery = Delivery::kWhole;
   size_t truncate_at = 0;  // bytes sent for kTruncated and kDropped
+  size_t drip_bytes = 1;   // kDrip: bytes per write
+  int drip_interval_ms = 0;  // kDrip: wait before each write
   int delay_ms = 0;        // wait before answering
 };
 

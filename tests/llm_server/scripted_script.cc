@@ -51,6 +51,8 @@ bool ReadDelivery(const json& v, ScriptedReply* r) {
     r->delivery = Delivery::kTruncated;
   else if (v == "dropped")
     r->delivery = Delivery::kDropped;
+  else if (v == "drip")
+    r->delivery = Delivery::kDrip;
   else
     return false;
   return true;

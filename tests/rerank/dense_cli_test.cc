@@ -4,6 +4,9 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "cli_util.h"
 #include "build_paths.h"
 
@@ -85,6 +88,51 @@ TEST_CASE("a model directory that is not a checkpoint is a clear error") {
   const Run f =
       cli({"query", "tiling", "--rerank", "dense", "--fusion", "bogus"});
   CHECK(f.code == 1);
+}
+
+TEST_CASE("query --rerank dense without a store leaves none behind") {
+  if (!HaveMiniLm()) {
+    MESSAGE("SKIPPED: no all-MiniLM-L6-v2 at " << SKILLDB_MINILM_DIR);
+    return;
+  }
+  Fixture cli;
+  cli.Init();
+  const Run r = cli({"--json", "query", "shared memory tiling", "--rerank",
+                     "dense", "--model", SKILLDB_MINILM_DIR});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const Json j = Json::parse(r.out);
+  CHECK(j["rerank"]["applied"] == true);
+  CHECK(j["rerank"]["embeddings_kept"] == false);
+  CHECK_FALSE(std::filesystem::exists(cli.db + ".embeddings.sqlite"));
+}
+
+TEST_CASE("a truncated model file is the user's input error: exit 1") {
+  if (!HaveMiniLm()) {
+    MESSAGE("SKIPPED: no all-MiniLM-L6-v2 at " << SKILLDB_MINILM_DIR);
+    return;
+  }
+  Fixture cli;
+  cli.Init();
+  // A copy of the model whose weights file is cut short (its first 4 KiB).
+  const std::string dir = cli.dir.Sub("cut-model");
+  std::filesystem::create_directories(dir);
+  for (const auto& e :
+       std::filesystem::directory_iterator(SKILLDB_MINILM_DIR)) {
+    if (e.path().filename() == "model.safetensors") continue;
+    std::filesystem::copy(e.path(), std::filesystem::path(dir) / e.path().filename(),
+                          std::filesystem::copy_options::recursive);
+  }
+  {
+    std::ifstream in(std::string(SKILLDB_MINILM_DIR) + "/model.safetensors",
+                     std::ios::binary);
+    std::string head(4096, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(dir + "/model.safetensors", std::ios::binary) << head;
+  }
+  const Run r = cli({"--json", "query", "tiling", "--rerank", "dense",
+                     "--model", dir});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("model.safetensors") != std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // the binary in a child process against the scripted protocol server.
 #include <doctest/doctest.h>
 
+#include <chrono>
+
 #include "cli_util.h"
 #include "scripted_llm_server.h"
 
@@ -146,6 +148,73 @@ TEST_CASE("llm check lists the endpoint's models and its latency") {
       cli({"--json", "llm", "check", "--llm-url", server->base_url()});
   CHECK(down.code == 1);
   CHECK(down.err.find("unavailable") != std::string::npos);
+}
+
+TEST_CASE("llm check --probe fails with the generation's error, not a latency") {
+  Fixture cli;
+  auto server = StartServer();
+  scripted::ScriptedReply broken = scripted::StatusReply(500);
+  broken.endpoint = Endpoint::kChat;
+  broken.times = -1;
+  server->Add(broken);
+  const Run r = cli({"llm", "check", "--probe", "--llm-url",
+                     server->base_url(), "--llm-retries", "0"});
+  CHECK(r.code == 1);
+  CHECK(r.out.find("one-token generation") == std::string::npos);
+  CHECK(r.err.find("generation probe") != std::string::npos);
+}
+
+TEST_CASE("a malformed answer is the server's input error: exit 1, not 2") {
+  Fixture cli;
+  auto server = StartServer();
+  scripted::ScriptedReply junk = scripted::RawReply(200, "{\"data\": 1}");
+  junk.endpoint = Endpoint::kModels;
+  server->Add(junk);
+  const Run r =
+      cli({"--json", "llm", "check", "--llm-url", server->base_url()});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("invalid_argument") != std::string::npos);
+}
+
+TEST_CASE("query and llm check take --llm-key and send it") {
+  Fixture cli;
+  cli.Init();
+  auto server = StartServer();
+  server->SetDefault(scripted::TextReply({"[1] > [2]"}));
+  const Run q = cli({"--json", "query", kQuery, "--rerank", "listwise",
+                     "--llm-url", server->base_url(), "--llm-model",
+                     "scripted-model", "--llm-key", "sk-query-key-0001",
+                     "--candidates", "4", "-k", "2"});
+  REQUIRE_MESSAGE(q.code == 0, q.err);
+  const Run c = cli({"llm", "check", "--llm-url", server->base_url(),
+                     "--llm-key", "sk-check-key-0002"});
+  REQUIRE_MESSAGE(c.code == 0, c.err);
+  auto log = server->Requests();
+  REQUIRE(log.size() >= 2);
+  CHECK(log.front().headers.at("authorization") == "Bearer sk-query-key-0001");
+  CHECK(log.back().headers.at("authorization") == "Bearer sk-check-key-0002");
+}
+
+TEST_CASE("query --rerank gives up at --llm-timeout, in BM25 order with why") {
+  Fixture cli;
+  cli.Init();
+  auto server = StartServer();
+  scripted::ScriptedReply silent = scripted::TextReply({"[1] > [2]"});
+  silent.delay_ms = 60000;  // answered when the server stops
+  silent.times = -1;
+  server->Add(silent);
+  const auto start = std::chrono::steady_clock::now();
+  const Run r = cli({"--json", "query", kQuery, "--rerank", "listwise",
+                     "--llm-url", server->base_url(), "--llm-model",
+                     "scripted-model", "--llm-timeout", "1", "--candidates",
+                     "4", "-k", "3"});
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const Json j = Json::parse(r.out);
+  CHECK(j["rerank"]["applied"] == false);
+  CHECK(j["rerank"]["reason"].get<std::string>().find("deadline") !=
+        std::string::npos);
+  CHECK(took < std::chrono::seconds(20));
 }
 
 }  // namespace

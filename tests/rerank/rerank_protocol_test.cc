@@ -157,7 +157,9 @@ TEST_CASE("an answer without a ranking keeps BM25 order and its generation") {
   CHECK(s.result.generations.size() == 1);
 }
 
-TEST_CASE("an answer cut at max_tokens still ranks the ids it reached") {
+TEST_CASE(
+    "an answer cut at max_tokens keeps BM25 order and says so, unless told "
+    "to rank the ids it reached") {
   TempLibrary lib;
   Fill(lib);
   auto server = StartServer();
@@ -165,12 +167,23 @@ TEST_CASE("an answer cut at max_tokens still ranks the ids it reached") {
   auto client = ClientFor(ConfigFor(*server));
   ListwiseOptions lw;
   lw.max_tokens = 6;  // "[3] > [4" in the scripted tokens
+  const auto bm25 = Bm25Ids(lib, 4);
+  {
+    auto reranker = MakeListwiseReranker(client.get(), lw, Trusting());
+    const Selection s = Select(lib, reranker->get());
+    INFO(s.result.reason);
+    CHECK_FALSE(s.result.applied);
+    CHECK(Ids(s.result)[0] == bm25[0]);
+    CHECK(s.result.reason.find("cut at max_tokens") != std::string::npos);
+  }
+  lw.reject_cut = false;
   auto reranker = MakeListwiseReranker(client.get(), lw, Trusting());
   const Selection s = Select(lib, reranker->get());
-  const auto bm25 = Bm25Ids(lib, 4);
+  INFO(s.result.reason);
   CHECK(s.result.applied);
   CHECK(Ids(s.result)[0] == bm25[2]);
   CHECK(s.result.reason.find("missing") != std::string::npos);
+  CHECK(s.result.reason.find("cut at max_tokens") != std::string::npos);
 }
 
 TEST_CASE(

@@ -1,8 +1,16 @@
 #include "skilldb/trainer/config.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
+#include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
+
+#include "skilldb/util/json.h"
 
 namespace skilldb::trainer {
 
@@ -25,41 +33,62 @@ namespace {
 // A field reader: (json value, key path) -> Status.
 using Reader = std::function<Status(const json&, const std::string&)>;
 
+// The range of every integer key: the one table both the JSON reader and
+// ValidateTrainConfig (configs built in code, e.g. `train demo`'s flags)
+// check against. The bounds say what a run can mean, and keep the sizes
+// they drive (threads, worker processes, tensors) from exhausting memory
+// long before the run could start.
+struct IntRange {
+  int64_t lo, hi;
+};
+constexpr IntRange kSteps{0, 1000000};
+constexpr IntRange kTasksPerStep{1, 1024};
+constexpr IntRange kGroups{1, 4096};
+constexpr IntRange kMaxTurns{1, 64};
+constexpr IntRange kMaxNewTokens{1, 1 << 20};
+constexpr IntRange kVerifyRounds{1, 100};
+constexpr IntRange kTimedCalls{1, 10000};
+constexpr IntRange kWarmupCalls{0, 1000};
+// As the verifier accepts (verify::kMaxHostWorkers).
+constexpr IntRange kHostWorkers{1, 256};
+constexpr IntRange kSftDemoRecords{0, 1000000};
+constexpr IntRange kSftEpochs{0, 1000};
+constexpr IntRange kCheckpointEvery{0, 1000000};
+constexpr IntRange kWarmupSteps{0, 1000000};
+constexpr IntRange kMicroBatch{1, 4096};
+constexpr IntRange kUtilityCap{0, 1000000};
+constexpr IntRange kShingleChars{1, 64};
+constexpr IntRange kNumHashes{1, 1024};
+constexpr IntRange kBands{1, 1024};
+constexpr IntRange kMaxPer{0, 1000000000};
+
+std::string KeyName(const std::string& key) { return "config: '" + key + "'"; }
+
 Status TypeError(const std::string& key, const char* want) {
-  return Status::InvalidArgument("config: '" + key + "' must be " + want);
+  return Status::InvalidArgument(KeyName(key) + " must be " + want);
 }
 
-Reader Int(int* out) {
-  return [out](const json& v, const std::string& k) {
-    if (!v.is_number_integer()) return TypeError(k, "an integer");
-    *out = v.get<int>();
+template <typename T>
+Reader Int(T* out, IntRange range) {
+  return [out, range](const json& v, const std::string& k) {
+    int64_t x = 0;
+    SKILLDB_RETURN_IF_ERROR(
+        util::ReadInt64(v, KeyName(k), range.lo, range.hi, &x));
+    *out = static_cast<T>(x);
     return Status::Ok();
   };
 }
 Reader U64(uint64_t* out) {
   return [out](const json& v, const std::string& k) {
-    if (!v.is_number_unsigned() &&
-        !(v.is_number_integer() && v.get<int64_t>() >= 0)) {
-      return TypeError(k, "a non-negative integer");
-    }
-    *out = v.get<uint64_t>();
-    return Status::Ok();
+    return util::ReadUint64(v, KeyName(k), 0,
+                            std::numeric_limits<uint64_t>::max(), out);
   };
 }
-Reader Size(size_t* out) {
-  return [out](const json& v, const std::string& k) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-      return TypeError(k, "a non-negative integer");
-    }
-    *out = v.get<size_t>();
-    return Status::Ok();
-  };
-}
-Reader Dbl(double* out) {
-  return [out](const json& v, const std::string& k) {
-    if (!v.is_number()) return TypeError(k, "a number");
-    *out = v.get<double>();
-    return Status::Ok();
+// A finite number in [lo, hi] (nlohmann reads 1e400 as infinity).
+Reader Dbl(double* out, double lo = -std::numeric_limits<double>::max(),
+           double hi = std::numeric_limits<double>::max()) {
+  return [out, lo, hi](const json& v, const std::string& k) {
+    return util::ReadDouble(v, KeyName(k), lo, hi, out);
   };
 }
 Reader Bool(bool* out) {
@@ -82,8 +111,7 @@ Reader Enum(E* out, Result<E> (*parse)(std::string_view)) {
     if (!v.is_string()) return TypeError(k, "a string");
     auto r = parse(v.get<std::string>());
     if (!r.ok()) {
-      return Status::InvalidArgument("config: '" + k +
-                                     "': " + r.status().message());
+      return Status::InvalidArgument(KeyName(k) + ": " + r.status().message());
     }
     *out = *r;
     return Status::Ok();
@@ -126,23 +154,23 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
       {"family", Str(&c.family)},
       {"out_dir", Str(&c.out_dir)},
       {"seed", U64(&c.seed)},
-      {"steps", Int(&c.steps)},
-      {"tasks_per_step", Int(&c.tasks_per_step)},
-      {"groups", Int(&c.groups)},
-      {"max_turns", Int(&c.max_turns)},
-      {"max_new_tokens", Int(&c.max_new_tokens)},
-      {"temperature", Dbl(&c.temperature)},
+      {"steps", Int(&c.steps, kSteps)},
+      {"tasks_per_step", Int(&c.tasks_per_step, kTasksPerStep)},
+      {"groups", Int(&c.groups, kGroups)},
+      {"max_turns", Int(&c.max_turns, kMaxTurns)},
+      {"max_new_tokens", Int(&c.max_new_tokens, kMaxNewTokens)},
+      {"temperature", Dbl(&c.temperature, 0.0)},
       {"selection", Bool(&c.selection)},
       {"summary", Bool(&c.summary)},
-      {"verify_rounds", Int(&c.verify_rounds)},
-      {"timed_calls", Int(&c.timed_calls)},
-      {"warmup_calls", Int(&c.warmup_calls)},
-      {"host_workers", Int(&c.host_workers)},
+      {"verify_rounds", Int(&c.verify_rounds, kVerifyRounds)},
+      {"timed_calls", Int(&c.timed_calls, kTimedCalls)},
+      {"warmup_calls", Int(&c.warmup_calls, kWarmupCalls)},
+      {"host_workers", Int(&c.host_workers, kHostWorkers)},
       {"sft_data", Str(&c.sft_data)},
-      {"sft_demo_records", Int(&c.sft_demo_records)},
-      {"sft_epochs", Int(&c.sft_epochs)},
-      {"sft_lr", Dbl(&c.sft_lr)},
-      {"checkpoint_every", Int(&c.checkpoint_every)},
+      {"sft_demo_records", Int(&c.sft_demo_records, kSftDemoRecords)},
+      {"sft_epochs", Int(&c.sft_epochs, kSftEpochs)},
+      {"sft_lr", Dbl(&c.sft_lr, 0.0)},
+      {"checkpoint_every", Int(&c.checkpoint_every, kCheckpointEvery)},
       {"resume", Str(&c.resume)},
       {"advantages",
        Nested({{"gamma", Dbl(&a.gamma)},
@@ -159,27 +187,73 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
                {"summary_inserted", Dbl(&r.summary_inserted)},
                {"summary_rejected", Dbl(&r.summary_rejected)},
                {"summary_utility", Dbl(&r.summary_utility)},
-               {"summary_utility_cap", Int(&r.summary_utility_cap)}})},
+               {"summary_utility_cap", Int(&r.summary_utility_cap, kUtilityCap)}})},
       {"optim",
-       Nested({{"lr", Dbl(&o.lr)},
-               {"warmup_steps", Int(&o.warmup_steps)},
+       Nested({{"lr", Dbl(&o.lr, 0.0)},
+               {"warmup_steps", Int(&o.warmup_steps, kWarmupSteps)},
                {"weight_decay", Dbl(&o.weight_decay)},
                {"beta1", Dbl(&o.beta1)},
                {"beta2", Dbl(&o.beta2)},
                {"eps", Dbl(&o.eps)},
                {"max_grad_norm", Dbl(&o.max_grad_norm)},
-               {"micro_batch", Int(&o.micro_batch)},
+               {"micro_batch", Int(&o.micro_batch, kMicroBatch)},
                {"aggregation", Enum(&o.aggregation, &ParseLossAggregation)},
-               {"kl_coef", Dbl(&o.kl_coef)},
+               {"kl_coef", Dbl(&o.kl_coef, 0.0)},
                {"bf16_autocast", Bool(&o.bf16_autocast)}})},
-      {"sft_filter", Nested({{"max_similarity", Dbl(&s.max_similarity)},
-                             {"shingle_chars", Int(&s.shingle_chars)},
-                             {"num_hashes", Int(&s.num_hashes)},
-                             {"bands", Int(&s.bands)},
-                             {"max_per_task", Size(&s.max_per_task)},
-                             {"max_per_agent", Size(&s.max_per_agent)},
+      {"sft_filter", Nested({{"max_similarity", Dbl(&s.max_similarity, 0.0)},
+                             {"shingle_chars", Int(&s.shingle_chars, kShingleChars)},
+                             {"num_hashes", Int(&s.num_hashes, kNumHashes)},
+                             {"bands", Int(&s.bands, kBands)},
+                             {"max_per_task", Int(&s.max_per_task, kMaxPer)},
+                             {"max_per_agent", Int(&s.max_per_agent, kMaxPer)},
                              {"seed", U64(&s.seed)}})},
   };
+}
+
+// InvalidArgument "config: 'key' must be between lo and hi" unless `value`
+// is in `range`.
+Status InRange(const char* key, int64_t value, IntRange range) {
+  if (value >= range.lo && value <= range.hi) return Status::Ok();
+  return Status::InvalidArgument(KeyName(key) + " must be between " +
+                                 std::to_string(range.lo) + " and " +
+                                 std::to_string(range.hi) + ", got " +
+                                 std::to_string(value));
+}
+
+Status CheckRanges(const TrainConfig& c) {
+  const std::pair<const char*, std::pair<int64_t, IntRange>> checks[] = {
+      {"steps", {c.steps, kSteps}},
+      {"tasks_per_step", {c.tasks_per_step, kTasksPerStep}},
+      {"groups", {c.groups, kGroups}},
+      {"max_turns", {c.max_turns, kMaxTurns}},
+      {"max_new_tokens", {c.max_new_tokens, kMaxNewTokens}},
+      {"verify_rounds", {c.verify_rounds, kVerifyRounds}},
+      {"timed_calls", {c.timed_calls, kTimedCalls}},
+      {"warmup_calls", {c.warmup_calls, kWarmupCalls}},
+      {"host_workers", {c.host_workers, kHostWorkers}},
+      {"sft_demo_records", {c.sft_demo_records, kSftDemoRecords}},
+      {"sft_epochs", {c.sft_epochs, kSftEpochs}},
+      {"checkpoint_every", {c.checkpoint_every, kCheckpointEvery}},
+      {"optim.warmup_steps", {c.optim.warmup_steps, kWarmupSteps}},
+      {"optim.micro_batch", {c.optim.micro_batch, kMicroBatch}},
+      {"rewards.summary_utility_cap",
+       {c.rewards.summary_utility_cap, kUtilityCap}},
+      {"sft_filter.shingle_chars", {c.sft_filter.shingle_chars, kShingleChars}},
+      {"sft_filter.num_hashes", {c.sft_filter.num_hashes, kNumHashes}},
+      {"sft_filter.bands", {c.sft_filter.bands, kBands}},
+      {"sft_filter.max_per_task",
+       {static_cast<int64_t>(std::min<size_t>(c.sft_filter.max_per_task,
+                                               INT64_MAX)),
+        kMaxPer}},
+      {"sft_filter.max_per_agent",
+       {static_cast<int64_t>(std::min<size_t>(c.sft_filter.max_per_agent,
+                                               INT64_MAX)),
+        kMaxPer}},
+  };
+  for (const auto& [key, check] : checks) {
+    SKILLDB_RETURN_IF_ERROR(InRange(key, check.first, check.second));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -194,25 +268,20 @@ Status ValidateTrainConfig(const TrainConfig& c) {
   if (c.device != "cpu" && c.device != "cuda") {
     return bad("'device' must be cpu or cuda");
   }
-  if (c.steps < 0) return bad("'steps' must be >= 0");
-  if (c.tasks_per_step < 1) return bad("'tasks_per_step' must be >= 1");
-  if (c.groups < 1) return bad("'groups' must be >= 1");
-  if (c.max_turns < 1) return bad("'max_turns' must be >= 1");
-  if (c.max_new_tokens < 1) return bad("'max_new_tokens' must be >= 1");
-  if (!(c.temperature >= 0)) return bad("'temperature' must be >= 0");
-  if (c.verify_rounds < 1) return bad("'verify_rounds' must be >= 1");
-  if (c.timed_calls < 1) return bad("'timed_calls' must be >= 1");
-  if (c.warmup_calls < 0) return bad("'warmup_calls' must be >= 0");
-  if (c.host_workers < 1) return bad("'host_workers' must be >= 1");
-  if (c.sft_demo_records < 0) return bad("'sft_demo_records' must be >= 0");
-  if (c.sft_epochs < 0) return bad("'sft_epochs' must be >= 0");
-  if (!(c.sft_lr >= 0)) return bad("'sft_lr' must be >= 0");
-  if (c.checkpoint_every < 0) return bad("'checkpoint_every' must be >= 0");
+  SKILLDB_RETURN_IF_ERROR(CheckRanges(c));
+  if (!(c.temperature >= 0) || !std::isfinite(c.temperature)) {
+    return bad("'temperature' must be a finite number >= 0");
+  }
+  if (!(c.sft_lr >= 0) || !std::isfinite(c.sft_lr)) {
+    return bad("'sft_lr' must be a finite number >= 0");
+  }
   const auto& o = c.optim;
-  if (!(o.lr >= 0)) return bad("'optim.lr' must be >= 0");
-  if (o.warmup_steps < 0) return bad("'optim.warmup_steps' must be >= 0");
-  if (o.micro_batch < 1) return bad("'optim.micro_batch' must be >= 1");
-  if (!(o.kl_coef >= 0)) return bad("'optim.kl_coef' must be >= 0");
+  if (!(o.lr >= 0) || !std::isfinite(o.lr)) {
+    return bad("'optim.lr' must be a finite number >= 0");
+  }
+  if (!(o.kl_coef >= 0) || !std::isfinite(o.kl_coef)) {
+    return bad("'optim.kl_coef' must be a finite number >= 0");
+  }
   if (!(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1)) {
     return bad("'optim.beta1' and 'optim.beta2' must be in [0, 1)");
   }
@@ -223,14 +292,86 @@ Status ValidateTrainConfig(const TrainConfig& c) {
 }
 
 Result<TrainConfig> TrainConfigFromJson(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) {
-    return Status::InvalidArgument("config: not valid JSON");
-  }
+  // Repeated keys are refused (a second "steps" would silently win).
+  SKILLDB_ASSIGN_OR_RETURN(
+      json j, util::ParseUntrustedJson(text, "config",
+                                       {.max_bytes = size_t{1} << 20}));
   TrainConfig c;
   SKILLDB_RETURN_IF_ERROR(ReadObject(j, "", Fields(c)));
   SKILLDB_RETURN_IF_ERROR(ValidateTrainConfig(c));
   return c;
+}
+
+Result<ResumePoint> ResumePointFromJson(std::string_view extra_json,
+                                        const std::string& where) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument(where + ": " + why +
+                                   " (not a checkpoint of this trainer?)");
+  };
+  auto parsed = util::ParseUntrustedJson(extra_json, where + " extra");
+  if (!parsed.ok()) return bad(parsed.status().message());
+  const json& extra = *parsed;
+  if (!extra.is_object()) return bad("'extra' is not an object");
+  util::FieldReader in(extra, where);
+  SKILLDB_RETURN_IF_ERROR(in.Require("loop_step"));
+  SKILLDB_RETURN_IF_ERROR(in.Require("rng"));
+  ResumePoint point;
+  SKILLDB_RETURN_IF_ERROR(
+      in.Int("loop_step", &point.loop_step, kSteps.lo, kSteps.hi));
+  std::string rng;
+  SKILLDB_RETURN_IF_ERROR(in.String("rng", &rng));
+  std::istringstream state(rng);
+  state >> point.rng;
+  if (state.fail() || !(state >> std::ws).eof()) {
+    return bad("'rng' is not a whole generator state");
+  }
+  if (const json* pending = in.Find("pending")) {
+    point.pending_json = util::DumpLossy(*pending);
+  }
+  return point;
+}
+
+Result<TrainCommandLine> SplitTrainCommand(
+    const std::vector<std::string>& args) {
+  // Options that take a value: their value is never the command word.
+  static const std::set<std::string> kWithValue = {
+      "--config", "--out",   "--resume", "--steps",         "--backend",
+      "--device", "--seed",  "--groups", "--turns",         "--baseline",
+      "--normalization",     "--sft-epochs"};
+  TrainCommandLine out;
+  bool has_config = false;
+  bool help = false;
+  std::string first_word;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (kWithValue.count(a) && i + 1 < args.size()) {
+      has_config = has_config || a == "--config";
+      out.rest.push_back(a);
+      out.rest.push_back(args[++i]);
+      continue;
+    }
+    if (a == "--help" || a == "-h") help = true;
+    const bool word = !a.empty() && a[0] != '-';
+    if (word && out.command.empty() && (a == "demo" || a == "report")) {
+      out.command = a;
+      continue;
+    }
+    if (word && first_word.empty()) first_word = a;
+    out.rest.push_back(a);
+  }
+  if (!out.command.empty()) return out;
+  if (help) {
+    out.command = "help";
+  } else if (has_config) {
+    out.command = "config";
+  } else if (!first_word.empty()) {
+    return Status::InvalidArgument("unknown command '" + first_word +
+                                   "' (expected demo, report or --config)");
+  } else {
+    return Status::InvalidArgument(
+        "a command is required (demo, report RUN_DIR or --config FILE)");
+  }
+  return out;
 }
 
 std::string TrainConfigToJson(const TrainConfig& c) {
@@ -300,7 +441,7 @@ std::string TrainConfigToJson(const TrainConfig& c) {
         {"max_per_agent", s.max_per_agent},
         {"seed", s.seed}}},
   };
-  return j.dump();
+  return util::DumpLossy(j);
 }
 
 }  // namespace skilldb::trainer

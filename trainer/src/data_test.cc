@@ -2,7 +2,9 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <random>
 #include <set>
+#include <sstream>
 
 #include "skilldb/trainer/config.h"
 #include "skilldb/trainer/param_task.h"
@@ -181,7 +183,7 @@ TEST_CASE("the configuration refuses unknown keys and bad values") {
   CHECK(unknown.status().message() ==
         "config: unknown key 'optim.learning_rate'");
   CHECK(TrainConfigFromJson(R"({"steps": "3"})").status().message() ==
-        "config: 'steps' must be an integer");
+        "config: 'steps' must be an integer between 0 and 1000000");
   CHECK(TrainConfigFromJson(R"({"groups": 0})")
             .status()
             .message()
@@ -191,6 +193,106 @@ TEST_CASE("the configuration refuses unknown keys and bad values") {
             .message()
             .find("advantages.baseline") != std::string::npos);
   CHECK_FALSE(TrainConfigFromJson("[").ok());
+}
+
+TEST_CASE("config integers are read whole and within their ranges") {
+  // Each used to wrap: 4294967297 read as 1, 2147483648 as INT_MIN.
+  for (const char* text :
+       {R"({"steps": 4294967297})", R"({"steps": 2147483648})",
+        R"({"steps": -1})", R"({"steps": 18446744073709551615})"}) {
+    CAPTURE(text);
+    auto c = TrainConfigFromJson(text);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().code() == StatusCode::kInvalidArgument);
+    CHECK(c.status().message() ==
+          "config: 'steps' must be an integer between 0 and 1000000");
+  }
+  // Each bound is a size something allocates: refused before the run.
+  auto workers = TrainConfigFromJson(R"({"host_workers": 2000000000})");
+  REQUIRE_FALSE(workers.ok());
+  CHECK(workers.status().message().find("'host_workers' must be an integer "
+                                        "between 1 and 256") !=
+        std::string::npos);
+  for (const char* text :
+       {R"({"groups": 4097})", R"({"max_new_tokens": 1048577})",
+        R"({"optim": {"micro_batch": 4097}})",
+        R"({"sft_filter": {"num_hashes": 1025}})",
+        R"({"sft_filter": {"shingle_chars": 65}})"}) {
+    CAPTURE(text);
+    CHECK(TrainConfigFromJson(text).status().code() ==
+          StatusCode::kInvalidArgument);
+  }
+  // The edges are accepted.
+  auto edges = TrainConfigFromJson(
+      R"({"steps": 1000000, "host_workers": 256, "groups": 4096})");
+  REQUIRE_MESSAGE(edges.ok(), edges.status().ToString());
+  CHECK(edges->host_workers == 256);
+  // Configs built in code are held to the same ranges.
+  TrainConfig code;
+  code.host_workers = 2000000000;
+  CHECK(ValidateTrainConfig(code).code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a repeated config key and an infinite number are refused") {
+  auto twice = TrainConfigFromJson(R"({"steps": 1, "steps": 2})");
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.status().message().find("duplicate key 'steps'") !=
+        std::string::npos);
+  // nlohmann refuses 1e400 while parsing (an overflow): an error naming
+  // the file's text, never an infinite learning rate.
+  auto inf = TrainConfigFromJson(R"({"optim": {"lr": 1e400}})");
+  REQUIRE_FALSE(inf.ok());
+  INFO(inf.status().ToString());
+  CHECK(inf.status().code() == StatusCode::kInvalidArgument);
+  CHECK(inf.status().message().find("overflow") != std::string::npos);
+}
+
+TEST_CASE("a checkpoint's loop state is checked before a resumed run") {
+  std::mt19937_64 rng(7);
+  std::ostringstream state;
+  state << rng;
+  const std::string good_rng = state.str();
+  auto extra = [&](const std::string& step, const std::string& rng_text) {
+    return "{\"loop_step\": " + step + ", \"rng\": \"" + rng_text + "\"}";
+  };
+  auto point = ResumePointFromJson(extra("4", good_rng), "ckpt/meta.json");
+  REQUIRE_MESSAGE(point.ok(), point.status().ToString());
+  CHECK(point->loop_step == 4);
+  CHECK(point->rng == rng);
+  CHECK(point->pending_json.empty());
+  for (const std::string& bad :
+       {extra("-3", good_rng), extra("1099511627776", good_rng),
+        extra("2", "0123456789"), std::string(R"({"loop_step": 2})"),
+        std::string(R"({"rng": "1 2 3"})"), std::string("[1]")}) {
+    CAPTURE(bad);
+    auto p = ResumePointFromJson(bad, "ckpt/meta.json");
+    REQUIRE_FALSE(p.ok());
+    CHECK(p.status().code() == StatusCode::kInvalidArgument);
+    CHECK(p.status().message().find("ckpt/meta.json") != std::string::npos);
+  }
+}
+
+TEST_CASE("train's words are found in any order") {
+  auto line = SplitTrainCommand({"--out", "X", "--config", "F"});
+  REQUIRE(line.ok());
+  CHECK(line->command == "config");
+  CHECK(line->rest == std::vector<std::string>{"--out", "X", "--config", "F"});
+  line = SplitTrainCommand({"--json", "report", "RUN"});
+  REQUIRE(line.ok());
+  CHECK(line->command == "report");
+  CHECK(line->rest == std::vector<std::string>{"--json", "RUN"});
+  line = SplitTrainCommand({"--steps", "3", "demo", "--seed", "2"});
+  REQUIRE(line.ok());
+  CHECK(line->command == "demo");
+  // An option's value is never the command: --out report is a path.
+  line = SplitTrainCommand({"--out", "report", "--config", "F"});
+  REQUIRE(line.ok());
+  CHECK(line->command == "config");
+  CHECK(SplitTrainCommand({"--help"})->command == "help");
+  auto unknown = SplitTrainCommand({"serve"});
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().message().find("'serve'") != std::string::npos);
+  CHECK_FALSE(SplitTrainCommand({}).ok());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "dist_internal.h"
 #include "skilldb/models/decoder.h"
 #include "skilldb/trainer/report.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::trainer {
 
@@ -396,16 +397,20 @@ Status Learner::SaveCheckpoint(const std::string& dir,
 
 Result<CheckpointInfo> Learner::LoadCheckpoint(const std::string& dir) {
   Impl& m = *impl_;
-  SKILLDB_ASSIGN_OR_RETURN(std::string meta_text, ReadFile(dir + "/meta.json"));
-  json meta = json::parse(meta_text, nullptr, false);
-  if (meta.is_discarded() || !meta.contains("step") ||
-      !meta["step"].is_number_integer()) {
-    return Status::Corruption(dir + "/meta.json: no step");
-  }
+  // meta.json is the user's input (--resume DIR): read with the shared
+  // typed reader, every field checked (InvalidArgument naming it), never a
+  // nlohmann exception out of a typed get.
+  const std::string meta_path = dir + "/meta.json";
+  SKILLDB_ASSIGN_OR_RETURN(std::string meta_text, ReadFile(meta_path));
+  SKILLDB_ASSIGN_OR_RETURN(json meta,
+                           util::ParseUntrustedJson(meta_text, meta_path));
+  util::FieldReader in(meta, meta_path);
+  SKILLDB_RETURN_IF_ERROR(in.Require("step"));
   CheckpointInfo info;
-  info.step = meta["step"].get<int64_t>();
-  info.library_version = meta.value("library_version", uint64_t{0});
-  info.extra_json = meta.contains("extra") ? meta["extra"].dump() : "{}";
+  SKILLDB_RETURN_IF_ERROR(in.Int64("step", &info.step, 0,
+                                   std::numeric_limits<int64_t>::max()));
+  SKILLDB_RETURN_IF_ERROR(in.Uint64("library_version", &info.library_version));
+  info.extra_json = in.Find("extra") ? util::DumpLossy(*in.Find("extra")) : "{}";
   try {
     torch::serialize::InputArchive model_ar;
     model_ar.load_from(dir + "/model.pt");

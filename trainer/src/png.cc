@@ -183,14 +183,21 @@ Image LineChart(const std::vector<Series>& series, const ChartOptions& options,
     r.y_max += 0.5;
   }
   if (range_out) *range_out = r;
+  // Where a value falls in [0, 1] of its axis. Finite points can still
+  // span more than a double holds (-1e308 and 1e308): the fraction is then
+  // inf or NaN, read as 0, and it is clamped so that lround never sees a
+  // value past int and no rectangle spans billions of pixels.
+  auto fraction = [](double v, double lo, double hi) {
+    const double t = (v - lo) / (hi - lo);
+    return std::isfinite(t) ? std::clamp(t, -1.0, 2.0) : 0.0;
+  };
   auto px = [&](double x) {
-    return left + static_cast<int>(
-                      std::lround((x - r.x_min) / (r.x_max - r.x_min) * pw));
+    return left +
+           static_cast<int>(std::lround(fraction(x, r.x_min, r.x_max) * pw));
   };
   auto py = [&](double y) {
     return top + ph -
-           static_cast<int>(
-               std::lround((y - r.y_min) / (r.y_max - r.y_min) * ph));
+           static_cast<int>(std::lround(fraction(y, r.y_min, r.y_max) * ph));
   };
   for (int i = 1; i < 10; ++i) {
     const int gx = left + pw * i / 10, gy = top + ph * i / 10;

@@ -1,70 +1,16 @@
 #include "skilldb/trainer/report.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "skilldb/trainer/png.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::trainer {
 
 using nlohmann::json;
-
-Result<std::string> ReadFile(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
-    return Status::IOError(path + ": " + std::strerror(errno));
-  }
-  std::string out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-  const bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad) return Status::IOError(path + ": read failed");
-  return out;
-}
-
-Status WriteFile(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status::IOError(tmp + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok) {
-    std::remove(tmp.c_str());
-    return Status::IOError(path + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IOError(path + ": " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
-
-Status MakeDirs(const std::string& path) {
-  if (path.empty()) return Status::InvalidArgument("empty directory path");
-  std::string cur;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = path.find('/', pos + 1);
-    cur = path.substr(0, pos);
-    if (cur.empty()) continue;
-    if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Status::IOError(cur + ": " + std::strerror(errno));
-    }
-  }
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Status::IOError(path + ": not a directory");
-  }
-  return Status::Ok();
-}
 
 namespace {
 
@@ -98,27 +44,84 @@ struct Chart {
   std::vector<Series> series;
 };
 
+// The step objects of steps.jsonl, and the lines dropped: unparsable ones
+// (a run killed mid-write leaves a torn last line) and objects without a
+// numeric "step".
+struct StepLines {
+  std::vector<json> steps;
+  std::vector<std::string> dropped;
+};
+
+StepLines ReadStepLines(const std::string& text) {
+  StepLines out;
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    const bool last = end == std::string::npos;
+    if (last) end = text.size();
+    const std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    auto j = util::ParseUntrustedJson(line, "step line");
+    std::string why;
+    if (!j.ok()) {
+      why = last ? "torn last line (" + std::to_string(line.size()) +
+                       " bytes without a newline)"
+                 : "not JSON";
+    } else if (!j->is_object() || !j->contains("step") ||
+               !(*j)["step"].is_number()) {
+      why = "not a step object (needs a numeric \"step\")";
+    }
+    if (!why.empty()) {
+      out.dropped.push_back("line " + std::to_string(line_no) + ": " + why);
+      continue;
+    }
+    out.steps.push_back(std::move(*j));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
 
 Result<ReportResult> WriteReport(const std::string& run_dir) {
   const std::string steps_path = run_dir + "/steps.jsonl";
-  SKILLDB_ASSIGN_OR_RETURN(std::string text, ReadFile(steps_path));
-  std::vector<json> steps;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("step") ||
-        !j["step"].is_number()) {
-      return Status::InvalidArgument(steps_path + ":" +
-                                     std::to_string(line_no) +
-                                     ": not a step object (needs \"step\")");
-    }
-    steps.push_back(std::move(j));
+  SKILLDB_ASSIGN_OR_RETURN(std::string text, util::ReadFile(steps_path));
+  StepLines lines = ReadStepLines(text);
+  if (lines.steps.empty()) {
+    return Status::InvalidArgument(
+        steps_path + ": no step line" +
+        (lines.dropped.empty() ? "" : " (" + lines.dropped.front() + ")"));
   }
+  const std::vector<json>& steps = lines.steps;
 
   std::vector<Chart> charts(4);
   charts[0] = {"reward.png", "Mean reward per agent", "step", "reward", {}};
@@ -166,47 +169,42 @@ Result<ReportResult> WriteReport(const std::string& run_dir) {
 
   ReportResult result;
   result.steps = static_cast<int>(steps.size());
+  result.dropped = lines.dropped;
   std::string html =
       "<!doctype html><html><head><meta charset=\"utf-8\"><title>skilldb "
       "training run</title><style>body{font-family:sans-serif;margin:2em}"
       "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:"
       "2px 6px;font-size:12px}</style></head><body><h1>Training run</h1><p>" +
       std::to_string(steps.size()) + " steps from steps.jsonl</p>";
+  for (const std::string& d : result.dropped) {
+    html += "<p>dropped from steps.jsonl: " + HtmlEscape(d) + "</p>";
+  }
   for (const Chart& c : charts) {
     ChartRange range;
     Image img = LineChart(c.series, {}, &range);
     std::string png = EncodePng(img);
     const std::string path = run_dir + "/" + c.file;
-    SKILLDB_RETURN_IF_ERROR(WriteFile(path, png));
+    SKILLDB_RETURN_IF_ERROR(util::WriteFileAtomic(path, png));
     result.files.push_back(path);
-    html += "<h2>" + c.title + "</h2><img alt=\"" + c.title +
+    html += "<h2>" + HtmlEscape(c.title) + "</h2><img alt=\"" +
+            HtmlEscape(c.title) +
             "\" src=\"data:image/png;base64," + Base64(png) + "\"><p>";
     for (const Series& s : c.series) {
-      html += "<span style=\"color:" + Hex(s.color) + "\">&#9632; " + s.name +
-              "</span> ";
+      html += "<span style=\"color:" + Hex(s.color) + "\">&#9632; " +
+              HtmlEscape(s.name) + "</span> ";
     }
-    html += "<br>x (" + c.x_label + "): " + Fmt(range.x_min) + " to " +
-            Fmt(range.x_max) + "; y (" + c.y_label + "): " + Fmt(range.y_min) +
-            " to " + Fmt(range.y_max) + "</p>";
+    html += "<br>x (" + HtmlEscape(c.x_label) + "): " + Fmt(range.x_min) +
+            " to " + Fmt(range.x_max) + "; y (" + HtmlEscape(c.y_label) +
+            "): " + Fmt(range.y_min) + " to " + Fmt(range.y_max) + "</p>";
   }
   html += "<h2>Steps</h2><table><tr><th>step</th><th>json</th></tr>";
   for (const json& s : steps) {
-    std::string row = s.dump();
-    std::string esc;
-    for (char ch : row) {
-      if (ch == '<')
-        esc += "&lt;";
-      else if (ch == '&')
-        esc += "&amp;";
-      else
-        esc += ch;
-    }
     html += "<tr><td>" + Fmt(s["step"].get<double>()) + "</td><td><code>" +
-            esc + "</code></td></tr>";
+            HtmlEscape(util::DumpLossy(s)) + "</code></td></tr>";
   }
   html += "</table></body></html>\n";
   result.html_path = run_dir + "/report.html";
-  SKILLDB_RETURN_IF_ERROR(WriteFile(result.html_path, html));
+  SKILLDB_RETURN_IF_ERROR(util::WriteFileAtomic(result.html_path, html));
   result.files.push_back(result.html_path);
   return result;
 }

@@ -165,13 +165,61 @@ TEST_CASE(
   CHECK(html->find("policy") != std::string::npos);
   CHECK(html->find("selection") != std::string::npos);
 
-  REQUIRE(WriteFile(dir + "/steps.jsonl", "{\"step\":1}\nnot json\n").ok());
+  REQUIRE(WriteFile(dir + "/steps.jsonl", "not json\n[]\n").ok());
   auto bad = WriteReport(dir);
   REQUIRE_FALSE(bad.ok());
-  CHECK(bad.status().message().find("steps.jsonl:2") != std::string::npos);
+  CHECK(bad.status().message().find("no step line") != std::string::npos);
   auto missing = WriteReport(dir + "/nope");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("a torn last line and a bad line are dropped and named, not fatal") {
+  skilldb::trainer::ScopedTempDir temp("skilldb_report_torn_test");
+  const std::string dir = temp.path();
+  // What a run killed while writing leaves: three whole lines, one torn.
+  REQUIRE(WriteFile(dir + "/steps.jsonl",
+                    "{\"step\":1}\n{\"step\":2}\nnot json\n{\"step\":3}\n"
+                    "{\"step\":4,\"rew")
+              .ok());
+  auto r = WriteReport(dir);
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(r->steps == 3);
+  REQUIRE(r->dropped.size() == 2);
+  CHECK(r->dropped[0] == "line 3: not JSON");
+  CHECK(r->dropped[1].starts_with("line 5: torn last line"));
+  auto html = ReadFile(r->html_path);
+  REQUIRE(html.ok());
+  CHECK(html->find("torn last line") != std::string::npos);
+}
+
+TEST_CASE("names from steps.jsonl are escaped in report.html") {
+  skilldb::trainer::ScopedTempDir temp("skilldb_report_escape_test");
+  const std::string dir = temp.path();
+  REQUIRE(WriteFile(dir + "/steps.jsonl",
+                    "{\"step\":1,\"reward\":{\"<script>alert(1)</script>\":"
+                    "{\"mean\":1}}}\n")
+              .ok());
+  auto r = WriteReport(dir);
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  auto html = ReadFile(r->html_path);
+  REQUIRE(html.ok());
+  CHECK(html->find("<script>") == std::string::npos);
+  CHECK(html->find("&lt;script&gt;alert(1)&lt;/script&gt;") !=
+        std::string::npos);
+}
+
+TEST_CASE("values spanning more than a double holds still chart in bounds") {
+  skilldb::trainer::ScopedTempDir temp("skilldb_report_span_test");
+  const std::string dir = temp.path();
+  // Finite points whose difference overflows: the axis fraction is inf.
+  REQUIRE(WriteFile(dir + "/steps.jsonl",
+                    "{\"step\":1,\"skills_added\":-1e308}\n"
+                    "{\"step\":2,\"skills_added\":1e308}\n")
+              .ok());
+  auto r = WriteReport(dir);
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(r->steps == 2);
 }
 
 }  // namespace

@@ -457,17 +457,15 @@ Status Trainer::Impl::Init() {
 
   if (!config.resume.empty()) {
     SKILLDB_ASSIGN_OR_RETURN(auto info, learner->LoadCheckpoint(config.resume));
-    json extra = json::parse(info.extra_json, nullptr, false);
-    if (extra.is_object() &&
-        extra.value("loop_step", json()).is_number_integer()) {
-      step = extra["loop_step"].get<int>();
-      if (extra.value("rng", json()).is_string()) {
-        std::istringstream in(extra["rng"].get<std::string>());
-        in >> rng;
-      }
-      if (extra.contains("pending")) {
-        SKILLDB_ASSIGN_OR_RETURN(pending, PendingFromJson(extra["pending"]));
-      }
+    // Checked whole before any step runs (config.h: ResumePointFromJson).
+    SKILLDB_ASSIGN_OR_RETURN(
+        ResumePoint point,
+        ResumePointFromJson(info.extra_json, config.resume + "/meta.json"));
+    step = point.loop_step;
+    rng = point.rng;
+    if (!point.pending_json.empty()) {
+      SKILLDB_ASSIGN_OR_RETURN(
+          pending, PendingFromJson(json::parse(point.pending_json)));
     }
     resumed = true;
   }

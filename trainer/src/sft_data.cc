@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "skilldb/trainer/report.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::trainer {
 
@@ -26,8 +27,10 @@ Result<std::vector<SftRecord>> ReadSftJsonl(const std::string& path) {
       return Status::InvalidArgument(path + ":" + std::to_string(n) + ": " +
                                      why);
     };
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+    auto parsed = util::ParseUntrustedJson(line, "record");
+    if (!parsed.ok()) return bad(parsed.status().message());
+    const json& j = *parsed;
+    if (!j.is_object()) return bad("not a JSON object");
     SftRecord r;
     if (!j.contains("agent") || !j["agent"].is_string() ||
         j["agent"].get<std::string>().empty()) {
@@ -65,11 +68,10 @@ std::string SftRecordToJson(const SftRecord& r) {
   for (const auto& msg : r.messages) {
     m.push_back({{"role", msg.role}, {"content", msg.content}});
   }
-  return json{{"agent", r.agent},
-              {"task", r.task},
-              {"messages", m},
-              {"completion", r.completion}}
-      .dump();
+  return util::DumpLossy(json{{"agent", r.agent},
+                              {"task", r.task},
+                              {"messages", m},
+                              {"completion", r.completion}});
 }
 
 std::string SftFilterReport::ToJson() const {
@@ -84,12 +86,16 @@ std::string SftFilterReport::ToJson() const {
 }
 
 Status ValidateSftFilterOptions(const SftFilterOptions& o) {
-  if (o.shingle_chars < 1) {
-    return Status::InvalidArgument("sft filter: shingle_chars must be >= 1");
-  }
-  if (o.num_hashes < 1 || o.bands < 1 || o.num_hashes % o.bands != 0) {
+  // The signature of every record holds num_hashes values and its
+  // shingles span shingle_chars bytes: bounded like the config's keys.
+  if (o.shingle_chars < 1 || o.shingle_chars > 64) {
     return Status::InvalidArgument(
-        "sft filter: num_hashes must be a positive multiple of bands");
+        "sft filter: shingle_chars must be between 1 and 64");
+  }
+  if (o.num_hashes < 1 || o.num_hashes > 1024 || o.bands < 1 ||
+      o.num_hashes % o.bands != 0) {
+    return Status::InvalidArgument(
+        "sft filter: num_hashes must be a multiple of bands, at most 1024");
   }
   if (!(o.max_similarity >= 0)) {
     return Status::InvalidArgument("sft filter: max_similarity must be >= 0");

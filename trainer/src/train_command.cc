@@ -1,11 +1,15 @@
 // `skilldb train` (and the standalone skilldb_train): `demo`, `--config
-// FILE` and `report RUN_DIR` (see trainer/README.md). One JSON line per
-// step on stdout; errors on stderr with exit status 1 (2 for a failed run).
+// FILE` and `report RUN_DIR` (see trainer/README.md), their words in any
+// order. One JSON line per step on stdout; errors on stderr (escaped: they
+// quote paths, keys and file contents) with the exit status of their
+// Status (util::ExitCodeFor: 1 for bad input, 2 when skilldb failed).
 #include "skilldb/trainer/train_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,12 +18,15 @@
 #include "skilldb/trainer/distributed.h"
 #include "skilldb/trainer/report.h"
 #include "skilldb/trainer/rl_loop.h"
+#include "skilldb/util/exit_code.h"
+#include "skilldb/util/json.h"
+#include "skilldb/util/text.h"
 
 namespace skilldb::trainer {
 namespace {
 
 const char* kUsage =
-    "usage:\n"
+    "usage (the words in any order):\n"
     "  skilldb train demo [--backend host|cuda] [--device cpu|cuda] [--steps "
     "N]\n"
     "                     [--seed S] [--out RUN_DIR] [--groups G] [--turns T]\n"
@@ -33,9 +40,17 @@ const char* kUsage =
     "MASTER_ADDR,\n"
     "MASTER_PORT set (gloo on cpu, nccl on cuda).\n";
 
-int Fail(const std::string& message, int code = 1) {
-  std::fprintf(stderr, "skilldb train: %s\n", message.c_str());
+// Messages quote config values, paths and file contents: escaped, so
+// nothing in them acts on a terminal.
+std::string Printable(std::string_view text) { return util::EscapeBlock(text); }
+
+int Fail(const std::string& message, int code = util::kExitUserError) {
+  std::fprintf(stderr, "skilldb train: %s\n", Printable(message).c_str());
   return code;
+}
+
+int Fail(const Status& status) {
+  return Fail(status.message(), util::ExitCodeFor(status.code()));
 }
 
 bool ParseInt(const char* s, int lo, int hi, int* out) {
@@ -52,22 +67,22 @@ int RunTraining(TrainConfig config) {
   if (ws && std::strcmp(ws, "1") != 0) {
     auto env =
         DistEnvFromEnvironment(config.device == "cuda" ? "nccl" : "gloo");
-    if (!env.ok()) return Fail(env.status().message());
+    if (!env.ok()) return Fail(env.status());
     auto g = InitProcessGroup(*env);
-    if (!g.ok()) return Fail(g.status().message());
+    if (!g.ok()) return Fail(g.status());
     group = *g;
   }
   auto trainer = Trainer::Create(config, DefaultTrainerPaths(), group);
-  if (!trainer.ok()) return Fail(trainer.status().ToString(), 2);
+  if (!trainer.ok()) return Fail(trainer.status());
   Status s = (*trainer)->Run([](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   });
-  if (!s.ok()) return Fail(s.ToString(), 2);
+  if (!s.ok()) return Fail(s);
   return 0;
 }
 
-int Demo(int argc, char** argv) {
+int Demo(const std::vector<std::string>& args) {
   TrainConfig c;
   c.out_dir = "skilldb-train-demo";
   c.steps = 12;
@@ -79,11 +94,12 @@ int Demo(int argc, char** argv) {
   c.sft_lr = 5e-3;
   c.optim.lr = 1e-3;
   c.optim.warmup_steps = 2;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
+  const size_t argc = args.size();
+  for (size_t i = 0; i < argc; ++i) {
+    const std::string& a = args[i];
     auto value = [&](const char** out) {
       if (i + 1 >= argc) return false;
-      *out = argv[++i];
+      *out = args[++i].c_str();
       return true;
     };
     const char* v = nullptr;
@@ -119,6 +135,8 @@ int Demo(int argc, char** argv) {
       c.selection = false;
     } else if (a == "--no-summary") {
       c.summary = false;
+    } else if (a == "--json") {
+      // Accepted (`skilldb --json train demo`): the step lines are JSON.
     } else {
       return Fail("unknown or incomplete argument '" + a + "'\n" + kUsage);
     }
@@ -128,32 +146,36 @@ int Demo(int argc, char** argv) {
     c.device = "cuda";
   }
   Status v = ValidateTrainConfig(c);
-  if (!v.ok()) return Fail(v.message());
+  if (!v.ok()) return Fail(v);
   return RunTraining(c);
 }
 
-int Config(int argc, char** argv) {
+int Config(const std::vector<std::string>& args) {
   std::string file, out, resume;
   int steps = -1;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
+  const size_t argc = args.size();
+  for (size_t i = 0; i < argc; ++i) {
+    const std::string& a = args[i];
     if (a == "--config" && i + 1 < argc) {
-      file = argv[++i];
+      file = args[++i];
     } else if (a == "--out" && i + 1 < argc) {
-      out = argv[++i];
+      out = args[++i];
     } else if (a == "--resume" && i + 1 < argc) {
-      resume = argv[++i];
+      resume = args[++i];
     } else if (a == "--steps" && i + 1 < argc) {
-      if (!ParseInt(argv[++i], 0, 1000000, &steps))
+      if (!ParseInt(args[++i].c_str(), 0, 1000000, &steps))
         return Fail("--steps: bad number");
+    } else if (a == "--json") {
+      // Accepted (`skilldb --json train --config F`): the step lines are
+      // JSON.
     } else {
       return Fail("unknown or incomplete argument '" + a + "'\n" + kUsage);
     }
   }
-  auto text = ReadFile(file);
-  if (!text.ok()) return Fail(text.status().message());
+  auto text = ReadFile(file, int64_t{1} << 20);
+  if (!text.ok()) return Fail(text.status());
   auto c = TrainConfigFromJson(*text);
-  if (!c.ok()) return Fail(file + ": " + c.status().message());
+  if (!c.ok()) return Fail(c.status().WithContext(file));
   if (!out.empty()) c->out_dir = out;
   if (!resume.empty()) c->resume = resume;
   if (steps >= 0) c->steps = steps;
@@ -162,11 +184,10 @@ int Config(int argc, char** argv) {
   return RunTraining(*c);
 }
 
-int Report(int argc, char** argv) {
+int Report(const std::vector<std::string>& args) {
   std::string dir;
   bool as_json = false;
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
+  for (const std::string& a : args) {
     if (a == "--json") {
       as_json = true;
     } else if (!a.empty() && a[0] != '-' && dir.empty()) {
@@ -178,13 +199,20 @@ int Report(int argc, char** argv) {
   if (dir.empty())
     return Fail("report: RUN_DIR is required\n" + std::string(kUsage));
   auto r = WriteReport(dir);
-  if (!r.ok()) return Fail(r.status().message());
+  if (!r.ok()) return Fail(r.status());
+  for (const std::string& d : r->dropped) {
+    std::fprintf(stderr, "skilldb train: report: dropped %s\n",
+                 Printable(d).c_str());
+  }
   if (as_json) {
-    nlohmann::json j = {
-        {"steps", r->steps}, {"files", r->files}, {"html", r->html_path}};
-    std::printf("%s\n", j.dump().c_str());
+    nlohmann::json j = {{"steps", r->steps},
+                        {"dropped", r->dropped},
+                        {"files", r->files},
+                        {"html", r->html_path}};
+    std::printf("%s\n", util::DumpLossy(j).c_str());
   } else {
-    std::printf("%d steps; wrote %s\n", r->steps, r->html_path.c_str());
+    std::printf("%d steps; wrote %s\n", r->steps,
+                Printable(r->html_path).c_str());
   }
   return 0;
 }
@@ -192,16 +220,27 @@ int Report(int argc, char** argv) {
 }  // namespace
 
 int TrainMain(int argc, char** argv) {
-  if (argc < 2) return Fail(std::string("a command is required\n") + kUsage);
-  const std::string cmd = argv[1];
-  if (cmd == "demo") return Demo(argc - 2, argv + 2);
-  if (cmd == "report") return Report(argc - 2, argv + 2);
-  if (cmd == "--config") return Config(argc - 1, argv + 1);
-  if (cmd == "--help" || cmd == "-h") {
+  const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  auto line = SplitTrainCommand(args);
+  if (!line.ok()) return Fail(line.status().message() + "\n" + kUsage);
+  for (const std::string& a : line->rest) {
+    if (a == "--help" || a == "-h") line->command = "help";
+  }
+  if (line->command == "help") {
     std::printf("%s", kUsage);
     return 0;
   }
-  return Fail("unknown command '" + cmd + "'\n" + kUsage);
+  // Every exception is caught here: a run's errors are Status values, and
+  // anything thrown (a torch or JSON error that escaped) is reported, not
+  // an abort.
+  try {
+    if (line->command == "demo") return Demo(line->rest);
+    if (line->command == "report") return Report(line->rest);
+    return Config(line->rest);
+  } catch (const std::exception& e) {
+    return Fail(std::string("internal error: ") + e.what(),
+                util::kExitInternalError);
+  }
 }
 
 }  // namespace skilldb::trainer

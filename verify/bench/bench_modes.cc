@@ -152,7 +152,7 @@ VerifierOptions OptionsFrom(const Args& args) {
     o.limits.compile_memory_bytes =
         int64_t{args.GetInt("compile-memory-mib", 8192)} << 20;
   }
-  if (args.Has("tau")) o.decision.min_speedup = args.GetDouble("tau", 1.05);
+  if (args.Has("tau")) o.decision.min_speedup = args.GetDouble("tau", kDefaultMinSpeedup);
   if (args.Has("workers")) o.host_workers = args.GetInt("workers", 1);
   if (args.Has("min-calls")) {
     o.min_timed_calls_per_round = args.GetInt("min-calls", 30);

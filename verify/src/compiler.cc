@@ -12,7 +12,7 @@
 #include <cstdlib>
 
 #include "file_util.h"
-#include "sha256.h"
+#include "skilldb/util/sha256.h"
 #include "subprocess.h"
 
 namespace skilldb::verify {
@@ -280,7 +280,7 @@ std::vector<std::string> Compiler::Flags(SourceLanguage language) const {
 
 std::string Compiler::CacheKey(std::string_view source,
                                SourceLanguage language) const {
-  internal::Sha256 h;
+  util::Sha256 h;
   h.Update(SourceLanguageName(language));
   h.Update(std::string_view("\0", 1));
   h.Update(language == SourceLanguage::kCuda ? nvcc_banner_ : cxx_banner_);
@@ -292,12 +292,7 @@ std::string Compiler::CacheKey(std::string_view source,
   h.Update(protocol_header_);
   h.Update(std::string_view("\0", 1));
   h.Update(source);
-  std::string hex;
-  static const char* kHex = "0123456789abcdef";
-  for (uint8_t b : h.Finish()) {
-    hex += kHex[b >> 4];
-    hex += kHex[b & 15];
-  }
+  std::string hex = h.HexDigest();
   return hex;
 }
 

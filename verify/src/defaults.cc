@@ -184,6 +184,12 @@ std::string FormatReportText(const VerificationReport& r) {
   }
   for (const std::string& reason : r.reasons) out += "reason: " + reason + "\n";
   const IsolationInfo& i = r.isolation;
+  if (!i.applied) {
+    out += "isolation: not applicable (the candidate never ran";
+    out += r.compiled ? ")\n" : ": it did not compile)\n";
+    if (!i.notes.empty()) out += "  " + i.notes + "\n";
+    return out;
+  }
   auto yes = [](bool b) { return b ? "yes" : "NO"; };
   out += std::string("isolation: namespaces ") + yes(i.namespaces) +
          ", seccomp " + yes(i.seccomp) + ", network " +

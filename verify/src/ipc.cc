@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "skilldb/util/json.h"
+
 namespace skilldb::verify::internal {
 namespace {
 
@@ -55,8 +57,7 @@ Status ReadAll(int fd, char* p, size_t n, int timeout_ms) {
 
 Status SendMessage(int fd, const nlohmann::json& header,
                    std::string_view blob) {
-  const std::string h = header.dump(-1, ' ', false,
-                                    nlohmann::json::error_handler_t::replace);
+  const std::string h = util::DumpLossy(header);
   char prefix[16];
   const uint32_t hlen = static_cast<uint32_t>(h.size());
   const uint64_t blen = blob.size();

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 #include <utility>
 
 #include "expr.h"
 #include "file_util.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::verify {
 namespace {
@@ -43,29 +47,53 @@ class FieldReader {
                                    "' " + std::string(what));
   }
 
+  // Reads `key` of `j` through the shared typed reader (skilldb/util/
+  // json.h): no truncation (a level of 2^32 + 1 is not 1), finite numbers.
   template <typename T>
   Status Get(const json& j, const char* key, T* out, bool required) const {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) {
+    util::FieldReader in(j, file_);
+    if (in.Find(key) == nullptr) {
       return required ? Error(key, "is missing") : Status::Ok();
     }
-    try {
-      *out = it->get<T>();
-    } catch (const json::exception&) {
-      return Error(key, "has the wrong type");
+    if constexpr (std::is_same_v<T, std::string>) {
+      return in.String(key, out);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return in.Bool(key, out);
+    } else if constexpr (std::is_same_v<T, int>) {
+      return in.Int(key, out);
+    } else if constexpr (std::is_same_v<T, double>) {
+      return in.Double(key, out);
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      return in.Strings(key, out);
+    } else {
+      static_assert(std::is_same_v<T, std::map<std::string, double>>);
+      const json& v = *in.Find(key);
+      if (!v.is_object()) return Error(key, "must be an object of numbers");
+      T values;
+      for (const auto& [name, value] : v.items()) {
+        double x = 0;
+        SKILLDB_RETURN_IF_ERROR(util::ReadDouble(
+            value, file_ + ": field '" + key + "." + name + "'",
+            -std::numeric_limits<double>::max(),
+            std::numeric_limits<double>::max(), &x));
+        values[name] = x;
+      }
+      *out = std::move(values);
+      return Status::Ok();
     }
-    return Status::Ok();
   }
 
+  // Dims in [1, 2^31): their products size the tensors the worker makes.
   Result<Dims> GetDims(const json& j, std::string_view field) const {
     if (!j.is_object()) return Error(field, "is not an object of dims");
     Dims dims;
     for (const auto& [k, v] : j.items()) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 1) {
-        return Error(field, "has a non-positive or non-integer dim '" + k +
-                                "'");
+      int64_t dim = 0;
+      if (!util::ReadInt64(v, "", 1, (int64_t{1} << 31) - 1, &dim).ok()) {
+        return Error(field, "has a dim '" + k +
+                                "' that is not an integer in [1, 2^31)");
       }
-      dims[k] = v.get<int64_t>();
+      dims[k] = dim;
     }
     return dims;
   }
@@ -402,8 +430,8 @@ Result<Task> LoadTask(std::string_view task_root, std::string_view name) {
     }
     return text.status();
   }
-  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+  SKILLDB_ASSIGN_OR_RETURN(json j, util::ParseUntrustedJson(*text, file));
+  if (!j.is_object()) {
     return Status::InvalidArgument(file + ": not a JSON object");
   }
   Task task;
@@ -442,8 +470,8 @@ Result<std::vector<Candidate>> LoadCandidates(std::string_view task_root,
     if (text.status().IsNotFound()) return out;
     return text.status();
   }
-  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_array()) {
+  SKILLDB_ASSIGN_OR_RETURN(json j, util::ParseUntrustedJson(*text, manifest));
+  if (!j.is_array()) {
     return Status::InvalidArgument(manifest + ": not a JSON array");
   }
   FieldReader r(manifest);
@@ -473,10 +501,20 @@ Result<std::vector<int64_t>> ResolveShape(const TensorSpec& spec,
     return Status::InvalidArgument("tensor '" + spec.name +
                                    "' needs 1 to 8 dimensions");
   }
+  // At most 2^34 elements (64 GiB of float32): the element count sizes
+  // the buffers the verifier and its worker allocate, and the product of
+  // the dims must not overflow on the way.
+  constexpr int64_t kMaxElements = int64_t{1} << 34;
   std::vector<int64_t> shape;
+  int64_t elements = 1;
   for (const std::string& e : spec.shape) {
     auto v = internal::EvalPositiveInt(e, dims);
     if (!v.ok()) return v.status().WithContext("tensor '" + spec.name + "'");
+    if (*v > kMaxElements / elements) {
+      return Status::InvalidArgument("tensor '" + spec.name +
+                                     "' has more than 2^34 elements");
+    }
+    elements *= *v;
     shape.push_back(*v);
   }
   return shape;

@@ -111,6 +111,37 @@ TEST_CASE("a compile error comes back verbatim in the report") {
   CHECK(r->report.compile_log.find("error") != std::string::npos);
 }
 
+TEST_CASE("a candidate that never ran reports no isolation, not a weak one") {
+  auto v = HostVerifier();
+  // A verification that ran first: its worker's layers must not be
+  // borrowed by the report of a candidate that never reached a worker.
+  REQUIRE(v->VerifyDetailed(Request("sum_dim1_fp32",
+                                    Source("ref.cc", "cpp", ReadSource(
+                                        "tasks/sum_dim1_fp32/candidates/"
+                                        "wrong.cc"))))
+              .ok());
+  auto r = v->VerifyDetailed(
+      Request("sum_dim1_fp32", Source("bad.cc", "cpp", "int x = ;")));
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->report.compiled);
+  CHECK_FALSE(r->report.isolation.applied);
+  const std::string text = FormatReportText(r->report);
+  CHECK(text.find("isolation: not applicable") != std::string::npos);
+  CHECK(text.find("REACHABLE") == std::string::npos);
+  auto back = ReportFromJson(ReportToJson(r->report));
+  REQUIRE(back.ok());
+  CHECK_FALSE(back->isolation.applied);
+}
+
+TEST_CASE("host worker counts past the bound are refused, not allocated") {
+  VerifierOptions o = TestOptions(Backend::kHost);
+  o.host_workers = 1 << 30;
+  auto v = MakeVerifier(o);
+  REQUIRE_FALSE(v.ok());
+  CHECK(v.status().code() == StatusCode::kInvalidArgument);
+  CHECK(v.status().message().find("host_workers") != std::string::npos);
+}
+
 TEST_CASE("a crashing candidate yields a verdict and the next verification works") {
   auto v = HostVerifier();
   auto r = v->VerifyDetailed(Request("softmax_rows_fp32", Source("crash.cc", "cpp", kCrash)));

@@ -3,8 +3,10 @@
 // verify_checks.cc.
 #include "verifier_impl.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -12,12 +14,15 @@
 #include "elf_symbols.h"
 #include "file_util.h"
 #include "gen.h"
-#include "sha256.h"
 #include "symbol_policy.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/sha256.h"
 
 namespace skilldb::verify::internal {
 namespace {
+
+constexpr char kNoGpuHint[] =
+    "; on a machine without a GPU use --backend host";
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -85,6 +90,17 @@ WorkerSpec TaskVerifierImpl::SpecFor(int device, int slot) const {
 
 Status TaskVerifierImpl::Init() {
   const VerifierOptions& o = options_;
+  if (o.backend == Backend::kCuda) {
+    // Without the driver the worker cannot start; say so before it tries.
+    void* driver = ::dlopen(o.cuda_driver.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (driver == nullptr) {
+      const char* why = ::dlerror();
+      return Status::FailedPrecondition(
+          "the cuda backend needs the NVIDIA driver (" + o.cuda_driver +
+          ": " + (why ? why : "not found") + ")" + kNoGpuHint);
+    }
+    ::dlclose(driver);
+  }
   if (o.task_dir.empty() || o.protocol_dir.empty() || o.worker_path.empty() ||
       o.cache_dir.empty() || o.scratch_root.empty()) {
     return Status::InvalidArgument(
@@ -97,7 +113,12 @@ Status TaskVerifierImpl::Init() {
     return Status::NotFound("worker executable '" + o.worker_path +
                             "' not found (was it built?)");
   }
-  if (o.host_workers < 1 || o.rotate_buffers < 1 || o.warmup_calls < 0 ||
+  if (o.host_workers < 1 || o.host_workers > kMaxHostWorkers) {
+    return Status::InvalidArgument(
+        "VerifierOptions::host_workers is " + std::to_string(o.host_workers) +
+        "; it must be between 1 and " + std::to_string(kMaxHostWorkers));
+  }
+  if (o.rotate_buffers < 1 || o.warmup_calls < 0 ||
       o.spot_checks_per_round < 0 || o.timing_shape_trials < 0 ||
       o.host_flush_bytes < 0) {
     return Status::InvalidArgument("VerifierOptions counts out of range");
@@ -124,7 +145,7 @@ Status TaskVerifierImpl::Init() {
     CallOutcome hello = probe->Call({{"op", "hello"}}, {}, 120);
     if (!hello.ok) {
       return Status::Unavailable("the CUDA worker did not start: " +
-                                 hello.failure.message);
+                                 hello.failure.message + kNoGpuHint);
     }
     if (!hello.reply.header.value("ok", false) && o.sandbox &&
         !gpu_namespaces_failed_) {
@@ -138,14 +159,17 @@ Status TaskVerifierImpl::Init() {
       hello = probe->Call({{"op", "hello"}}, {}, 120);
       if (!hello.ok) {
         return Status::Unavailable("the CUDA worker did not start: " +
-                                   hello.failure.message);
+                                   hello.failure.message + kNoGpuHint);
       }
     }
     if (!hello.reply.header.value("ok", false)) {
       return Status::Unavailable("no usable CUDA device: " +
-                                 hello.reply.header.value("error", ""));
+                                 hello.reply.header.value("error", "") +
+                                 kNoGpuHint);
     }
-    const int count = hello.reply.header.value("device_count", 1);
+    // At most 64 devices: the count sizes the worker pool.
+    const int count =
+        std::clamp(hello.reply.header.value("device_count", 1), 1, 64);
     for (int i = 0; i < count; ++i) devices.push_back(i);
   }
   std::vector<WorkerSpec> specs;
@@ -311,10 +335,6 @@ Status TaskVerifierImpl::DescribeSlot(Job* job) {
   d.cache_bytes = m.header.value("cache_bytes", int64_t{0});
   d.notes = m.header.value("notes", "");
   d.devices = pool_->size();
-  {
-    std::lock_guard<std::mutex> lock(notes_mu_);
-    last_worker_notes_ = d.notes;
-  }
   SKILLDB_ASSIGN_OR_RETURN(ok,
                            CallWorker(job, {{"op", "ceilings"}}, {}, 120, &m));
   if (!ok) return Status::Unavailable("the worker could not measure ceilings");
@@ -371,7 +391,7 @@ Result<DetailedReport> TaskVerifierImpl::VerifyDetailed(
   rep.verifier = std::string(Name());
   rep.verifier_version = kVerifierVersion;
   rep.task = request.task;
-  rep.candidate_hash = Sha256Hex(request.candidate.source);
+  rep.candidate_hash = util::Sha256Hex(request.candidate.source);
   SKILLDB_ASSIGN_OR_RETURN(bool compiled, CompileCandidate(&job));
   if (!compiled) {
     Finish(&job);
@@ -464,16 +484,21 @@ IsolationInfo IsolationFrom(const std::string& worker_notes,
   return i;
 }
 
+// The isolation a report states is that of the worker that ran this
+// candidate; one that never ran (it did not compile) was confined by
+// nothing and says so, never borrowing another job's worker.
 void TaskVerifierImpl::Finish(Job* job) {
   VerificationReport& rep = job->out.report;
-  std::string notes;
   if (job->slot != nullptr && job->slot->described) {
-    notes = job->slot->device.notes;
+    rep.isolation = IsolationFrom(job->slot->device.notes, *compiler_);
   } else {
-    std::lock_guard<std::mutex> lock(notes_mu_);
-    notes = last_worker_notes_;
+    rep.isolation = IsolationInfo{};
+    rep.isolation.applied = false;
+    rep.isolation.network = false;
+    rep.isolation.compiler_confined = compiler_->confined();
+    rep.isolation.notes =
+        "worker: the candidate never ran; " + compiler_->confinement();
   }
-  rep.isolation = IsolationFrom(notes, *compiler_);
   rep.passed = job->out.findings.empty();
   rep.reasons.clear();
   for (const Finding& f : job->out.findings)

@@ -105,8 +105,6 @@ class TaskVerifierImpl final : public TaskVerifier {
   // Set by Init when CUDA did not start inside the worker's namespaces.
   bool gpu_namespaces_failed_ = false;
   std::string namespace_error_;
-  std::mutex notes_mu_;
-  std::string last_worker_notes_;  // the sandbox layers a worker reported
   std::map<std::string, std::unique_ptr<LoadedTask>> tasks_;  // GUARDED_BY(mu_)
 };
 

@@ -54,6 +54,9 @@ struct ProposalOptions {
   size_t near_duplicate_candidates = 20;
   std::string author;   // for the commit and the audit log
   std::string message;  // commit message
+  // The status the accepted skill is committed with. Default: kActive.
+  // Skills an agent wrote (text no person has read) go in as kCandidate.
+  SkillStatus accepted_status = SkillStatus::kActive;
 };
 
 struct DuplicateMatch {

@@ -20,6 +20,13 @@ namespace skilldb {
 
 // The small, fixed set of error codes. Callers branch on the code, never on
 // the message. Values are stable (they appear in JSON error output).
+//
+// Whose fault: kInvalidArgument is for input that is wrong, an argument or
+// data the caller named and skilldb only read (a model file, a config, a
+// server's answer, a checkpoint); kCorruption is for damage to skilldb's
+// own stores (the library, the rollout and embedding stores); kInternal is
+// for skilldb's bugs. The CLI exits 1 for the first, 2 for the others
+// (skilldb/util/exit_code.h).
 enum class StatusCode {
   kOk = 0,
   kNotFound = 1,

@@ -75,6 +75,11 @@ struct SpeedupEstimate {
 // could reach a network; a report without the object, from an older
 // verifier, reads as no isolation at all).
 struct IsolationInfo {
+  // false when the candidate never ran (it did not compile, or the request
+  // failed before a worker took it): no layer applied, and the fields below
+  // say nothing about confinement. Reports without it (older verifiers)
+  // read as true.
+  bool applied = true;
   bool namespaces = false;     // the worker runs in its own mount namespace
   bool seccomp = false;        // a system-call filter held on the worker
   bool network = true;         // false: no network interface but a down lo
@@ -106,10 +111,20 @@ struct VerificationReport {
   IsolationInfo isolation;
 };
 
+// The acceptance bar every verifier and the engine share: a candidate is
+// faster when every one of at least kDefaultMinRounds independent rounds
+// measures a speedup of at least kDefaultMinSpeedup (5 %: below that, the
+// rounds' noise on a shared GPU can make a tie look like a win). verify's
+// DecisionOptions and VerificationPolicy both default to these.
+inline constexpr double kDefaultMinSpeedup = 1.05;
+inline constexpr int kDefaultMinRounds = 3;
+
 // What the engine requires before a candidate may enter the library.
 struct VerificationPolicy {
-  int min_rounds = 3;               // Default: 3 independent rounds.
-  double min_speedup = 1.05;        // every round at or above. Default: 1.05.
+  // Independent rounds at least. Default: kDefaultMinRounds.
+  int min_rounds = kDefaultMinRounds;
+  // Every round at or above. Default: kDefaultMinSpeedup.
+  double min_speedup = kDefaultMinSpeedup;
   double min_ci_low = 1.0;          // confidence lower bound must exceed this.
   bool require_correctness = true;  // Default: true.
   // Reports claiming more than this are implausible. Default: 50.

@@ -270,7 +270,7 @@ void OnSigsys(int, siginfo_t* info, void*) {
   ::_exit(kWorkerExitSandboxViolation);
 }
 
-void SetLimit(int resource, int64_t value) {
+void SetHardLimit(int resource, int64_t value) {
   rlimit rl{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
   ::setrlimit(resource, &rl);
 }
@@ -371,9 +371,9 @@ Result<std::string> EnterHostSandbox(const HostSandboxOptions& o) {
   }
   std::string notes = "sandbox:";
   CloseOtherFds(o.keep_fd);
-  SetLimit(RLIMIT_CORE, 0);
-  SetLimit(RLIMIT_FSIZE, o.file_size_bytes);
-  SetLimit(RLIMIT_CPU, o.cpu_seconds);
+  SetHardLimit(RLIMIT_CORE, 0);
+  SetHardLimit(RLIMIT_FSIZE, o.file_size_bytes);
+  SetHardLimit(RLIMIT_CPU, o.cpu_seconds);
   bool confined = false;
   if (o.isolate_filesystem) {
     PreloadCandidateRuntimes(&notes);
@@ -382,8 +382,8 @@ Result<std::string> EnterHostSandbox(const HostSandboxOptions& o) {
   if (!confined && ::chdir(o.scratch_dir.c_str()) != 0) {
     return Status::FailedPrecondition("cannot enter the scratch directory");
   }
-  SetLimit(RLIMIT_AS, o.memory_bytes);
-  SetLimit(RLIMIT_NOFILE, 64);
+  SetHardLimit(RLIMIT_AS, o.memory_bytes);
+  SetHardLimit(RLIMIT_NOFILE, 64);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = OnSigsys;
@@ -556,7 +556,7 @@ Status EnterGpuNamespaces(const GpuSandboxOptions& o, std::string* notes) {
       std::memset(&dfl, 0, sizeof(dfl));
       dfl.sa_handler = SIG_DFL;
       ::sigaction(WTERMSIG(status), &dfl, nullptr);
-      SetLimit(RLIMIT_CORE, 0);
+      SetHardLimit(RLIMIT_CORE, 0);
       ::kill(::getpid(), WTERMSIG(status));
       ::_exit(128 + WTERMSIG(status));
     }
@@ -585,8 +585,8 @@ Result<std::string> EnterGpuSandbox(const GpuSandboxOptions& o,
 #else
   std::string notes = "sandbox:" + namespace_notes;
   const bool confined = namespace_notes.find("mntns") != std::string::npos;
-  SetLimit(RLIMIT_CORE, 0);
-  SetLimit(RLIMIT_FSIZE, o.file_size_bytes);
+  SetHardLimit(RLIMIT_CORE, 0);
+  SetHardLimit(RLIMIT_FSIZE, o.file_size_bytes);
   int step = 0, err = 0;
   if (DropPrivileges(&step, &err)) {
     notes += " no-caps";

@@ -33,14 +33,17 @@ struct CheckReport {
   // configured and the server lists at least one).
   bool model_listed = false;
   double models_latency_ms = 0.0;  // GET /v1/models, wall clock
-  // Set when probe_generation: the probe's wall time, or its error.
+  // When probe_generation: the probe's wall time if it generated
+  // (generation_status OK), else unset with its error in
+  // generation_status: one or the other, never both.
   std::optional<double> generation_latency_ms;
   Status generation_status;
 };
 
 // GETs /v1/models (and probes generation when asked). Errors: the listing's
 // (Unavailable when nothing answers, DeadlineExceeded, the codes of a
-// refused request, Internal for an unreadable list), each naming the URL.
+// refused request, InvalidArgument for an unreadable list), each naming the
+// URL.
 // A failed generation probe is not an error: it is in generation_status.
 Result<CheckReport> CheckEndpoint(const ClientConfig& config,
                                   const CheckOptions& options = CheckOptions());

@@ -66,8 +66,10 @@ struct ClientConfig {
   // The model to request. "" = the first model the server lists at
   // /v1/models (asked once, on the first request). Default: "".
   std::string model;
-  // Sent as "Authorization: Bearer <api_key>" when non-empty; never
-  // appears in an error message. Default: "".
+  // Sent as "Authorization: Bearer <api_key>" when non-empty. Never
+  // handed on: a key of 8 bytes or more that a server echoes (in an error
+  // body, in generated text) is replaced by "[redacted]" before any
+  // message, answer or stored record sees it. Default: "".
   std::string api_key;
 
   int connect_timeout_ms = 10000;  // Default: 10000.
@@ -75,12 +77,25 @@ struct ClientConfig {
   // is one wait: set it above the longest generation). Default: 600000.
   int read_timeout_ms = 600000;
   int write_timeout_ms = 60000;  // Default: 60000.
+  // Longest a request may take in all: every attempt, every wait between
+  // attempts and every byte of the answer (a server that drips bytes never
+  // trips read_timeout_ms). A retry that would start after it is not made.
+  // Default: 900000 (15 min; the CLI's query and check set less).
+  int request_timeout_ms = 900000;
+  // Called (from the transport's threads) when a request has waited 10 s
+  // more for its answer, and before each retry, with a line saying what
+  // it waits for ("waiting for POST http://...: 20.0 s so far"). The CLI
+  // prints it on stderr. Must be safe to call from several threads.
+  // Default: empty (silent).
+  std::function<void(std::string_view)> on_wait;
   RetryOptions retry;
   // Requests this client has in flight at most; further callers wait for a
   // slot (a backoff wait does not hold one). >= 1. Default: 8.
   int max_in_flight = 8;
-  // Larger answers are refused (Internal) without reading further: server
-  // answers are untrusted. Default: 64 MiB.
+  // Larger answers are refused (InvalidArgument) without reading further:
+  // server answers are untrusted. Each request also bounds its answer by
+  // what it asked for (a chat answer of n samples of max_tokens tokens;
+  // see llm/README.md), which is far smaller for most. Default: 64 MiB.
   size_t max_response_bytes = size_t{64} << 20;
 
   // TLS (https only). A PEM file of CA certificates to trust instead of the
@@ -113,6 +128,7 @@ struct BaseUrl {
   std::string host;    // without brackets for IPv6
   int port = 0;        // explicit or the scheme's default
   std::string path;    // "/v1": no trailing slash, "/v1" when none given
+  bool path_given = false;  // the URL had a path of its own
   // "scheme://host:port" as the HTTP library wants it.
   std::string Origin() const;
 };
@@ -125,12 +141,14 @@ Result<BaseUrl> ParseBaseUrl(std::string_view url);
 // Errors: InvalidArgument naming the field.
 Status ValidateClientConfig(const ClientConfig& config);
 
-// What the CLI's --llm-url, --llm-model and --llm-key gave (unset = not
-// given).
+// What the CLI's --llm-* options gave (unset = not given).
 struct ClientFlags {
   std::optional<std::string> url;
   std::optional<std::string> model;
   std::optional<std::string> key;
+  std::optional<double> timeout_s;  // --llm-timeout: request_timeout_ms
+  std::optional<int> retries;       // --llm-retries: retry.max_retries
+  std::optional<bool> native_n;     // --llm-native-n
 };
 
 // Returns a variable's value, or nullopt when it is unset.
@@ -139,13 +157,19 @@ using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 // Reads the process environment (std::getenv).
 EnvLookup ProcessEnvironment();
 
-// Builds the client configuration: each of URL, model and key comes from the
-// first of these that is set and non-empty:
-//   url:   flags.url,   SKILLDB_LLM_URL,   OPENAI_BASE_URL, ClientConfig's
-//   default model: flags.model, SKILLDB_LLM_MODEL, ""  (the server's first
-//   model) key:   flags.key,   SKILLDB_LLM_KEY,   OPENAI_API_KEY,  ""
+// Builds the client configuration: each setting comes from the first of
+// these that is set and non-empty:
+//   url:      flags.url,       SKILLDB_LLM_URL, OPENAI_BASE_URL, base's
+//   model:    flags.model,     SKILLDB_LLM_MODEL, base's ("" = the
+//             server's first model)
+//   key:      flags.key,       SKILLDB_LLM_KEY, OPENAI_API_KEY, base's
+//   timeout:  flags.timeout_s, SKILLDB_LLM_TIMEOUT (seconds, > 0), base's
+//   retries:  flags.retries,   SKILLDB_LLM_RETRIES (0..20), base's
+//   native_n: flags.native_n,  SKILLDB_LLM_NATIVE_N (1/0, true/false),
+//             base's
 // Every other field keeps the value in `base`. Errors: InvalidArgument when
-// the chosen URL does not parse, naming where it came from.
+// the chosen URL does not parse or a value is out of range, naming where it
+// came from.
 Result<ClientConfig> ResolveClientConfig(
     const ClientFlags& flags, const EnvLookup& env = ProcessEnvironment(),
     const ClientConfig& base = ClientConfig());

@@ -4,7 +4,8 @@
 //     POST <base>/rerank {model, query, documents, top_n}
 //       -> {"results": [{"index", "relevance_score"}, ...], "usage": {...}}
 //   TEI (Hugging Face text-embeddings-inference):
-//     POST <origin>/rerank {query, texts} -> [{"index", "score"}, ...]
+//     POST <base path>/rerank {query, texts} -> [{"index", "score"}, ...]
+//     (<origin>/rerank when the base URL has no path: TEI's own layout)
 //
 // A RerankClient is safe for concurrent use by multiple threads; it shares
 // the HTTP client's retries, timeouts and concurrency limit (ClientConfig).
@@ -40,8 +41,9 @@ struct RerankConfig {
   ClientConfig client;
   RerankApi api = RerankApi::kCohere;  // Default: kCohere.
   // The endpoint's path, overriding the default: base path + "/rerank" for
-  // Cohere (".../v1/rerank"), "/rerank" at the server's root for TEI.
-  // Default: "".
+  // Cohere (".../v1/rerank"); for TEI the base URL's path + "/rerank" when
+  // it has one (http://h:8080/tei -> /tei/rerank), else "/rerank" at the
+  // server's root. Default: "".
   std::string path;
 };
 

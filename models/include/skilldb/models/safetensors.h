@@ -45,14 +45,21 @@ class SafetensorsFile {
  public:
   // The largest header accepted (the safetensors library's limit).
   static constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+  // JSON values a header may hold (about eight per tensor): a bound on the
+  // memory its parse takes, far above any real checkpoint's.
+  static constexpr size_t kMaxHeaderValues = size_t{2} << 20;
 
   // Maps `path` and validates its header. Errors: NotFound / IOError for
-  // the file; Corruption for a malformed header (too short, too large,
-  // not JSON, bad dtype name, offsets outside the data or not tiling it,
-  // byte counts that disagree with the shape); NotSupported for a dtype
-  // this reader does not convert (F8 types, ...).
+  // the file; InvalidArgument (a file the user named, not skilldb's own
+  // store) for a malformed header (too short, too large, not JSON, a
+  // repeated tensor name, bad dtype name, offsets outside the data or not
+  // tiling it, byte counts that disagree with the shape); NotSupported for
+  // a dtype this reader does not convert (F8 types, ...).
   static Result<std::shared_ptr<const SafetensorsFile>> Open(
       const std::string& path);
+  // The same over bytes in memory (copied), `name` naming them in errors.
+  static Result<std::shared_ptr<const SafetensorsFile>> FromBytes(
+      std::string_view bytes, const std::string& name);
 
   ~SafetensorsFile();
   SafetensorsFile(const SafetensorsFile&) = delete;

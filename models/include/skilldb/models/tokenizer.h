@@ -28,6 +28,12 @@
 
 namespace skilldb::models {
 
+// The largest vocabulary a tokenizer.json or a model config may declare. Token
+// ids index the vocabulary table: bounded, so a file cannot make the table
+// huge (an id of 2^31 - 1 would be 2^31 strings) or write outside it. Far
+// above any real vocabulary (Gemma's: 256k).
+inline constexpr int64_t kMaxVocabulary = int64_t{1} << 22;
+
 // A token of tokenizer.json's added_tokens, with its matching rules.
 struct AddedToken {
   int32_t id = -1;

@@ -7,7 +7,8 @@
 // directory, never inside it: the library directory belongs to RocksDB).
 // DefaultRolloutPath() computes the last.
 //
-// Schema (version 1; meta.schema_version). Times are Unix milliseconds;
+// Schema (version 2; meta.schema_version; a version 1 store is upgraded
+// when it is opened). Times are Unix milliseconds;
 // *_json columns hold the compact JSON of the type named (trajectory.h,
 // skilldb/json.h), each readable on its own:
 //
@@ -15,10 +16,13 @@
 //   trajectories(id TEXT PRIMARY KEY, grp TEXT, task TEXT, backend TEXT,
 //       model TEXT, library_version INTEGER, max_turns INTEGER,
 //       samples_per_turn INTEGER, started_ms INTEGER, finished_ms INTEGER,
-//       status TEXT,            -- running | finished | failed
+//       status TEXT,            -- running | finished | failed |
+//                               -- interrupted (its writer died)
 //       error TEXT, solved INTEGER, turns_done INTEGER,
 //       best_turn INTEGER, best_sample INTEGER,   -- -1: none
-//       best_reward REAL, best_speedup REAL)
+//       best_reward REAL, best_speedup REAL,
+//       owner TEXT,             -- "host:pid:starttime" of the writer
+//       heartbeat_ms INTEGER)   -- the writer's last write
 //   turns(trajectory_id TEXT, turn INTEGER, query TEXT,
 //       library_version INTEGER,
 //       prompt_json TEXT,       -- [ChatMessage] shared by the turn's samples
@@ -44,7 +48,8 @@
 //       -- skill | pitfalls
 //       model TEXT, started_ms INTEGER, finished_ms INTEGER,
 //       outcome TEXT,  -- accepted | rejected | aborted | invalid | error |
-//                      -- attached | none
+//                      -- attached | none | pending (stored before the
+//                      -- library commit; replaced by the outcome)
 //       skill_id TEXT, version INTEGER, proposal_id TEXT,
 //       reasons_json TEXT,      -- [string]
 //       candidate_json TEXT,    -- the Skill proposed (SkillToJson) or NULL
@@ -53,6 +58,11 @@
 //       errors_json TEXT)       -- [string] validation errors per attempt
 //   indexes: trajectories(task, started_ms), turn_skills(skill_id),
 //            distillations(trajectory_id)
+//
+// Every statement names its columns, and Open checks each table's columns
+// against this layout: a file with another layout (an older store, a table
+// re-created by hand) is refused with Corruption naming the table and the
+// columns it has and should have, never read by position.
 //
 // The database runs in WAL mode with a busy timeout, so one process can
 // write while others read (and several processes may write in turns). A
@@ -76,13 +86,22 @@
 
 namespace skilldb::policy {
 
-inline constexpr int kRolloutSchemaVersion = 1;
+inline constexpr int kRolloutSchemaVersion = 2;
+
+// The error of a trajectory whose writer is gone (status "interrupted").
+inline constexpr char kInterruptedError[] =
+    "interrupted: the process writing it ended before the trajectory "
+    "finished";
 
 // "<library path without trailing slashes>.rollouts.sqlite".
 std::string DefaultRolloutPath(std::string_view library_path);
 
 struct RolloutStoreOptions {
   bool read_only = false;  // open without writing. Default: false.
+  // A writable open creates a missing store (a read-only open never does;
+  // commands that only read what a store holds open it without create,
+  // so a mistyped path is NotFound, not a new empty file). Default: true.
+  bool create = true;
   // Wait this long for another writer's lock. Default: 10000.
   int busy_timeout_ms = 10000;
 };
@@ -125,7 +144,9 @@ struct DistillationRecord {
   int64_t finished_ms = 0;
   // skill: accepted | rejected | aborted (gave up after conflicts) |
   // invalid (no valid skill after the retries) | error; pitfalls: attached
-  // | none (nothing attached) | invalid | error.
+  // | none (nothing attached) | invalid | error. Both: pending, written
+  // before the library commit and replaced by the outcome (a run that
+  // died in between leaves it).
   std::string outcome;
   std::string skill_id;  // the skill written, or the candidate's id
   Version version = 0;   // the commit, when accepted or attached
@@ -142,10 +163,14 @@ std::string ToJson(const DistillationRecord& record);
 
 class RolloutStore {
  public:
-  // Opens or creates the store at `path` (its parent directory must
-  // exist). Errors: IOError naming the path for SQLite failures;
-  // FailedPrecondition for a schema newer than this build; NotFound for a
-  // missing store opened read-only.
+  // Opens the store at `path` (creating it when writable and
+  // options.create; its parent directory must exist), upgrading an older
+  // schema, and marks "interrupted" the running trajectories whose writer
+  // on this host is gone (writable opens). Errors: NotFound for a missing
+  // store that is not to be created; FailedPrecondition for a schema newer
+  // than this build; Corruption when a table's columns differ from the
+  // layout above, naming it; IOError naming the path for other SQLite
+  // failures.
   static Result<std::unique_ptr<RolloutStore>> Open(
       std::string_view path, const RolloutStoreOptions& options = {});
   ~RolloutStore();
@@ -156,7 +181,7 @@ class RolloutStore {
 
   // Records a trajectory as it runs: its header (status "running"), then
   // each turn as it ends (the header's counters follow), then the final
-  // header. Put writes a whole trajectory at once, replacing one with its
+  // header with every turn's final times. Put writes a whole trajectory at once, replacing one with its
   // id. Errors: IOError; FailedPrecondition when read-only; NotFound from
   // AppendTurn for an id never begun.
   Status BeginTrajectory(const Trajectory& trajectory);
@@ -165,7 +190,9 @@ class RolloutStore {
   Status PutTrajectory(const Trajectory& trajectory);
 
   // The whole trajectory (generations reassembled with their turn's
-  // prompt). NotFound for an unknown id; Corruption for unreadable JSON.
+  // prompt). A "running" trajectory whose writer on this host is gone reads
+  // as "interrupted". NotFound for an unknown id; Corruption for unreadable
+  // JSON or indexes (best turn, best sample) that point nowhere.
   Result<Trajectory> LoadTrajectory(std::string_view id);
   Result<std::vector<TrajectorySummary>> List(const ListOptions& options);
   // Calls `fn` for every trajectory (oldest first) until it returns false.
@@ -182,6 +209,7 @@ class RolloutStore {
   RolloutStore(std::string path, std::unique_ptr<Db> db, bool read_only);
   Status WriteTurnLocked(const Trajectory& t, const TurnRecord& turn);
   Status WriteHeaderLocked(const Trajectory& t, bool insert);
+  Status MarkInterruptedLocked();
   Result<Trajectory> LoadLocked(std::string_view id);
 
   const std::string path_;

@@ -114,7 +114,9 @@ struct TurnTimes {
   double correctness_ms = 0;
   double timing_ms = 0;
   double verify_wall_ms = 0;
-  double usage_ms = 0;  // recording usage events in the library
+  // Recording usage events in the library, after the turn is stored (the
+  // stored turn gets it when the trajectory is finished).
+  double usage_ms = 0;
   double total_ms = 0;
   bool operator==(const TurnTimes&) const = default;
 };

@@ -136,6 +136,8 @@ struct EmbedReport {
   size_t revisions = 0;  // retained, non-deleted revisions
   size_t embedded = 0;   // computed by this pass
   size_t present = 0;    // already stored
+  // Stored but unusable (NaN or wrong size): embedded again, overwritten.
+  size_t repaired = 0;
   uint64_t pruned = 0;
   double seconds = 0;
 };

@@ -49,16 +49,21 @@ struct StoredEmbedding {
 };
 
 struct EmbeddingStoreOptions {
-  bool read_only = false;       // Default: read-write, created if absent.
+  bool read_only = false;       // Default: read-write.
+  // A writable open creates a missing store; a query that may keep what it
+  // embeds opens without create, so it never leaves a new file behind.
+  // Read-only opens never create. Default: true.
+  bool create = true;
   int busy_timeout_ms = 10000;  // Default: 10 s.
 };
 
 class EmbeddingStore {
  public:
-  // Opens (read-write: creates) the store at `path`. NotFound for a
-  // read-only open of a missing file; IOError naming the path when SQLite
-  // cannot open it; Corruption when the file is not an embedding store;
-  // FailedPrecondition for a newer schema than this build's.
+  // Opens the store at `path` (read-write with options.create: creates
+  // it). NotFound for a missing file not to be created; IOError naming the
+  // path when SQLite cannot open it; Corruption when the file is not an
+  // embedding store or a table's columns differ from this build's (naming
+  // the table); FailedPrecondition for a newer schema than this build's.
   static Result<std::unique_ptr<EmbeddingStore>> Open(
       std::string_view path, const EmbeddingStoreOptions& options = {});
   ~EmbeddingStore();
@@ -75,11 +80,15 @@ class EmbeddingStore {
   // Every model recorded, by weights.
   Result<std::vector<EmbeddingModel>> Models();
 
-  // The stored embedding of each key under `weights_sha256`, in order
-  // (unset where none is stored). Corruption when a stored vector's size
-  // is not the model's dimension.
+  // The stored embedding of each key under `weights_sha256`, in order:
+  // unset where none is stored, and where the stored one is unusable (its
+  // size is not the registered dimension, or a value is NaN or infinite: a
+  // torn or hand-edited row). Unusable rows are never returned (they would
+  // score NaN); `unusable`, when given, receives how many there were, so a
+  // writer can embed them again and overwrite them.
   Result<std::vector<std::optional<std::vector<float>>>> Get(
-      std::string_view weights_sha256, const std::vector<RevisionKey>& keys);
+      std::string_view weights_sha256, const std::vector<RevisionKey>& keys,
+      size_t* unusable = nullptr);
   // Stores `embeddings` in one transaction (all or none; existing keys
   // are overwritten). REQUIRES: the model registered. InvalidArgument for
   // a vector of the wrong size or a non-finite value; FailedPrecondition

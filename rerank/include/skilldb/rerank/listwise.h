@@ -42,6 +42,12 @@ struct ListwiseOptions {
   // are appended in BM25 order); below it the answer is unusable. In
   // [0, 1]. Default: 0 (one id is enough).
   double min_ranked_fraction = 0.0;
+  // An answer cut at max_tokens (finish_reason "length") that does not
+  // rank every candidate of its window is handled like an unparsable one
+  // (the window keeps BM25's order; the reason says it was cut): the ids it
+  // never reached were not judged. A cut answer that ranks them all is
+  // applied, and the note says it was cut. Default: true.
+  bool reject_cut = true;
   // Give up (BM25 order) when the windows so far took this long; checked
   // before each window. 0 = no limit. Default: 0.
   int deadline_ms = 0;

@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "skilldb/skill.h"
 #include "skilldb/status.h"
@@ -24,9 +25,11 @@ inline constexpr const char* kModelFields[] = {
 inline constexpr const char* kBodySections[] = {
     "When to use", "How", "Pitfalls", "How to tell it worked"};
 
-// The JSON object in `completion`: the content of a ```json fence if there
-// is one, else the first balanced {...} (strings and escapes respected).
-// InvalidArgument when there is none or it exceeds `max_bytes`.
+// The JSON object in `completion`: the first balanced {...} (strings and
+// escapes respected) after a ```json fence line if there is one (any
+// case), else anywhere. The fence's closing line is not needed: the
+// object's strings may hold fences of their own. InvalidArgument when there
+// is none, it is not closed, or it exceeds `max_bytes`.
 Result<std::string> ExtractJsonObject(std::string_view completion,
                                       size_t max_bytes = 64 << 10);
 
@@ -41,6 +44,16 @@ struct CandidateRules {
   std::string task_name;
 };
 
+// Screens one field of model-written text before it may enter the library
+// (and from there, later prompts): appends to `problems`, naming `field`,
+// a control character (any C0 control but newline and tab when
+// `allow_lines`, DEL, C1 controls, bidirectional overrides, bytes that are
+// not UTF-8) and text that reads as an instruction to a model ("ignore
+// previous instructions", "system prompt", chat template role markers, a
+// line opening with "system:").
+void ScreenModelText(std::string_view field, std::string_view text,
+                     bool allow_lines, std::vector<std::string>* problems);
+
 // Reads the model's object into a Skill with id `id` (and nothing else of
 // the library's fields set). InvalidArgument whose message lists every
 // problem found, each naming the field: a field outside kModelFields (or
@@ -50,7 +63,8 @@ struct CandidateRules {
 // 200..16000 bytes, an empty or oversized (> 8000 bytes) code pattern, 1..12
 // tags and 1..8 ops as lowercase words, arch entries like sm_90 or sm_90a,
 // language cuda | triton | any, a code pattern that restates the kernel, a
-// title or summary naming the task.
+// title or summary naming the task, and what ScreenModelText finds in the
+// title, summary, body or code.
 Result<Skill> ParseCandidate(std::string_view object_json, std::string_view id,
                              const CandidateRules& rules);
 

@@ -69,6 +69,12 @@ struct SummaryOptions {
   int max_commit_attempts = 3;     // Aborted commits re-proposed. Default: 3.
   // Pitfall notes kept per skill (oldest dropped). Default: 8.
   size_t pitfalls_per_skill = 8;
+  // The status a distilled skill is committed with (ProposalOptions::
+  // accepted_status). Default: kCandidate: its code is verified, its prose
+  // (which later prompts quote) is model-written and read by no person
+  // yet. Candidates are retrieved like active skills, so the library still
+  // grows with them; a reviewer promotes or prunes them.
+  SkillStatus accepted_status = SkillStatus::kCandidate;
 
   static llm::SamplingOptions DefaultSampling();
 };

@@ -7,6 +7,7 @@
 #define SKILLDB_TRAINER_CONFIG_H_
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,9 +71,38 @@ struct TrainConfig {
 
 Status ValidateTrainConfig(const TrainConfig& config);
 
-// Errors: InvalidArgument naming the key (unknown, wrong type, bad value).
+// Errors: InvalidArgument naming the key (unknown, repeated, wrong type,
+// out of its range).
 Result<TrainConfig> TrainConfigFromJson(std::string_view json);
 std::string TrainConfigToJson(const TrainConfig& config);
+
+// Where a resumed run goes on: what the loop saved in a checkpoint's
+// "extra" object (meta.json), checked before any step runs.
+struct ResumePoint {
+  int loop_step = 0;     // the next RL step, in [0, 1000000]
+  std::mt19937_64 rng;   // the loop's generator, restored whole
+  std::string pending_json;  // the summaries still pending ("" = none)
+};
+
+// Reads `extra_json` (`where` names it in errors, e.g. "CKPT/meta.json").
+// loop_step and rng are required: a checkpoint without them, with a
+// negative or huge step, or a generator state that does not parse whole is
+// InvalidArgument naming the field (the file is the user's input).
+Result<ResumePoint> ResumePointFromJson(std::string_view extra_json,
+                                        const std::string& where);
+
+// `skilldb train ARGS...` split into its command and the rest, in any
+// order: "demo" or "report" wherever it stands (the first word that is not
+// an option's value), else "config" when --config is given, else "help" for
+// --help or -h. `rest` keeps every other argument in order.
+// InvalidArgument naming the word for an unknown command, or when no
+// command is given.
+struct TrainCommandLine {
+  std::string command;  // "demo" | "report" | "config" | "help"
+  std::vector<std::string> rest;
+};
+Result<TrainCommandLine> SplitTrainCommand(
+    const std::vector<std::string>& args);
 
 }  // namespace skilldb::trainer
 

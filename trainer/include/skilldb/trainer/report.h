@@ -9,29 +9,43 @@
 #define SKILLDB_TRAINER_REPORT_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "skilldb/status.h"
+#include "skilldb/util/file.h"
 
 namespace skilldb::trainer {
 
 struct ReportResult {
   int steps = 0;                   // step lines read
+  // Lines of steps.jsonl left out, each "line N: why" (a run killed while
+  // writing leaves a torn last line; a hand-edited file, anything).
+  std::vector<std::string> dropped;
   std::vector<std::string> files;  // written, absolute or as given
   std::string html_path;
 };
 
 // Reads RUN_DIR/steps.jsonl and writes reward.png, speedup.png,
-// skills.png, library.png and report.html into RUN_DIR. Errors: NotFound
-// (no steps.jsonl), InvalidArgument naming the line that is not a step
-// object, IOError for a file that cannot be written.
+// skills.png, library.png and report.html into RUN_DIR. Lines that are not
+// step objects (a torn last line, garbage) are left out and listed in
+// `dropped` (and on the page). Errors: NotFound (no steps.jsonl),
+// InvalidArgument when no line is a step object, IOError for a file that
+// cannot be written.
 Result<ReportResult> WriteReport(const std::string& run_dir);
 
-// Small file helpers (POSIX stdio; no std::filesystem, see README).
-Result<std::string> ReadFile(const std::string& path);
-Status WriteFile(const std::string& path, const std::string& bytes);
-// mkdir -p.
-Status MakeDirs(const std::string& path);
+// `text` with & < > " ' as HTML character references: safe inside element
+// content and quoted attributes. Every string from steps.jsonl (agent names
+// are keys a run writes) goes through it.
+std::string HtmlEscape(std::string_view text);
+
+// The trainer's names for the shared file helpers (skilldb/util/file.h).
+using util::MakeDirs;
+using util::ReadFile;
+// Replaces `path` atomically with `bytes`.
+inline Status WriteFile(const std::string& path, std::string_view bytes) {
+  return util::WriteFileAtomic(path, bytes);
+}
 
 }  // namespace skilldb::trainer
 

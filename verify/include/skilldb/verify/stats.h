@@ -40,8 +40,9 @@ struct RoundSamples {
 };
 
 struct DecisionOptions {
-  double min_speedup = 1.05;  // tau: every round at or above. Default: 1.05
-  int min_rounds = 3;         // Default: 3.
+  // tau: every round at or above. Default: kDefaultMinSpeedup (1.05).
+  double min_speedup = kDefaultMinSpeedup;
+  int min_rounds = kDefaultMinRounds;  // Default: kDefaultMinRounds (3).
   double confidence = 0.95;   // two-sided level of the CI. Default: 0.95.
   int bootstrap_resamples = 2000;  // Default: 2000.
   // A call's device time may exceed its host-clock time by at most this

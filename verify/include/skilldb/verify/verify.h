@@ -65,6 +65,11 @@ struct VerifierLimits {
   int verifications_per_worker = 64;
 };
 
+// Host worker processes a verifier starts at most (each is a process with
+// its own scratch directory): a larger VerifierOptions::host_workers is
+// InvalidArgument, never an attempt to start that many.
+inline constexpr int kMaxHostWorkers = 256;
+
 struct VerifierOptions {
   Backend backend = Backend::kHost;
   // Empty paths mean the defaults from DefaultOptions().
@@ -78,7 +83,13 @@ struct VerifierOptions {
   // GPU ordinals to run workers on, one worker each. Empty: every GPU the
   // first worker sees.
   std::vector<int> devices;
-  int host_workers = 1;  // worker processes for the host backend. Default: 1.
+  // The NVIDIA driver library the cuda backend needs; without it the
+  // verifier refuses to start (FailedPrecondition naming --backend host)
+  // instead of failing inside its worker. Default: "libcuda.so.1".
+  std::string cuda_driver = "libcuda.so.1";
+  // Worker processes for the host backend, in [1, kMaxHostWorkers].
+  // Default: 1.
+  int host_workers = 1;
   VerifierLimits limits;
   DecisionOptions decision;  // tau, rounds, confidence, clock checks
   // Calls below this per round are refused (InvalidArgument). Default: 30.

@@ -1,8 +1,11 @@
-#include "sha256.h"
+#include "skilldb/util/sha256.h"
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <vector>
 
-namespace skilldb::verify::internal {
+namespace skilldb::util {
 namespace {
 
 constexpr uint32_t kK[64] = {
@@ -20,6 +23,17 @@ constexpr uint32_t kK[64] = {
 
 inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+std::string Hex(const std::array<uint8_t, 32>& digest) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (uint8_t b : digest) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
 }  // namespace
 
 Sha256::Sha256()
@@ -33,10 +47,10 @@ void Sha256::Block(const uint8_t* p) {
            (uint32_t{p[4 * i + 2]} << 8) | uint32_t{p[4 * i + 3]};
   }
   for (int i = 16; i < 64; ++i) {
-    const uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^
-                        (w[i - 15] >> 3);
-    const uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^
-                        (w[i - 2] >> 10);
+    const uint32_t s0 =
+        Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    const uint32_t s1 =
+        Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
   uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5],
@@ -67,19 +81,18 @@ void Sha256::Block(const uint8_t* p) {
   h_[7] += h;
 }
 
-void Sha256::Update(std::string_view data) {
-  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
-  size_t n = data.size();
-  total_bytes_ += n;
-  while (n > 0) {
-    const size_t take = std::min(n, sizeof(buf_) - buf_len_);
-    std::memcpy(buf_ + buf_len_, p, take);
-    buf_len_ += take;
+void Sha256::Update(const void* data, size_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  total_bytes_ += size;
+  while (size > 0) {
+    const size_t take = std::min(size, sizeof(buffer_) - buffered_);
+    std::memcpy(buffer_ + buffered_, p, take);
+    buffered_ += take;
     p += take;
-    n -= take;
-    if (buf_len_ == sizeof(buf_)) {
-      Block(buf_);
-      buf_len_ = 0;
+    size -= take;
+    if (buffered_ == sizeof(buffer_)) {
+      Block(buffer_);
+      buffered_ = 0;
     }
   }
 }
@@ -87,14 +100,14 @@ void Sha256::Update(std::string_view data) {
 std::array<uint8_t, 32> Sha256::Finish() {
   const uint64_t bits = total_bytes_ * 8;
   const uint8_t pad = 0x80;
-  Update(std::string_view(reinterpret_cast<const char*>(&pad), 1));
+  Update(&pad, 1);
   const uint8_t zero = 0;
-  while (buf_len_ != 56) {
-    Update(std::string_view(reinterpret_cast<const char*>(&zero), 1));
-  }
+  while (buffered_ != 56) Update(&zero, 1);
   uint8_t len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(bits >> (56 - 8 * i));
-  Update(std::string_view(reinterpret_cast<const char*>(len), 8));
+  for (int i = 0; i < 8; ++i) {
+    len[i] = static_cast<uint8_t>(bits >> (56 - 8 * i));
+  }
+  Update(len, 8);
   std::array<uint8_t, 32> out;
   for (int i = 0; i < 8; ++i) {
     out[4 * i] = static_cast<uint8_t>(h_[i] >> 24);
@@ -105,17 +118,25 @@ std::array<uint8_t, 32> Sha256::Finish() {
   return out;
 }
 
+std::string Sha256::HexDigest() { return Hex(Finish()); }
+
 std::string Sha256Hex(std::string_view data) {
   Sha256 h;
   h.Update(data);
-  const auto digest = h.Finish();
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
+  return h.HexDigest();
 }
 
-}  // namespace skilldb::verify::internal
+Result<std::string> Sha256File(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot open");
+  Sha256 s;
+  std::vector<char> chunk(1 << 20);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    s.Update(chunk.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return Status::IOError(path + ": read failed");
+  return s.HexDigest();
+}
+
+}  // namespace skilldb::util

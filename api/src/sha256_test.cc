@@ -1,10 +1,14 @@
-#include "sha256.h"
+#include "skilldb/util/sha256.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
-namespace skilldb::verify::internal {
+namespace skilldb::util {
 namespace {
 
 TEST_CASE("SHA-256 matches the FIPS 180-4 test vectors") {
@@ -23,12 +27,24 @@ TEST_CASE("SHA-256 gives the same digest however the input is split") {
   Sha256 h;
   h.Update(text.substr(0, 63));
   h.Update(text.substr(63, 1));
-  h.Update(text.substr(64));
+  h.Update(text.data() + 64, text.size() - 64);
   const auto digest = h.Finish();
   Sha256 whole;
   whole.Update(text);
   CHECK(digest == whole.Finish());
 }
 
+TEST_CASE("the SHA-256 of a file is the SHA-256 of its bytes") {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("skilldb-sha256-" + std::to_string(::getpid()));
+  const std::string bytes(3 << 20, 'q');  // more than one read chunk
+  { std::ofstream(path, std::ios::binary) << bytes; }
+  auto digest = Sha256File(path.string());
+  REQUIRE(digest.ok());
+  CHECK(*digest == Sha256Hex(bytes));
+  std::filesystem::remove(path);
+  CHECK(Sha256File(path.string()).status().code() == StatusCode::kNotFound);
+}
+
 }  // namespace
-}  // namespace skilldb::verify::internal
+}  // namespace skilldb::util

@@ -1,0 +1,118 @@
+// The shared helpers (skilldb/util/): the bounded JSON parser and typed
+// readers, files, text for terminals and prompts, exit codes.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "skilldb/util/exit_code.h"
+#include "skilldb/util/file.h"
+#include "skilldb/util/json.h"
+#include "skilldb/util/text.h"
+
+namespace skilldb::util {
+namespace {
+
+using nlohmann::json;
+
+TEST_CASE("untrusted JSON is bounded in bytes, depth, values and keys") {
+  CHECK(ParseUntrustedJson(R"({"a": [1, 2]})", "x").ok());
+  CHECK(ParseUntrustedJson("[[[1]]]", "x", {.max_depth = 2}).status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(ParseUntrustedJson("[1,2,3]", "x", {.max_bytes = 3}).status().code() ==
+        StatusCode::kInvalidArgument);
+  // Four values: the array and its three entries.
+  CHECK(ParseUntrustedJson("[1,2,3]", "x", {.max_values = 4}).ok());
+  auto many = ParseUntrustedJson("[1,2,3]", "x", {.max_values = 3});
+  REQUIRE_FALSE(many.ok());
+  CHECK(many.status().message().find("more than 3 values") !=
+        std::string::npos);
+  auto twice = ParseUntrustedJson<nlohmann::ordered_json>(
+      R"({"k": 1, "k": 2})", "x");
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.status().message().find("duplicate key 'k'") !=
+        std::string::npos);
+  CHECK(ParseUntrustedJson("{\"a\":", "x").status().code() ==
+        StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("typed reads never truncate or throw") {
+  json j = json::parse(
+      R"({"big": 18446744073709551615, "wrap": 4294967297, "neg": -1,
+          "s": "text", "ids": [1, 18446744073709551615]})");
+  // Text cannot carry one (nlohmann refuses 1e400 as an overflow); a
+  // document built in code can.
+  j["inf"] = std::numeric_limits<double>::infinity();
+  FieldReader in(j, "thing");
+  int small = 0;
+  CHECK(in.Int("wrap", &small).code() == StatusCode::kInvalidArgument);
+  CHECK(small == 0);
+  int64_t wide = 0;
+  CHECK(in.Int64("big", &wide).code() == StatusCode::kInvalidArgument);
+  CHECK(in.Int64("wrap", &wide).ok());
+  CHECK(wide == 4294967297);
+  CHECK(in.Int64("wrap", &wide, 0, 10).code() == StatusCode::kInvalidArgument);
+  uint64_t count = 0;
+  CHECK(in.Uint64("neg", &count).code() == StatusCode::kInvalidArgument);
+  double real = 0;
+  CHECK(in.Double("inf", &real).code() == StatusCode::kInvalidArgument);
+  CHECK(in.Double("s", &real).message() == "thing field 's' must be a finite number");
+  std::vector<int32_t> ids;
+  CHECK(in.Int32s("ids", &ids).code() == StatusCode::kInvalidArgument);
+  std::string text = "kept";
+  CHECK(in.String("absent", &text).ok());
+  CHECK(text == "kept");
+  CHECK(in.Require("absent").code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a lossy dump replaces bytes that are not UTF-8") {
+  const json j = std::string("ok\xff");
+  CHECK(DumpLossy(j) == "\"ok\xef\xbf\xbd\"");
+}
+
+TEST_CASE("a file is read whole, bounded, and missing or a directory says so") {
+  const std::string path =
+      "/tmp/skilldb-util-test-" + std::to_string(::getpid());
+  REQUIRE(WriteFileAtomic(path, "hello").ok());
+  CHECK(ReadFile(path).value() == "hello");
+  CHECK(ReadFile(path, 3).status().code() == StatusCode::kInvalidArgument);
+  CHECK(ReadFile("/tmp").status().code() == StatusCode::kInvalidArgument);
+  std::remove(path.c_str());
+  CHECK(ReadFile(path).status().code() == StatusCode::kNotFound);
+  const std::string dirs = path + "-d/a/b";
+  REQUIRE(MakeDirs(dirs).ok());
+  CHECK(IsDirectory(dirs));
+  RemoveTree(path + "-d");
+  CHECK_FALSE(FileExists(path + "-d"));
+}
+
+TEST_CASE("a fence is longer than any backtick run inside what it quotes") {
+  CHECK(FenceFor("plain") == "```");
+  CHECK(FenceFor("a ```` b") == "`````");
+  const std::string block = FencedBlock("cuda", "x\n```\ny");
+  CHECK(block == "````cuda\nx\n```\ny\n````");
+}
+
+TEST_CASE("control characters are found, named and kept off one line") {
+  CHECK(FindControlCharacter("plain\ttext\n", true).empty());
+  CHECK(FindControlCharacter("tab\there", false) == "TAB (0x09) at byte 3");
+  CHECK(FindControlCharacter("a\x1b[2J", true) == "ESC (0x1b) at byte 1");
+  CHECK(FindControlCharacter("x\xe2\x80\xaey", true) == "U+202E at byte 1");
+  CHECK(FindControlCharacter("bad\xff", true).find("not UTF-8") !=
+        std::string::npos);
+  CHECK(OneLine("a\nb\x1b\xe2\x80\xae!") == "a b !");
+  CHECK(EscapeLine("a\x1b]0;x\x07") == "a\\x1b]0;x\\x07");
+}
+
+TEST_CASE("exit codes say whose fault a failure is") {
+  CHECK(ExitCodeFor(StatusCode::kOk) == 0);
+  CHECK(ExitCodeFor(StatusCode::kInvalidArgument) == 1);
+  CHECK(ExitCodeFor(StatusCode::kUnavailable) == 1);
+  CHECK(ExitCodeFor(StatusCode::kCorruption) == 2);
+  CHECK(ExitCodeFor(StatusCode::kInternal) == 2);
+}
+
+}  // namespace
+}  // namespace skilldb::util
