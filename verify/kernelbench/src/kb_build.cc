@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "file_util.h"
-#include "sha256.h"
+#include "skilldb/util/sha256.h"
 #include "skilldb/util/clock.h"
 
 namespace skilldb::verify::kb::internal {
@@ -87,7 +87,7 @@ Builder::~Builder() {
 
 std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
                                const FormatInfo& format, const EvalOptions& o) {
-  verify::internal::Sha256 h;
+  util::Sha256 h;
   // The toolchain the build saw is part of the key: a compile error cached
   // under one $CC or $CXX says nothing about another.
   const std::string toolchain = Env("CC") + "\x1f" + Env("CXX") + "\x1f" +

@@ -1,27 +1,23 @@
 #include "skilldb/verify/kernelbench_commands.h"
 
-#include <cstdio>
 #include <ostream>
 
 #include "kb_internal.h"
+#include "skilldb/util/exit_code.h"
+#include "skilldb/util/text.h"
 
 namespace skilldb::verify::kb {
 namespace {
 
 using internal::json;
 
-bool IsUserError(StatusCode c) {
-  return c == StatusCode::kNotFound || c == StatusCode::kInvalidArgument ||
-         c == StatusCode::kFailedPrecondition || c == StatusCode::kAlreadyExists;
-}
-
 int Fail(const CommandIo& io, const Status& s) {
-  const int code = IsUserError(s.code()) ? 1 : 2;
+  const int code = util::ExitCodeFor(s.code());
   if (io.json) {
     *io.err << internal::Dump({{"error", {{"code", std::string(StatusCodeName(s.code()))}, {"message", s.message()}}}})
             << "\n";
   } else {
-    *io.err << "skilldb kernelbench: " << EscapeForTerminal(s.message()) << "\n";
+    *io.err << "skilldb kernelbench: " << util::EscapeBlock(s.message()) << "\n";
   }
   return code;
 }
@@ -29,7 +25,7 @@ int Fail(const CommandIo& io, const Status& s) {
 std::function<void(const std::string&)> Progress(const CommandIo& io) {
   if (!io.progress) return nullptr;
   std::ostream* err = io.err;
-  return [err](const std::string& line) { *err << EscapeForTerminal(line) << "\n" << std::flush; };
+  return [err](const std::string& line) { *err << util::EscapeBlock(line) << "\n" << std::flush; };
 }
 
 std::string StoreDir(const std::string& s) { return s.empty() ? TaskStore::DefaultDir() : s; }
@@ -49,21 +45,6 @@ json ProblemJson(const Problem& p) {
 }
 
 }  // namespace
-
-std::string EscapeForTerminal(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 int RunImportCommand(const ImportCommandArgs& a, const CommandIo& io) {
   if (a.path.empty()) return Fail(io, Status::InvalidArgument("give the path of a KernelBench "
@@ -97,13 +78,13 @@ int RunImportCommand(const ImportCommandArgs& a, const CommandIo& io) {
     for (const Problem& p : s->imported) {
       if (p.degenerate == "yes") {
         *io.out << "  degenerate: level " << p.level << " problem " << p.id << " (" << p.name
-                << "): " << EscapeForTerminal(p.degenerate_reason) << "\n";
+                << "): " << util::EscapeBlock(p.degenerate_reason) << "\n";
       }
     }
     if (!s->skipped.empty()) *io.out << "not imported: " << s->skipped.size() << "\n";
     for (const Unimportable& u : s->skipped) {
-      *io.out << "  level " << u.level << " " << EscapeForTerminal(u.file) << ": "
-              << EscapeForTerminal(u.reason.substr(0, 400)) << "\n";
+      *io.out << "  level " << u.level << " " << util::EscapeBlock(u.file) << ": "
+              << util::EscapeBlock(u.reason.substr(0, 400)) << "\n";
     }
   }
   return 0;
@@ -127,7 +108,7 @@ int RunEvalCommand(const EvalCommandArgs& a, const CommandIo& io) {
   if (io.json) {
     *io.out << RunReportToJson(*report) << "\n";
   } else {
-    *io.out << EscapeForTerminal(FormatRunReport(*report));
+    *io.out << util::EscapeBlock(FormatRunReport(*report));
   }
   return 0;
 }
@@ -150,12 +131,12 @@ int RunListCommand(const ListCommandArgs& a, const CommandIo& io) {
     return 0;
   }
   for (const Problem& p : *problems) {
-    *io.out << "level" << p.level << "/" << p.id << "\t" << EscapeForTerminal(p.name) << "\t"
+    *io.out << "level" << p.level << "/" << p.id << "\t" << util::EscapeBlock(p.name) << "\t"
             << p.precision << "\t" << (p.degenerate == "yes" ? "degenerate" : "") << "\n";
   }
   for (const Unimportable& u : *bad) {
-    *io.out << "level" << u.level << "/" << u.id << "\t" << EscapeForTerminal(u.file)
-            << "\tnot imported: " << EscapeForTerminal(u.reason.substr(0, 200)) << "\n";
+    *io.out << "level" << u.level << "/" << u.id << "\t" << util::EscapeBlock(u.file)
+            << "\tnot imported: " << util::EscapeBlock(u.reason.substr(0, 200)) << "\n";
   }
   return 0;
 }

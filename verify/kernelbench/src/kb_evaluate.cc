@@ -16,7 +16,7 @@
 #include "file_util.h"
 #include "kb_build.h"
 #include "kb_evaluate.h"
-#include "sha256.h"
+#include "skilldb/util/sha256.h"
 #include "skilldb/util/clock.h"
 
 namespace skilldb::verify::kb {
@@ -113,7 +113,7 @@ Session::Session(EvaluatorImpl* ev, const Problem& problem, std::string_view ans
   res_.problem_name = problem.name;
   res_.format = std::move(format);
   res_.protocol = o_.protocol;
-  res_.answer_hash = verify::internal::Sha256Hex(answer);
+  res_.answer_hash = util::Sha256Hex(answer);
   res_.degenerate_problem = problem.degenerate == "yes";
   tol_ = ToleranceFor(o_.precision).value_or(1e-4);
 }

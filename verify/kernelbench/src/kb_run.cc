@@ -14,7 +14,7 @@
 
 #include "file_util.h"
 #include "kb_internal.h"
-#include "sha256.h"
+#include "skilldb/util/sha256.h"
 
 namespace skilldb::verify::kb {
 namespace {
@@ -231,7 +231,7 @@ Result<RunReport> EvaluateRunDir(const RunOptions& o, Evaluator* ev, const TaskS
   // Build ahead: the pool builds in answer order while the device
   // evaluates.
   for (const Work& w : work) {
-    const std::string hash = verify::internal::Sha256Hex(w.answer);
+    const std::string hash = util::Sha256Hex(w.answer);
     if (!known.count(ResumeKey(w.file.level, w.file.problem, w.file.sample, hash, protocol))) {
       ev->Prebuild(w.problem, w.answer, o.declared_backend);
     }
@@ -241,7 +241,7 @@ Result<RunReport> EvaluateRunDir(const RunOptions& o, Evaluator* ev, const TaskS
   size_t index = 0;
   for (const Work& w : work) {
     ++index;
-    const std::string hash = verify::internal::Sha256Hex(w.answer);
+    const std::string hash = util::Sha256Hex(w.answer);
     const std::string key = ResumeKey(w.file.level, w.file.problem, w.file.sample, hash, protocol);
     EvalResult r;
     if (auto it = known.find(key); it != known.end()) {

@@ -53,10 +53,6 @@ int RunImportCommand(const ImportCommandArgs& args, const CommandIo& io);
 int RunEvalCommand(const EvalCommandArgs& args, const CommandIo& io);
 int RunListCommand(const ListCommandArgs& args, const CommandIo& io);
 
-// Control characters other than newline and tab as \xNN (for text from
-// problems and answers on a terminal).
-std::string EscapeForTerminal(std::string_view text);
-
 }  // namespace skilldb::verify::kb
 
 #endif  // SKILLDB_VERIFY_KERNELBENCH_COMMANDS_H_
