@@ -18,7 +18,7 @@ start=$SECONDS
 cmake --build "$build" -j "$jobs" --target concurrency_test library_worker \
   proposal_process_test libskilldb_test policy_test skilldb_verify_host_test >&2
 built=$((SECONDS - start))
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp}"
 cd "$build"
 start=$SECONDS
 rc=0

@@ -495,6 +495,9 @@ Status Storage::Write(rocksdb::WriteBatch* batch, bool sync) {
   }
   rocksdb::WriteOptions wo;
   wo.sync = sync;
+#if defined(__SANITIZE_THREAD__)
+  std::lock_guard<std::mutex> tsan_turn(tsan_write_mu_);
+#endif
   return WriteError(db_->Write(wo, batch), "commit", batch->GetDataSize());
 }
 
