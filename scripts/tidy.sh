@@ -18,7 +18,11 @@ if ((${#files[@]} == 0)); then
 fi
 out="$build/tidy.log"
 run-clang-tidy-14 -p "$build" -quiet -j "${SKILLDB_JOBS:-$(nproc)}" "${files[@]}" > "$out" 2>&1 || true
-warnings=$(grep -cE ': (warning|error): ' "$out" || true)
-grep -E ': (warning|error): ' "$out" | sort -u | head -200
-echo "tidy.sh: $warnings findings in ${#files[@]} files (log: $out)" >&2
-[[ "$warnings" == 0 ]]
+# One line per finding (a header's finding is reported once, not per file
+# that includes it), colours stripped.
+findings="$build/findings.txt"
+sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -E ': (warning|error): ' | sort -u > "$findings" || true
+head -200 "$findings"
+count=$(wc -l < "$findings")
+echo "tidy.sh: $count findings in ${#files[@]} files (all: $findings, log: $out)" >&2
+[[ "$count" == 0 ]]

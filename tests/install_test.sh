@@ -24,6 +24,35 @@ for lib in libskilldb_api libskilldb libskilldb_verify; do
     { echo "install_test: $lib.a and $lib.so must both be installed" >&2; exit 1; }
 done
 
+# The CLI, its libtorch companion (when the build has it) and the seed.
+[[ -x "$prefix/bin/skilldb" ]] || { echo "install_test: bin/skilldb was not installed" >&2; exit 1; }
+if [[ -x "$build/cli/skilldb-ml" ]]; then
+  [[ -x "$prefix/bin/skilldb-ml" ]] ||
+    { echo "install_test: bin/skilldb-ml was not installed" >&2; exit 1; }
+fi
+ls "$prefix"/share/skilldb/seed/*.jsonl >/dev/null 2>&1 ||
+  { echo "install_test: the seed library (share/skilldb/seed) was not installed" >&2; exit 1; }
+# The installed CLI's first query creates the default library from the
+# installed seed (not the source tree's), and finds a seed skill.
+env -u SKILLDB_SEED_DIR -u SKILLDB_DB HOME="$work/home" XDG_DATA_HOME="$work/data" \
+  "$prefix/bin/skilldb" query "softmax" --json >"$work/query.json" 2>"$work/query.err" ||
+  { echo "install_test: the installed CLI's first query failed:" >&2; cat "$work/query.err" >&2; exit 1; }
+grep -q "seed skills in '$(cd "$prefix/share/skilldb/seed" && pwd -P)'" "$work/query.err" ||
+  { echo "install_test: the installed CLI did not seed from the installed seed:" >&2;
+    cat "$work/query.err" >&2; exit 1; }
+grep -q '"id"' "$work/query.json" ||
+  { echo "install_test: the installed CLI's first query found nothing" >&2; exit 1; }
+# The installed CLI hands `train` to the installed companion beside it (the
+# lookup's third place: no $SKILLDB_ML, not the build tree's).
+if [[ -x "$prefix/bin/skilldb-ml" ]]; then
+  env -u SKILLDB_ML HOME="$work/home" "$prefix/bin/skilldb" train --help \
+    >"$work/train.out" 2>"$work/train.err" ||
+    { echo "install_test: the installed CLI's train --help failed:" >&2; cat "$work/train.err" >&2; exit 1; }
+  grep -q "skilldb train demo" "$work/train.out" ||
+    { echo "install_test: the installed CLI did not hand train to skilldb-ml:" >&2;
+      cat "$work/train.out" "$work/train.err" >&2; exit 1; }
+fi
+
 # Nothing but the prefix: no hint of the source or build tree.
 cmake -S "$src/examples" -B "$work/build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log"

@@ -74,6 +74,15 @@ Status IsolationFromJson(const json& j, IsolationInfo* i) {
   return in.String("notes", &i->notes);
 }
 
+Status TimesFromJson(const json& j, VerificationTimes* t) {
+  FieldReader in(j, "report times");
+  SKILLDB_RETURN_IF_ERROR(in.Double("compile_ms", &t->compile_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("correctness_ms", &t->correctness_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("timing_ms", &t->timing_ms));
+  SKILLDB_RETURN_IF_ERROR(in.Double("total_ms", &t->total_ms));
+  return in.Bool("compile_cache_hit", &t->compile_cache_hit);
+}
+
 Status SpeedupFromJson(const json& j, SpeedupEstimate* s) {
   FieldReader in(j, "report speedup");
   SKILLDB_RETURN_IF_ERROR(in.Double("ratio", &s->ratio));
@@ -170,6 +179,17 @@ std::string ReportToJson(const VerificationReport& report) {
   if (report.max_plausible_speedup) {
     j["max_plausible_speedup"] = *report.max_plausible_speedup;
   }
+  // Written only when there is something to say, so that reports of
+  // verifiers without codes or times read as before.
+  if (!report.findings.empty()) j["findings"] = report.findings;
+  const VerificationTimes& t = report.times;
+  if (t.total_ms > 0 || t.compile_cache_hit) {
+    j["times"] = {{"compile_ms", t.compile_ms},
+                  {"correctness_ms", t.correctness_ms},
+                  {"timing_ms", t.timing_ms},
+                  {"total_ms", t.total_ms},
+                  {"compile_cache_hit", t.compile_cache_hit}};
+  }
   // Non-finite numbers have no JSON form; nlohmann writes them as null.
   return util::DumpLossy(j);
 }
@@ -216,6 +236,11 @@ Result<VerificationReport> ReportFromJson(std::string_view text) {
   SKILLDB_ASSIGN_OR_RETURN(const json* isolation, ObjectMember(j, "isolation"));
   if (isolation != nullptr) {
     SKILLDB_RETURN_IF_ERROR(IsolationFromJson(*isolation, &r.isolation));
+  }
+  SKILLDB_RETURN_IF_ERROR(in.Strings("findings", &r.findings));
+  SKILLDB_ASSIGN_OR_RETURN(const json* times, ObjectMember(j, "times"));
+  if (times != nullptr) {
+    SKILLDB_RETURN_IF_ERROR(TimesFromJson(*times, &r.times));
   }
   SKILLDB_ASSIGN_OR_RETURN(const json* speedup, ObjectMember(j, "speedup"));
   if (speedup != nullptr) {

@@ -489,7 +489,7 @@ class LibraryImpl::CommitBuild {
     SKILLDB_ASSIGN_OR_RETURN(auto docs, retrieval::SegmentDocs::Decode(table));
     writer_.Put(kDocTables, Be32(meta.id), table);
     builder_.EmitPostingLists(
-        [&](std::string_view term, std::string list, uint32_t num_docs) {
+        [&](std::string_view term, const std::string& list, uint32_t num_docs) {
           writer_.Put(kPostings, PostingKey(meta.id, term), list);
           if (term.empty() || term[0] != retrieval::kFilterTermPrefix) {
             df_delta_.Add(term, num_docs);

@@ -223,6 +223,7 @@ Result<std::vector<PruneAction>> LibraryImpl::PlanPrune(
     }
   }
   std::vector<PruneAction> plan;
+  plan.reserve(reasons.size());
   for (auto& [id, why] : reasons)
     plan.push_back(PruneAction{id, std::move(why)});
   return plan;
@@ -232,6 +233,7 @@ Result<Version> LibraryImpl::ApplyPrune(const std::vector<PruneAction>& actions,
                                         const CommitOptions& options) {
   if (actions.empty()) return Status::InvalidArgument("nothing to prune");
   std::vector<std::string> ids;
+  ids.reserve(actions.size());
   for (const PruneAction& a : actions) ids.push_back(a.id);
   CommitOptions o = WithKind(options, "prune");
   if (o.message.empty())

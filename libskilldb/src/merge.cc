@@ -135,7 +135,8 @@ Status Merger::MergeRun(const ReadState& state, size_t first, size_t count) {
   }
   Status staged = Status::Ok();
   SKILLDB_RETURN_IF_ERROR(
-      merger.MergePostings(raw, [&](std::string_view term, std::string list) {
+      merger.MergePostings(raw, [&](std::string_view term,
+                                    const std::string& list) {
         writer.Put(kPostings, PostingKey(id, term), list);
         if (staged.ok()) staged = writer.MaybeStage();
       }));
@@ -167,6 +168,7 @@ Status Merger::MergeRun(const ReadState& state, size_t first, size_t count) {
     if (i >= first && i < first + count) continue;
     segments.push_back(state.segments[i]);
   }
+  manifest.reserve(manifest.size() + segments.size());
   for (const auto& seg : segments) manifest.push_back(seg->meta());
   writer.Put(kMeta, kManifestKey, EncodeManifest(manifest));
   writer.Put(kMeta, kNextSegmentKey, Be32(id + 1));

@@ -30,7 +30,7 @@ bool LockUntil(int fd, int op, std::chrono::steady_clock::time_point deadline) {
 
 class DeletingFs : public rocksdb::FileSystemWrapper {
  public:
-  DeletingFs(std::shared_ptr<rocksdb::FileSystem> base,
+  DeletingFs(const std::shared_ptr<rocksdb::FileSystem>& base,
              std::shared_ptr<WriterOpenLock> lock)
       : FileSystemWrapper(base), lock_(std::move(lock)) {}
   const char* Name() const override { return "SkilldbDeletingUnderLock"; }

@@ -49,7 +49,7 @@ rocksdb::ColumnFamilyOptions CfOptions(
       // version is the first entry at or after (term, version)), which a
       // whole-key bloom filter never serves.
       cf.compression = rocksdb::kZSTD;
-      table.block_size = 16 * 1024;
+      table.block_size = size_t{16} * 1024;
       table.block_restart_interval = 32;
       break;
     case kRevisions:
@@ -320,6 +320,7 @@ Result<std::unique_ptr<Storage>> Storage::Open(const Options& options,
   db_options.avoid_flush_during_recovery = true;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.reserve(kNumCfs);
   for (int i = 0; i < kNumCfs; ++i) {
     descriptors.emplace_back(kColumnFamilies[i],
                              CfOptions(static_cast<Cf>(i), cache));

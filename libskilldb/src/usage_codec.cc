@@ -34,7 +34,7 @@ class UsageMergeOperator : public rocksdb::AssociativeMergeOperator {
 std::string EncodeUsage(const UsageCounters& c) {
   std::string out(48, '\0');
   for (int i = 0; i < kNumUsageEvents; ++i) {
-    std::memcpy(out.data() + 8 * i, &c.counts[i], 8);
+    std::memcpy(out.data() + size_t{8} * i, &c.counts[i], 8);
   }
   std::memcpy(out.data() + 40, &c.last_used_version, 8);
   return out;
@@ -43,7 +43,7 @@ std::string EncodeUsage(const UsageCounters& c) {
 bool DecodeUsage(std::string_view value, UsageCounters* c) {
   if (value.size() != 48) return false;
   for (int i = 0; i < kNumUsageEvents; ++i) {
-    std::memcpy(&c->counts[i], value.data() + 8 * i, 8);
+    std::memcpy(&c->counts[i], value.data() + size_t{8} * i, 8);
   }
   std::memcpy(&c->last_used_version, value.data() + 40, 8);
   return true;

@@ -33,14 +33,6 @@ const char* VerdictTerms(SampleVerdict v) {
   }
 }
 
-std::vector<std::string> FindingNames(const std::vector<verify::Finding>& fs) {
-  std::vector<std::string> out;
-  for (const verify::Finding& f : fs) {
-    out.emplace_back(verify::FindingCodeName(f.code));
-  }
-  return out;
-}
-
 // Runs fn(0..count-1) on up to `width` threads (the caller's among them).
 void ParallelFor(size_t count, size_t width,
                  const std::function<void(size_t)>& fn) {
@@ -159,7 +151,9 @@ Result<Trajectory> PolicyAgent::Run::Go() {
   t_.task = task_.task.name;
   t_.backend = std::string(verify::BackendName(task_.backend));
   t_.model = deps_.backbone->Model();
-  t_.library_version = deps_.library ? deps_.library->CurrentVersion() : 0;
+  t_.library_version =
+      options_.library_version.value_or(
+          deps_.library ? deps_.library->CurrentVersion() : 0);
   t_.max_turns = options_.max_turns;
   t_.samples_per_turn = options_.samples;
   t_.started_ms = util::NowUnixMs();
@@ -265,6 +259,8 @@ Status PolicyAgent::Run::Select(int index, TurnRecord* rec) {
   }
   SelectionRequest request;
   request.query = RetrievalQuery(task_);
+  request.as_of = options_.library_version;
+  request.seed = options_.selection_seed;
   if (index > 0 && !t_.turns.empty() && t_.turns.back().best_sample >= 0) {
     const TurnRecord& last = t_.turns.back();
     const std::string terms =
@@ -274,7 +270,10 @@ Status PolicyAgent::Run::Select(int index, TurnRecord* rec) {
   const bool cuda = task_.backend == verify::Backend::kCuda;
   if (options_.filter_ops && !task_.task.family.empty())
     request.ops = {task_.task.family};
-  if (options_.filter_arch && cuda) request.arch = {"sm_90"};
+  if (options_.filter_arch && cuda) {
+    if (std::string arch = agent_.DeviceClass(); !arch.empty())
+      request.arch = {arch};
+  }
   if (options_.filter_language && cuda) request.language = Language::kCuda;
   SKILLDB_ASSIGN_OR_RETURN(selection_, deps_.selector->Select(request));
   rec->selection = selection_.record;
@@ -318,7 +317,7 @@ Status PolicyAgent::Run::Generate(TurnRecord* rec,
 }
 
 void PolicyAgent::Run::Extract(TurnRecord* rec) {
-  const int64_t limit = deps_.verifier->options().limits.max_source_bytes;
+  const int64_t limit = deps_.verifier->MaxSourceBytes();
   for (SampleRecord& s : rec->samples) {
     auto e = deps_.extractor->Extract(task_, s.generation.completion);
     if (!e.ok()) {
@@ -366,7 +365,7 @@ void PolicyAgent::Run::VerifyOne(SampleRecord* s) {
   req.timed_calls_per_round = options_.timed_calls_per_round;
   req.seed = options_.verify_seed;
   const auto start = Clock::now();
-  auto r = deps_.verifier->VerifyDetailed(req);
+  auto r = deps_.verifier->Verify(req);
   s->times.verify_ms = util::MsSince(start);
   if (!r.ok()) {
     s->verdict = SampleVerdict::kVerifierError;
@@ -374,13 +373,13 @@ void PolicyAgent::Run::VerifyOne(SampleRecord* s) {
                   r.status().ToString() + "\n";
     return;
   }
-  s->findings = FindingNames(r->findings);
+  s->findings = r->findings;
   s->times.compile_ms = r->times.compile_ms;
   s->times.correctness_ms = r->times.correctness_ms;
   s->times.timing_ms = r->times.timing_ms;
   s->times.compile_cache_hit = r->times.compile_cache_hit;
-  s->verdict = VerdictFor(r->report, s->findings);
-  s->report = std::move(r->report);
+  s->verdict = VerdictFor(*r, s->findings);
+  s->report = std::move(*r);
 }
 
 Status PolicyAgent::Run::RecordUsage(TurnRecord* rec) {
@@ -407,6 +406,14 @@ PolicyAgent::PolicyAgent(PolicyAgentDeps deps) : deps_(std::move(deps)) {
     own_prompts_ = std::make_unique<KernelPromptBuilder>();
     deps_.prompts = own_prompts_.get();
   }
+}
+
+std::string PolicyAgent::DeviceClass() const {
+  std::call_once(device_once_, [this] {
+    auto c = deps_.verifier->DeviceClass();
+    if (c.ok()) device_class_ = *c;
+  });
+  return device_class_;
 }
 
 Result<std::unique_ptr<PolicyAgent>> PolicyAgent::Make(PolicyAgentDeps deps) {

@@ -64,7 +64,7 @@ Result<std::vector<Hit>> RetrieveStaged(Library& library,
   std::set<std::string, std::less<>> taken(request.exclude.begin(),
                                            request.exclude.end());
   std::vector<Hit> hits;
-  std::optional<Version> version;
+  std::optional<Version> version = request.as_of;
   for (QueryOptions q : Stages(request, options)) {
     if (hits.size() >= options.retrieve_k) break;
     q.as_of = version;  // every stage answers as of the first one's version
@@ -144,6 +144,7 @@ Result<Selection> RerankingSelector::Select(const SelectionRequest& request) {
   rerank.query = request.query;
   rerank.k = options_.select_k;
   rerank.version = selection.record.library_version;
+  rerank.seed = request.seed;
   start = std::chrono::steady_clock::now();
   std::vector<RankedHit> ordered;
   if (!rerank.candidates.empty()) {

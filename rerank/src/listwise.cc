@@ -47,12 +47,13 @@ std::string Describe(size_t windows, size_t missing, size_t duplicates,
   return note;
 }
 
-llm::SamplingOptions Sampling(const ListwiseOptions& o, size_t window) {
+llm::SamplingOptions Sampling(const ListwiseOptions& o, size_t window,
+                              std::optional<uint64_t> seed) {
   llm::SamplingOptions s;
   s.n = 1;
   s.temperature = o.temperature;
   s.top_p = o.top_p;
-  s.seed = o.seed;
+  s.seed = seed;
   s.max_tokens =
       o.max_tokens > 0 ? o.max_tokens : static_cast<int>(16 + 6 * window);
   s.logprobs = true;
@@ -109,6 +110,7 @@ std::string ListwiseJudge::Fingerprint() const {
 Status ListwiseJudge::RankWindow(const std::string& query,
                                  const std::vector<Hit>& candidates,
                                  size_t begin, size_t end,
+                                 std::optional<uint64_t> seed,
                                  std::vector<size_t>* order, Tally* tally,
                                  Judgment* judgment) {
   const size_t n = end - begin;
@@ -116,7 +118,7 @@ Status ListwiseJudge::RankWindow(const std::string& query,
   for (size_t i = begin; i < end; ++i)
     window.push_back(&candidates[(*order)[i]]);
   const llm::Chat chat = ListwisePrompt(query, window, options_.prompt);
-  auto generations = backbone_->Generate({chat}, Sampling(options_, n));
+  auto generations = backbone_->Generate({chat}, Sampling(options_, n, seed));
   if (!generations.ok()) return generations.status();
   if (generations->size() != 1 || generations->front().samples.empty()) {
     return Status::Internal("the backbone returned no sample");
@@ -135,7 +137,7 @@ Status ListwiseJudge::RankWindow(const std::string& query,
   if (cut && parsed->ranked < n && options_.reject_cut) {
     return Status::InvalidArgument(
         "the answer was cut at max_tokens (" +
-        std::to_string(Sampling(options_, n).max_tokens) + ") after ranking " +
+        std::to_string(Sampling(options_, n, seed).max_tokens) + ") after ranking " +
         std::to_string(parsed->ranked) + " of " + std::to_string(n) +
         " candidates");
   }
@@ -165,6 +167,18 @@ Status ListwiseJudge::RankWindow(const std::string& query,
 
 Judgment ListwiseJudge::Assess(const std::string& query,
                                const std::vector<Hit>& candidates) {
+  return AssessWith(query, candidates, options_.seed);
+}
+
+Judgment ListwiseJudge::AssessSeeded(const std::string& query,
+                                     const std::vector<Hit>& candidates,
+                                     uint64_t seed) {
+  return AssessWith(query, candidates, seed);
+}
+
+Judgment ListwiseJudge::AssessWith(const std::string& query,
+                                   const std::vector<Hit>& candidates,
+                                   std::optional<uint64_t> seed) {
   Judgment judgment;
   const size_t n = candidates.size();
   std::vector<size_t> order(n);
@@ -185,7 +199,8 @@ Judgment ListwiseJudge::Assess(const std::string& query,
       return judgment;
     }
     Status s =
-        RankWindow(query, candidates, begin, end, &order, &tally, &judgment);
+        RankWindow(query, candidates, begin, end, seed, &order, &tally,
+                   &judgment);
     if (!s.ok()) {
       judgment.status = windows == 1
                             ? s

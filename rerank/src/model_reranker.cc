@@ -79,13 +79,18 @@ Result<RerankResult> ModelReranker::Rerank(const RerankRequest& request) {
   const size_t n = std::min(all.size(), options_.max_candidates);
   const std::vector<Hit> judged(all.begin(), all.begin() + n);
   auto compute = [&] {
-    return Checked(judge_->Assess(request.query, judged), n);
+    return Checked(request.seed ? judge_->AssessSeeded(request.query, judged,
+                                                       *request.seed)
+                                : judge_->Assess(request.query, judged),
+                   n);
   };
   RerankCache::Lookup lookup;
   if (options_.cache != nullptr) {
+    std::string fingerprint = judge_->Fingerprint();
+    if (request.seed) fingerprint += "|request-seed" + std::to_string(*request.seed);
     const std::string key =
-        CacheKey(mode, judge_->Model(), judge_->Fingerprint(), request.query,
-                 judged, request.version);
+        CacheKey(mode, judge_->Model(), fingerprint, request.query, judged,
+                 request.version);
     lookup = options_.cache->GetOrCompute(key, compute);
   } else {
     lookup.judgment = compute();

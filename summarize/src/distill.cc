@@ -83,6 +83,10 @@ std::string SummaryAgent::DistillRun::UsedSkillsText() const {
 }
 
 std::vector<ChatMessage> SummaryAgent::DistillRun::Prompt() const {
+  if (deps_.distill_prompts != nullptr) {
+    return deps_.distill_prompts->Build(
+        DistillPromptInput{&t_, &task_, &best_, UsedSkillsText()});
+  }
   const VerificationReport& r = *best_.report;
   std::string user = "# Task\n\n" + policy::FormatTask(task_);
   user += "\n# The verified kernel\n\n" +
@@ -125,6 +129,11 @@ std::optional<Skill> SummaryAgent::DistillRun::AskForSkill() {
       skill = ParseCandidate(*object, "candidate", rules);
       // The id names the technique the model chose, salted by the rollout.
       if (skill.ok()) skill->id = DistilledSkillId(skill->title, t_.id);
+      if (skill.ok() && deps_.distill_prompts != nullptr) {
+        Status family = deps_.distill_prompts->Check(
+            DistillPromptInput{&t_, &task_, &best_, UsedSkillsText()}, *skill);
+        if (!family.ok()) skill = family;
+      }
     } else {
       skill = object.status();
     }
@@ -161,6 +170,13 @@ ProposalOptions SummaryAgent::DistillRun::Options() const {
 void SummaryAgent::DistillRun::Submit(Skill skill) {
   skill.language =
       skill.language == Language::kAny ? LanguageOf(task_) : skill.language;
+  // A skill that names no arch is filed under the device class its
+  // evidence comes from (a GPU's, like sm_90): selections for that device
+  // filter by arch, and would never see it otherwise.
+  const std::string& device = best_.report->device_class;
+  if (skill.arch.empty() && device.rfind("sm_", 0) == 0) {
+    skill.arch.push_back(device);
+  }
   skill.provenance.source = "summary-agent";
   skill.provenance.author = "summary-agent/" + rec_.model;
   skill.provenance.rollout_id = t_.id;

@@ -13,7 +13,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${1:-$ROOT/build}"
 OUT="${2:-/tmp/skilldb-trainer-ablation}"
-B="$BUILD/trainer/skilldb_train"
+B="$BUILD/cli/skilldb-ml"
 SEED="${SEED:-3}"
 STEPS="${STEPS:-12}"
 RUNS="${RUNS:-loo_per_agent loo_none batch_per_agent}"
@@ -22,7 +22,7 @@ mkdir -p "$OUT"
 run() {
   local name="$1"; shift
   # shellcheck disable=SC2086  # DEMO_ARGS is a list of words
-  "$B" demo --seed "$SEED" --steps "$STEPS" --turns 1 --out "$OUT/$name" ${DEMO_ARGS:-} "$@" \
+  "$B" train demo --seed "$SEED" --steps "$STEPS" --turns 1 --out "$OUT/$name" ${DEMO_ARGS:-} "$@" \
     > "$OUT/$name.jsonl" 2> "$OUT/$name.err" ||
     echo "ablation_host.sh: run $name exited with $?" | tee -a "$OUT/$name.err" >&2
 }
@@ -34,7 +34,7 @@ for name in $RUNS; do
     *) echo "unknown run '$name' in RUNS (loo_per_agent, loo_none, batch_per_agent)" >&2; exit 1 ;;
   esac
 done
-[ -d "$OUT/loo_per_agent" ] && "$B" report "$OUT/loo_per_agent" --json
+[ -d "$OUT/loo_per_agent" ] && "$B" train report "$OUT/loo_per_agent" --json
 python3 - "$OUT" <<'PY'
 import json, os, sys
 out = sys.argv[1]

@@ -8,7 +8,7 @@
 #      checkpoint (made here with transformers; the fixture's tokenizer):
 #      training tokens/s at batch 16 x (256 + 256) with bf16 autocast and in
 #      fp32, and generation tokens/s through the shared backbone.
-# The RL loop itself (rl_loop.cc, skilldb_train) needs the library
+# The RL loop itself (rl_loop.cc, skilldb-ml train) needs the library
 # (RocksDB) and the rollout store (SQLite), which this machine lacks: it is
 # not built here (see trainer/README.md, "On the H200").
 # Results under $OUT (default /tmp/skilldb-trainer-gpu); a summary last.

@@ -61,6 +61,10 @@ constexpr IntRange kShingleChars{1, 64};
 constexpr IntRange kNumHashes{1, 1024};
 constexpr IntRange kBands{1, 1024};
 constexpr IntRange kMaxPer{0, 1000000000};
+// The loop object's counts and byte cuts (ValidateLoopConfig says which
+// must be positive).
+constexpr IntRange kLoopPositive{1, 1 << 20};
+constexpr IntRange kLoopCount{0, 1 << 20};
 
 std::string KeyName(const std::string& key) { return "config: '" + key + "'"; }
 
@@ -142,6 +146,104 @@ Reader Nested(std::map<std::string, Reader> fields) {
   };
 }
 
+Reader LoopFields(LoopConfig& l) {
+  return Nested({{"retrieve_k", Int(&l.retrieve_k, kLoopPositive)},
+                 {"select_k", Int(&l.select_k, kLoopPositive)},
+                 {"description_bytes", Int(&l.description_bytes, kLoopPositive)},
+                 {"skills_shown", Int(&l.skills_shown, kLoopPositive)},
+                 {"skill_title_bytes", Int(&l.skill_title_bytes, kLoopPositive)},
+                 {"answer_bytes", Int(&l.answer_bytes, kLoopPositive)},
+                 {"feedback_bytes", Int(&l.feedback_bytes, kLoopPositive)},
+                 {"rerank_title_bytes", Int(&l.rerank_title_bytes, kLoopPositive)},
+                 {"rerank_summary_bytes", Int(&l.rerank_summary_bytes, kLoopPositive)},
+                 {"rerank_query_bytes", Int(&l.rerank_query_bytes, kLoopPositive)},
+                 {"rerank_max_tokens", Int(&l.rerank_max_tokens, kLoopPositive)},
+                 {"summary_attempts", Int(&l.summary_attempts, kLoopPositive)},
+                 {"summary_max_tokens", Int(&l.summary_max_tokens, kLoopPositive)},
+                 {"fixture_context_tokens", Int(&l.fixture_context_tokens, kLoopPositive)},
+                 {"rollout_step_stride", U64(&l.rollout_step_stride)},
+                 {"rollout_task_stride", U64(&l.rollout_task_stride)},
+                 {"selection_salt", U64(&l.selection_salt)},
+                 {"summary_salt", U64(&l.summary_salt)},
+                 {"rank_stride", U64(&l.rank_stride)},
+                 {"skill_code_bytes", Int(&l.skill_code_bytes, kLoopCount)},
+                 {"skill_demo_records", Int(&l.skill_demo_records, kLoopCount)},
+                 {"summary_demo_records", Int(&l.summary_demo_records, kLoopCount)},
+                 {"family_summary_prompt", Bool(&l.family_summary_prompt)},
+                 {"summaries_per_step", Int(&l.summaries_per_step, kLoopCount)},
+                 {"summary_temperature", Dbl(&l.summary_temperature)}});
+}
+
+json LoopJson(const LoopConfig& l) {
+  return {{"retrieve_k", l.retrieve_k},
+          {"select_k", l.select_k},
+          {"description_bytes", l.description_bytes},
+          {"skills_shown", l.skills_shown},
+          {"skill_title_bytes", l.skill_title_bytes},
+          {"answer_bytes", l.answer_bytes},
+          {"feedback_bytes", l.feedback_bytes},
+          {"rerank_title_bytes", l.rerank_title_bytes},
+          {"rerank_summary_bytes", l.rerank_summary_bytes},
+          {"rerank_query_bytes", l.rerank_query_bytes},
+          {"rerank_max_tokens", l.rerank_max_tokens},
+          {"summary_attempts", l.summary_attempts},
+          {"summary_max_tokens", l.summary_max_tokens},
+          {"fixture_context_tokens", l.fixture_context_tokens},
+          {"rollout_step_stride", l.rollout_step_stride},
+          {"rollout_task_stride", l.rollout_task_stride},
+          {"selection_salt", l.selection_salt},
+          {"summary_salt", l.summary_salt},
+          {"rank_stride", l.rank_stride},
+          {"skill_code_bytes", l.skill_code_bytes},
+          {"skill_demo_records", l.skill_demo_records},
+          {"summary_demo_records", l.summary_demo_records},
+          {"family_summary_prompt", l.family_summary_prompt},
+          {"summaries_per_step", l.summaries_per_step},
+          {"summary_temperature", l.summary_temperature}};
+}
+
+// Every count of the loop is at least 1 (a cut of 0 bytes would show
+// nothing; retrieval needs select_k <= retrieve_k).
+Status ValidateLoopConfig(const LoopConfig& l) {
+  const std::pair<const char*, int> positive[] = {
+      {"retrieve_k", l.retrieve_k},
+      {"select_k", l.select_k},
+      {"description_bytes", l.description_bytes},
+      {"skills_shown", l.skills_shown},
+      {"skill_title_bytes", l.skill_title_bytes},
+      {"answer_bytes", l.answer_bytes},
+      {"feedback_bytes", l.feedback_bytes},
+      {"rerank_title_bytes", l.rerank_title_bytes},
+      {"rerank_summary_bytes", l.rerank_summary_bytes},
+      {"rerank_query_bytes", l.rerank_query_bytes},
+      {"rerank_max_tokens", l.rerank_max_tokens},
+      {"summary_attempts", l.summary_attempts},
+      {"summary_max_tokens", l.summary_max_tokens},
+      {"fixture_context_tokens", l.fixture_context_tokens}};
+  for (const auto& [key, value] : positive) {
+    if (value < 1) {
+      return Status::InvalidArgument(std::string("config: 'loop.") + key +
+                                     "' must be >= 1");
+    }
+  }
+  const std::pair<const char*, int> counts[] = {
+      {"skill_code_bytes", l.skill_code_bytes},
+      {"skill_demo_records", l.skill_demo_records},
+      {"summary_demo_records", l.summary_demo_records},
+      {"summaries_per_step", l.summaries_per_step}};
+  for (const auto& [key, value] : counts) {
+    if (value < 0) {
+      return Status::InvalidArgument(std::string("config: 'loop.") + key +
+                                     "' must be >= 0");
+    }
+  }
+  if (l.select_k > l.retrieve_k) {
+    return Status::InvalidArgument(
+        "config: 'loop.select_k' must be <= 'loop.retrieve_k'");
+  }
+  return Status::Ok();
+}
+
 std::map<std::string, Reader> Fields(TrainConfig& c) {
   auto& a = c.advantages;
   auto& r = c.rewards;
@@ -162,6 +264,7 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
       {"temperature", Dbl(&c.temperature, 0.0)},
       {"selection", Bool(&c.selection)},
       {"summary", Bool(&c.summary)},
+      {"skills", Bool(&c.skills)},
       {"verify_rounds", Int(&c.verify_rounds, kVerifyRounds)},
       {"timed_calls", Int(&c.timed_calls, kTimedCalls)},
       {"warmup_calls", Int(&c.warmup_calls, kWarmupCalls)},
@@ -200,13 +303,15 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
                {"aggregation", Enum(&o.aggregation, &ParseLossAggregation)},
                {"kl_coef", Dbl(&o.kl_coef, 0.0)},
                {"bf16_autocast", Bool(&o.bf16_autocast)}})},
+      {"loop", LoopFields(c.loop)},
       {"sft_filter", Nested({{"max_similarity", Dbl(&s.max_similarity, 0.0)},
                              {"shingle_chars", Int(&s.shingle_chars, kShingleChars)},
                              {"num_hashes", Int(&s.num_hashes, kNumHashes)},
                              {"bands", Int(&s.bands, kBands)},
                              {"max_per_task", Int(&s.max_per_task, kMaxPer)},
                              {"max_per_agent", Int(&s.max_per_agent, kMaxPer)},
-                             {"seed", U64(&s.seed)}})},
+                             {"seed", U64(&s.seed)},
+                             {"compare_prompts", Bool(&s.compare_prompts)}})},
   };
 }
 
@@ -288,6 +393,7 @@ Status ValidateTrainConfig(const TrainConfig& c) {
   SKILLDB_RETURN_IF_ERROR(ValidateAdvantageOptions(c.advantages));
   SKILLDB_RETURN_IF_ERROR(ValidateRewardConfig(c.rewards));
   SKILLDB_RETURN_IF_ERROR(ValidateSftFilterOptions(c.sft_filter));
+  SKILLDB_RETURN_IF_ERROR(ValidateLoopConfig(c.loop));
   return Status::Ok();
 }
 
@@ -394,6 +500,7 @@ std::string TrainConfigToJson(const TrainConfig& c) {
       {"temperature", c.temperature},
       {"selection", c.selection},
       {"summary", c.summary},
+      {"skills", c.skills},
       {"verify_rounds", c.verify_rounds},
       {"timed_calls", c.timed_calls},
       {"warmup_calls", c.warmup_calls},
@@ -432,6 +539,7 @@ std::string TrainConfigToJson(const TrainConfig& c) {
         {"aggregation", LossAggregationName(o.aggregation)},
         {"kl_coef", o.kl_coef},
         {"bf16_autocast", o.bf16_autocast}}},
+      {"loop", LoopJson(c.loop)},
       {"sft_filter",
        {{"max_similarity", s.max_similarity},
         {"shingle_chars", s.shingle_chars},
@@ -439,7 +547,8 @@ std::string TrainConfigToJson(const TrainConfig& c) {
         {"bands", s.bands},
         {"max_per_task", s.max_per_task},
         {"max_per_agent", s.max_per_agent},
-        {"seed", s.seed}}},
+        {"seed", s.seed},
+        {"compare_prompts", s.compare_prompts}}},
   };
   return util::DumpLossy(j);
 }

@@ -143,6 +143,29 @@ TEST_CASE("the SFT filter drops near-duplicates and applies caps, counted") {
   CHECK_FALSE(FilterSft(in, o, &rep).ok());
 }
 
+TEST_CASE("with prompts compared, one answer under two different prompts is "
+          "kept twice and under the same prompt once") {
+  const std::string answer = "order=rows tile=64 unroll=4 tail=loop";
+  SftRecord plain = Rec("policy", "A", answer);
+  plain.messages = {{"user", "Answer the kernel template's parameters."}};
+  SftRecord same = plain;
+  SftRecord with_skill = plain;
+  with_skill.messages[0].content +=
+      "\nSkill: rows beat columns | code: " + answer;
+  SftFilterOptions o;
+  o.compare_prompts = true;
+  SftFilterReport rep;
+  auto out = FilterSft({plain, same, with_skill}, o, &rep);
+  REQUIRE(out.ok());
+  CHECK(rep.near_duplicates == 1);  // `same`
+  CHECK(rep.kept == 2);
+  CHECK((*out)[1].messages[0].content == with_skill.messages[0].content);
+  o.compare_prompts = false;  // completions alone: one is kept
+  out = FilterSft({plain, same, with_skill}, o, &rep);
+  REQUIRE(out.ok());
+  CHECK(rep.kept == 1);
+}
+
 TEST_CASE("SFT JSONL round-trips and names bad lines") {
   skilldb::trainer::ScopedTempDir temp("skilldb_sft_test");
   const std::string path = temp.path() + "/d.jsonl";

@@ -1,4 +1,4 @@
-// The RL loop data-parallel: two `skilldb_train demo` processes (gloo, one
+// The RL loop data-parallel: two `skilldb-ml train demo` processes (gloo, one
 // run directory, rank 0 owning the library) sample different rollouts and
 // still take the same update at every step.
 #include <doctest/doctest.h>
@@ -105,9 +105,9 @@ TEST_CASE("two gloo ranks run the RL loop and take the same update") {
   // the learning test's, where the policy already earns 0.46 on average
   // (the demo's 30 made this test cost two minutes).
   const std::vector<std::string> args = {
-      SKILLDB_TRAIN_BINARY, "demo", "--steps", "2",   "--groups", "4",
-      "--turns",            "1",    "--seed",  "3",   "--sft-epochs", "5",
-      "--out",              run};
+      SKILLDB_ML, "train", "demo",  "--steps", "2",       "--groups",
+      "4",        "--turns", "1",   "--seed",  "3",       "--sft-epochs",
+      "5",        "--out",   run};
   pid_t pids[2];
   for (int rank = 0; rank < 2; ++rank) {
     const std::string base = temp.path() + "/rank" + std::to_string(rank);

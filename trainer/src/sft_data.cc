@@ -170,7 +170,7 @@ Result<std::vector<SftRecord>> FilterSft(const std::vector<SftRecord>& records,
   SftFilterReport rep;
   rep.read = records.size();
   const int rows = o.num_hashes / o.bands;
-  std::vector<std::vector<uint64_t>> kept_sigs;
+  std::vector<std::vector<uint64_t>> kept_sigs, kept_prompt_sigs;
   // band index -> band hash -> kept signatures with that band.
   std::vector<std::unordered_map<uint64_t, std::vector<size_t>>> buckets(
       o.bands);
@@ -185,12 +185,22 @@ Result<std::vector<SftRecord>> FilterSft(const std::vector<SftRecord>& records,
       for (int k = 0; k < rows; ++k) h = Mix(h ^ sig[b * rows + k]);
       band_hash[b] = h;
     }
+    std::vector<uint64_t> prompt_sig;
+    if (o.compare_prompts) {
+      std::string prompt;
+      for (const ChatMessage& m : r.messages) prompt += m.content + "\n";
+      prompt_sig =
+          MinHashSignature(prompt, o.shingle_chars, o.num_hashes, o.seed);
+    }
     bool dup = false;
     for (int b = 0; b < o.bands && !dup; ++b) {
       auto it = buckets[b].find(band_hash[b]);
       if (it == buckets[b].end()) continue;
       for (size_t idx : it->second) {
-        if (EstimatedJaccard(sig, kept_sigs[idx]) >= o.max_similarity) {
+        if (EstimatedJaccard(sig, kept_sigs[idx]) >= o.max_similarity &&
+            (!o.compare_prompts ||
+             EstimatedJaccard(prompt_sig, kept_prompt_sigs[idx]) >=
+                 o.max_similarity)) {
           dup = true;
           break;
         }
@@ -212,6 +222,7 @@ Result<std::vector<SftRecord>> FilterSft(const std::vector<SftRecord>& records,
     const size_t idx = kept_sigs.size();
     for (int b = 0; b < o.bands; ++b) buckets[b][band_hash[b]].push_back(idx);
     kept_sigs.push_back(std::move(sig));
+    kept_prompt_sigs.push_back(std::move(prompt_sig));
     ++per_task[r.task];
     ++per_agent[r.agent];
     out.push_back(r);

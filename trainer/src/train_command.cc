@@ -1,8 +1,9 @@
-// `skilldb train` (and the standalone skilldb_train): `demo`, `--config
-// FILE` and `report RUN_DIR` (see trainer/README.md), their words in any
-// order. One JSON line per step on stdout; errors on stderr (escaped: they
-// quote paths, keys and file contents) with the exit status of their
-// Status (util::ExitCodeFor: 1 for bad input, 2 when skilldb failed).
+// `skilldb train` (run by skilldb-ml, the CLI's libtorch companion): `demo`,
+// `--config FILE` and `report RUN_DIR` (see trainer/README.md), their words
+// in any order. One JSON line per step on stdout; errors on stderr
+// (escaped: they quote paths, keys and file contents) with the exit status
+// of their Status (util::ExitCodeFor: 1 for bad input, 2 when skilldb
+// failed).
 #include "skilldb/trainer/train_command.h"
 
 #include <algorithm>
@@ -32,7 +33,8 @@ const char* kUsage =
     "                     [--seed S] [--out RUN_DIR] [--groups G] [--turns T]\n"
     "                     [--baseline loo|batch_mean|none]\n"
     "                     [--normalization per_agent|global|none]\n"
-    "                     [--no-selection] [--no-summary] [--sft-epochs N]\n"
+    "                     [--no-selection] [--no-summary] [--no-skills]\n"
+    "                     [--coevolve] [--sft-epochs N] [--resume CKPT]\n"
     "  skilldb train --config FILE [--out RUN_DIR] [--steps N] [--resume "
     "CKPT]\n"
     "  skilldb train report RUN_DIR [--json]\n"
@@ -135,6 +137,12 @@ int Demo(const std::vector<std::string>& args) {
       c.selection = false;
     } else if (a == "--no-summary") {
       c.summary = false;
+    } else if (a == "--no-skills") {
+      c.skills = false;
+    } else if (a == "--coevolve") {
+      ApplyCoevolution(&c);
+    } else if (a == "--resume" && value(&v)) {
+      c.resume = v;
     } else if (a == "--json") {
       // Accepted (`skilldb --json train demo`): the step lines are JSON.
     } else {
@@ -218,6 +226,22 @@ int Report(const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+void ApplyCoevolution(TrainConfig* c) {
+  LoopConfig& l = c->loop;
+  l.skill_code_bytes = 60;
+  l.skill_demo_records = 36;
+  l.summary_demo_records = 36;
+  l.family_summary_prompt = true;
+  l.summaries_per_step = 2;
+  l.summary_temperature = 0;
+  l.summary_max_tokens = 512;
+  // A second answer after a refused one (shown its error).
+  l.summary_attempts = 2;
+  // The skill-reading demonstrations answer what a format demonstration
+  // answers, under another prompt: kept (a pair is a demonstration).
+  c->sft_filter.compare_prompts = true;
+}
 
 int TrainMain(int argc, char** argv) {
   const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);

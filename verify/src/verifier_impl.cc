@@ -396,6 +396,7 @@ Result<DetailedReport> TaskVerifierImpl::VerifyDetailed(
   if (!compiled) {
     Finish(&job);
     job.out.times.total_ms = util::MsSince(t0);
+    job.out.report.times = job.out.times;
     return std::move(job.out);
   }
   WorkerPool::Lease lease = pool_->Acquire();
@@ -425,6 +426,7 @@ Result<DetailedReport> TaskVerifierImpl::VerifyDetailed(
   SKILLDB_RETURN_IF_ERROR(st);
   Finish(&job);
   job.out.times.total_ms = util::MsSince(t0);
+  job.out.report.times = job.out.times;
   return std::move(job.out);
 }
 
@@ -501,8 +503,11 @@ void TaskVerifierImpl::Finish(Job* job) {
   }
   rep.passed = job->out.findings.empty();
   rep.reasons.clear();
-  for (const Finding& f : job->out.findings)
+  rep.findings.clear();
+  for (const Finding& f : job->out.findings) {
     rep.reasons.push_back(FormatFinding(f));
+    rep.findings.emplace_back(FindingCodeName(f.code));
+  }
   rep.finished_at_ms = util::NowUnixMs();
 }
 

@@ -10,6 +10,8 @@
 #define SKILLDB_RERANKER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,10 @@ struct RerankRequest {
   // Hits wanted in the result; 0 = every candidate. Default: 0.
   size_t k = 0;
   Version version = 0;  // the library version the candidates come from
+  // Sampling seed for a model's judgment of this request (a reranker that
+  // samples uses it in place of its own; others ignore it). Unset = the
+  // reranker's own. Default: unset.
+  std::optional<uint64_t> seed;
 };
 
 // One hit of a reranked list.

@@ -179,9 +179,13 @@ class [[nodiscard]] Result {
 #define SKILLDB_ASSIGN_OR_RETURN(lhs, rexpr)                                 \
   SKILLDB_ASSIGN_OR_RETURN_IMPL_(SKILLDB_CONCAT_(skilldb_result_, __LINE__), \
                                  lhs, rexpr)
+// `tmp` names a variable and `lhs` may be a declaration: neither can be
+// parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define SKILLDB_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, rexpr) \
   auto tmp = (rexpr);                                   \
   if (!tmp.ok()) return tmp.status();                   \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #endif  // SKILLDB_STATUS_H_

@@ -88,6 +88,16 @@ struct IsolationInfo {
   std::string notes;  // the layers in words ("sandbox: netns mntns ...")
 };
 
+// Time spent per phase of one verification, for throughput accounting.
+// All zero for a report answered from a cache (nothing ran).
+struct VerificationTimes {
+  double compile_ms = 0;
+  double correctness_ms = 0;
+  double timing_ms = 0;
+  double total_ms = 0;
+  bool compile_cache_hit = false;
+};
+
 // Everything a verifier found out about one request. Expected outcomes
 // (a compile error, a wrong answer, a hack) are reports with passed == false,
 // not errors.
@@ -109,6 +119,11 @@ struct VerificationReport {
   std::vector<std::string> reasons;  // why it failed, or notes if it passed
   int64_t finished_at_ms = 0;        // Unix time in milliseconds
   IsolationInfo isolation;
+  // Coded findings, one per reason, as the verifier names them (verify/'s
+  // "wrong_output", "hack_timer_patch", ...): what an agent's reward and
+  // feedback read. Empty when passed, and from verifiers without codes.
+  std::vector<std::string> findings;
+  VerificationTimes times;
 };
 
 // The acceptance bar every verifier and the engine share: a candidate is
@@ -158,6 +173,18 @@ class Verifier {
   // cannot be had, DeadlineExceeded when verification itself timed out.
   virtual Result<VerificationReport> Verify(
       const VerificationRequest& request) = 0;
+
+  // The device class this verifier's evidence comes from ("sm_90",
+  // "host"), for filters that depend on it (a skill's arch). May start a
+  // worker to find out. Default: Unavailable (the verifier cannot say).
+  virtual Result<std::string> DeviceClass() {
+    return Status::Unavailable(std::string(Name()) +
+                               " verifier does not report its device class");
+  }
+
+  // The largest candidate source it accepts (bytes); larger ones are
+  // refused without running. Default: 1 MiB.
+  virtual int64_t MaxSourceBytes() const { return int64_t{1} << 20; }
 };
 
 }  // namespace skilldb

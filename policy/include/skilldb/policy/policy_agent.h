@@ -31,6 +31,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "skilldb/library.h"
@@ -42,7 +44,7 @@
 #include "skilldb/policy/task_context.h"
 #include "skilldb/policy/trajectory.h"
 #include "skilldb/status.h"
-#include "skilldb/verify/verify.h"
+#include "skilldb/verifier.h"
 
 namespace skilldb::policy {
 
@@ -64,7 +66,8 @@ struct PolicyOptions {
   // one only in tests). Default: 0.
   uint64_t verify_seed = 0;
   // Filters handed to the selector: the task's op family, the device arch
-  // (sm_90 for CUDA; none on the host) and the language (cuda for CUDA).
+  // (the verifier's device class for CUDA, e.g. sm_90; none on the host)
+  // and the language (cuda for CUDA).
   bool filter_ops = true;
   bool filter_arch = true;
   bool filter_language = true;
@@ -72,6 +75,13 @@ struct PolicyOptions {
   // words to the query); false selects once. Default: true.
   bool reselect_each_turn = true;
   bool record_usage = true;  // usage events to the library. Default: true.
+  // The library version every selection of the trajectory reads (a
+  // training step pins one); unset = the head at each selection. Default:
+  // unset.
+  std::optional<Version> library_version;
+  // Sampling seed for the selector's model reranker (SelectionRequest::
+  // seed); unset = the reranker's own. Default: unset.
+  std::optional<uint64_t> selection_seed;
   std::string group;         // Trajectory::group (RL grouping). Default: "".
   FeedbackOptions feedback;
 
@@ -86,7 +96,10 @@ Status ValidatePolicyOptions(const PolicyOptions& options);
 struct PolicyAgentDeps {
   llm::Backbone* backbone = nullptr;         // required
   SkillSelector* selector = nullptr;         // required
-  verify::TaskVerifier* verifier = nullptr;  // required
+  // required: the API's Verifier (its reports carry the findings and
+  // phase times the rewards and feedback read; DeviceClass() gives the
+  // arch filter of a CUDA task's selections).
+  Verifier* verifier = nullptr;
   Library* library = nullptr;     // usage events; null: none are recorded
   RolloutStore* store = nullptr;  // null: trajectories are not stored
   // null: a CodeExtractor / KernelPromptBuilder owned by the agent.
@@ -121,8 +134,14 @@ class PolicyAgent {
   class Run;
 
   PolicyAgentDeps deps_;
+  // The verifier's device class, asked once (the first CUDA selection);
+  // "" when it cannot say (no arch filter then).
+  std::string DeviceClass() const;
+
   std::unique_ptr<CompletionExtractor> own_extractor_;
   std::unique_ptr<PromptBuilder> own_prompts_;
+  mutable std::once_flag device_once_;
+  mutable std::string device_class_;
   std::function<void(const Trajectory&, const TurnRecord&)> observer_;
 };
 

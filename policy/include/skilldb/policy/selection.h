@@ -10,8 +10,8 @@
 // stage adding the hits not yet retrieved until `retrieve_k` are found (with
 // `backfill` false only the first stage runs). The retrieved list is that
 // concatenation; a reranker reorders it and the first `select_k` are the
-// selection. Every hit comes from one library version (the head when the
-// first stage ran).
+// selection. Every hit comes from one library version (the request's
+// as_of, or the head when the first stage ran).
 //
 // Both selectors are safe for concurrent use when the Library is (it is)
 // and, for RerankingSelector, when the Reranker is (each states its own).
@@ -19,6 +19,7 @@
 #define SKILLDB_POLICY_SELECTION_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,12 @@ struct SelectionRequest {
   std::optional<Language> language;
   // Skills to leave out (e.g. ones a test wants absent). Default: none.
   std::vector<std::string> exclude;
+  // The library version to read (a training step pins one for all its
+  // rollouts); unset = the head when retrieval starts. Default: unset.
+  std::optional<Version> as_of;
+  // Sampling seed for a model reranker's judgment (RerankRequest::seed);
+  // unset = the reranker's own. Default: unset.
+  std::optional<uint64_t> seed;
 };
 
 struct SelectionOptions {

@@ -10,6 +10,7 @@
 #ifndef SKILLDB_RERANK_JUDGE_H_
 #define SKILLDB_RERANK_JUDGE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,14 @@ class Judge {
   // status.
   virtual Judgment Assess(const std::string& query,
                           const std::vector<Hit>& candidates) = 0;
+  // Assess with a sampling seed for this call (RerankRequest::seed): a
+  // judge that samples uses it in place of its own seed; the default, for
+  // judges that do not sample, ignores it.
+  virtual Judgment AssessSeeded(const std::string& query,
+                                const std::vector<Hit>& candidates,
+                                uint64_t /*seed*/) {
+    return Assess(query, candidates);
+  }
 };
 
 }  // namespace skilldb::rerank

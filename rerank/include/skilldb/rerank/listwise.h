@@ -72,14 +72,21 @@ class ListwiseJudge final : public Judge {
   // ParsePermutation cannot read or that ranks too few ids, the deadline.
   Judgment Assess(const std::string& query,
                   const std::vector<Hit>& candidates) override;
+  Judgment AssessSeeded(const std::string& query,
+                        const std::vector<Hit>& candidates,
+                        uint64_t seed) override;
 
  private:
   ListwiseJudge(llm::Backbone* backbone, const ListwiseOptions& options)
       : backbone_(backbone), options_(options) {}
   struct Tally;
+  Judgment AssessWith(const std::string& query,
+                      const std::vector<Hit>& candidates,
+                      std::optional<uint64_t> seed);
   Status RankWindow(const std::string& query,
                     const std::vector<Hit>& candidates, size_t begin,
-                    size_t end, std::vector<size_t>* order, Tally* tally,
+                    size_t end, std::optional<uint64_t> seed,
+                    std::vector<size_t>* order, Tally* tally,
                     Judgment* judgment);
 
   llm::Backbone* const backbone_;

@@ -41,6 +41,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "skilldb/library.h"
 #include "skilldb/llm/backbone.h"
@@ -79,12 +80,43 @@ struct SummaryOptions {
   static llm::SamplingOptions DefaultSampling();
 };
 
-// REQUIRES: each pointer outlives the agent; `store` may be null.
+// What a Distill prompt is built from.
+struct DistillPromptInput {
+  const policy::Trajectory* trajectory = nullptr;
+  const policy::PolicyTask* task = nullptr;
+  const policy::SampleRecord* best = nullptr;  // the verified sample
+  std::string used_skills;  // "- `id`: title (summary)" lines or "(none)"
+};
+
+// Builds Distill's prompt (step 1 of the file comment). A task family with
+// its own answer format (the trainer's template parameters) plugs in a
+// short one; the answer is read and checked the same way whatever the
+// prompt.
+class DistillPromptBuilder {
+ public:
+  virtual ~DistillPromptBuilder() = default;
+  virtual std::vector<ChatMessage> Build(
+      const DistillPromptInput& input) const = 0;
+  // The family's own check of a candidate that passed summarize/'s checks
+  // (a family whose skills state an answer can require the verified one):
+  // a non-OK status refuses it, and its message goes back to the model as
+  // a malformed answer's does. Default: every candidate passes.
+  virtual Status Check(const DistillPromptInput& input,
+                       const Skill& skill) const {
+    (void)input;
+    (void)skill;
+    return Status::Ok();
+  }
+};
+
+// REQUIRES: each pointer outlives the agent; `store` and `distill_prompts`
+// may be null (null prompts: the agent's own).
 struct SummaryAgentDeps {
   llm::Backbone* backbone = nullptr;
   Library* library = nullptr;
   Verifier* verifier = nullptr;  // for Distill's evidence
   policy::RolloutStore* store = nullptr;
+  const DistillPromptBuilder* distill_prompts = nullptr;
 };
 
 class SummaryAgent {

@@ -35,6 +35,70 @@ struct OptimConfig {
   bool bf16_autocast = true;  // on CUDA only. Default: true.
 };
 
+// The loop's fixed numbers: what the agents are shown and how the seeds
+// are derived (the "loop" object of the config). The defaults are the
+// values the learning test and the measured runs (README) use.
+struct LoopConfig {
+  // The Selection Agent ranks retrieve_k BM25 candidates; the policy's
+  // prompt gets the first select_k. Defaults: 6 and 2.
+  int retrieve_k = 6;
+  int select_k = 2;
+  // The family prompt (bytes): the task description, at most skills_shown
+  // skill titles of skill_title_bytes, each earlier answer and its
+  // verifier feedback. Defaults: 400, 3, 80, 200, 240.
+  int description_bytes = 400;
+  int skills_shown = 3;
+  int skill_title_bytes = 80;
+  int answer_bytes = 200;
+  int feedback_bytes = 240;
+  // The Selection Agent's listwise prompt (bytes of title, summary and
+  // query per candidate) and its answer ("[3] > [1] > ..." for a window of
+  // six). Defaults: 80, 120, 300 bytes; 24 tokens.
+  int rerank_title_bytes = 80;
+  int rerank_summary_bytes = 120;
+  int rerank_query_bytes = 300;
+  int rerank_max_tokens = 24;
+  // The Summary Agent: answers tried per distillation and tokens per
+  // answer. Defaults: 1 and 96.
+  int summary_attempts = 1;
+  int summary_max_tokens = 96;
+  // The fixture model's context window in the run directory (rotary
+  // positions: only the config's limit changes). Default: 4096.
+  int fixture_context_tokens = 4096;
+  // Seeds: rollout (task t, group g) of step s on rank r draws
+  // Mix(seed ^ Mix(s * rollout_step_stride + t * rollout_task_stride + g)
+  // ^ r << 48); its selection samples with that seed ^ selection_salt; the
+  // Summary Agent with Mix(seed ^ summary_salt); the loop's shuffling RNG
+  // starts at Mix(seed * rank_stride + r). Defaults: 1000003, 1009,
+  // 0x5e1ec7, 0x5e55a9e5, 7919.
+  uint64_t rollout_step_stride = 1000003;
+  uint64_t rollout_task_stride = 1009;
+  uint64_t selection_salt = 0x5e1ec7;
+  uint64_t summary_salt = 0x5e55a9e5;
+  uint64_t rank_stride = 7919;
+  // Co-evolution (trainer/README.md, "Co-evolution"); the defaults leave it
+  // off. The policy prompt shows each skill's code pattern, cut to
+  // skill_code_bytes (0: titles only). Default: 0.
+  int skill_code_bytes = 0;
+  // Cold-start demonstrations besides the format ones: skill_demo_records
+  // policy prompts showing a skill that states parameters, answered with
+  // them (reading a skill, not which parameters are good), and
+  // summary_demo_records summary-role records (verified parameters in, a
+  // skill stating them out), both through the same diversity filter.
+  // Defaults: 0 and 0.
+  int skill_demo_records = 0;
+  int summary_demo_records = 0;
+  // The Summary Agent prompts with the family's short prompt (the task and
+  // the verified parameters) instead of its own (task, kernel source,
+  // attempts: thousands of tokens for the fixture). Default: false.
+  bool family_summary_prompt = false;
+  // Distillations per step at most (the first solved rollouts); 0 = every
+  // solved rollout. Default: 0.
+  int summaries_per_step = 0;
+  // The Summary Agent's sampling temperature; < 0 = the run's. Default: -1.
+  double summary_temperature = -1;
+};
+
 struct TrainConfig {
   std::string model_dir;  // Hugging Face checkpoint; "" = the tiny fixture
   std::string backend = "host";  // verifier backend: host | cuda
@@ -50,6 +114,10 @@ struct TrainConfig {
   double temperature = 1.0;
   bool selection = true;  // Selection Agent stage (rerank over the backbone)
   bool summary = true;    // Summary Agent on successes
+  // Skills at all: false retrieves nothing, shows no skill and runs neither
+  // the Selection nor the Summary Agent (the ablation's no-skill arm; the
+  // frozen-library arm is summary = false). Default: true.
+  bool skills = true;
   // Verifier: few timed calls, one warmup call (CI speed).
   int verify_rounds = 1;
   int timed_calls = 5;
@@ -67,6 +135,7 @@ struct TrainConfig {
   SftFilterOptions sft_filter;
   int checkpoint_every = 0;  // steps; 0 = only at the end. Default: 0.
   std::string resume;        // checkpoint directory to resume from
+  LoopConfig loop;
 };
 
 Status ValidateTrainConfig(const TrainConfig& config);

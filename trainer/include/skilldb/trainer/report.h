@@ -1,10 +1,11 @@
 // `skilldb train report RUN_DIR`: charts of a run from RUN_DIR/steps.jsonl
-// (one JSON object per step, as the trainer writes them) as PNG files and a
-// self-contained HTML page embedding them (base64 data URIs).
+// (one JSON object per step, as the trainer writes them), drawn with
+// matplotlib by trainer/tools/report.py, and a self-contained HTML page
+// embedding them, everything quoted from the run escaped.
 //
-// Charts: reward per agent (mean per step), speedups (mean and best of the
-// policy's correct samples per step), skills added per step, library size
-// over library versions.
+// Charts: reward per agent, speedups, the Summary Agent's skills
+// (proposed, rejected, added), the library's size, the return of rollouts
+// with and without a skill written during the run, per-skill utility.
 #ifndef SKILLDB_TRAINER_REPORT_H_
 #define SKILLDB_TRAINER_REPORT_H_
 
@@ -26,18 +27,27 @@ struct ReportResult {
   std::string html_path;
 };
 
-// Reads RUN_DIR/steps.jsonl and writes reward.png, speedup.png,
-// skills.png, library.png and report.html into RUN_DIR. Lines that are not
-// step objects (a torn last line, garbage) are left out and listed in
-// `dropped` (and on the page). Errors: NotFound (no steps.jsonl),
-// InvalidArgument when no line is a step object, IOError for a file that
-// cannot be written.
-Result<ReportResult> WriteReport(const std::string& run_dir);
+struct ReportOptions {
+  // The report script (trainer/tools/report.py).
+  std::string script;
+  // A Python 3 with matplotlib (Debian's python3-matplotlib is for
+  // /usr/bin/python3).
+  std::string python = "/usr/bin/python3";
+};
 
-// `text` with & < > " ' as HTML character references: safe inside element
-// content and quoted attributes. Every string from steps.jsonl (agent names
-// are keys a run writes) goes through it.
-std::string HtmlEscape(std::string_view text);
+// The script of this build ($SKILLDB_TRAINER_TOOLS/report.py overrides it)
+// and $SKILLDB_PYTHON, else /usr/bin/python3.
+ReportOptions DefaultReportOptions();
+
+// Reads RUN_DIR/steps.jsonl and writes the charts (PNG) and report.html
+// into RUN_DIR. Lines that are not step objects (a torn last line,
+// garbage) are left out and listed in `dropped` (and on the page).
+// Errors: NotFound (no steps.jsonl), InvalidArgument when no line is a
+// step object, Unavailable when the script cannot run (no Python with
+// matplotlib: scripts/setup.sh installs it).
+Result<ReportResult> WriteReport(const std::string& run_dir,
+                                 const ReportOptions& options =
+                                     DefaultReportOptions());
 
 // The trainer's names for the shared file helpers (skilldb/util/file.h).
 using util::MakeDirs;

@@ -17,6 +17,12 @@
 // later utility of the skill they wrote (successful uses in the next
 // step's rollouts), so they join the next step's batch.
 //
+// Every rollout of a step reads the library version the step started with;
+// the Summary Agent's commits land after the step's rollouts and the
+// version after them is tagged "step-N" (rank 0), so a skill written at
+// step t can be selected from step t+1 on. Rank 0 writes TensorBoard event
+// files (events.h) beside steps.jsonl.
+//
 // With a process group every rank runs its own rollouts (seeds differ by
 // rank); gradients are averaged; rank 0 alone writes the library (usage,
 // summaries), steps.jsonl and checkpoints.

@@ -44,6 +44,12 @@ struct SftFilterOptions {
   size_t max_per_task = 0;   // 0 = no cap. Default: 0.
   size_t max_per_agent = 0;  // 0 = no cap. Default: 0.
   uint64_t seed = 1;         // hash family. Default: 1.
+  // A record is a near-duplicate only when its prompt (the messages'
+  // contents) is one too, of the same kept record: a demonstration is a
+  // prompt and its answer, so one answer under two different prompts
+  // (a parameter line with and without a skill stating it) is kept twice.
+  // Default: false (completions alone).
+  bool compare_prompts = false;
 };
 
 struct SftFilterReport {

@@ -4,9 +4,18 @@
 #ifndef SKILLDB_TRAINER_TRAIN_COMMAND_H_
 #define SKILLDB_TRAINER_TRAIN_COMMAND_H_
 
+#include "skilldb/trainer/config.h"
+
 namespace skilldb::trainer {
 
 int TrainMain(int argc, char** argv);
+
+// The co-evolution settings (`skilldb train demo --coevolve`; README,
+// "Co-evolution"): skills in the policy prompt with their code pattern,
+// a cold start that also shows reading a skill and the summary role, the
+// family's short summary prompt, at most two distillations a step, greedy,
+// two answers each, room for a skill's JSON.
+void ApplyCoevolution(TrainConfig* config);
 
 }  // namespace skilldb::trainer
 

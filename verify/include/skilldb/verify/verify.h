@@ -138,16 +138,12 @@ struct DeviceDescription {
   std::string notes;         // sandbox layers, CUPTI state
 };
 
-// Time spent per phase of one verification, for throughput accounting.
-struct PhaseTimes {
-  double compile_ms = 0;
-  double correctness_ms = 0;
-  double timing_ms = 0;
-  double total_ms = 0;
-  bool compile_cache_hit = false;
-};
+// Time spent per phase of one verification (the API's; also in
+// report.times).
+using PhaseTimes = VerificationTimes;
 
-// The full outcome: the engine's report plus coded findings.
+// The full outcome: the engine's report plus coded findings (their code
+// names also in report.findings).
 struct DetailedReport {
   VerificationReport report;      // reasons are FormatFinding(findings[i])
   std::vector<Finding> findings;  // empty iff report.passed
@@ -172,6 +168,15 @@ class TaskVerifier : public Verifier {
   virtual Result<DeviceDescription> Describe() = 0;
 
   virtual const VerifierOptions& options() const = 0;
+
+  // Describe()'s device class.
+  Result<std::string> DeviceClass() override {
+    SKILLDB_ASSIGN_OR_RETURN(DeviceDescription d, Describe());
+    return d.device_class;
+  }
+  int64_t MaxSourceBytes() const override {
+    return options().limits.max_source_bytes;
+  }
 };
 
 // Builds a verifier. Fails fast: InvalidArgument for inconsistent options,

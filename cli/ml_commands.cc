@@ -1,23 +1,22 @@
-// skilldb query TEXT --rerank dense and skilldb embed: the dense stage of
-// retrieval from the command line (rerank/dense.h), with a sentence encoder
-// on libtorch (models/'s Embedder). `embed` is the background pass: it
-// embeds every retained revision the embedding store lacks and never
-// blocks commits (it only reads the library). A query embeds what the pass
-// has not reached, so its answer never depends on whether the pass ran.
-// They run in skilldb-ml, the build of the CLI linked with libtorch:
-// `skilldb` itself hands them over (exec) so that no other command pays
-// for loading libtorch; without skilldb-ml they say so (NotSupported).
-#include <limits.h>
-#include <unistd.h>
-
-#include <cerrno>
+// The commands that run on libtorch: `query TEXT --rerank dense` and
+// `embed` (the dense stage of retrieval, rerank/dense.h, with models/'s
+// sentence encoder) and `train` (trainer/). `embed` is the background
+// pass: it embeds every retained revision the embedding store lacks and
+// never blocks commits (it only reads the library). A query embeds what the
+// pass has not reached, so its answer never depends on whether the pass
+// ran. They run in skilldb-ml, the build of the CLI linked with libtorch
+// (this file compiled with SKILLDB_CLI_DENSE): `skilldb` itself hands them
+// over (companion.h) so that no other command pays for loading libtorch;
+// without skilldb-ml they say where they looked and how to build it.
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "companion.h"
 #include "context.h"
 #include "progress.h"
 #include "text.h"
@@ -26,57 +25,24 @@
 #include "skilldb/models/embedder.h"
 #include "skilldb/rerank/dense.h"
 #endif
+#ifdef SKILLDB_CLI_TRAINER
+#include "skilldb/trainer/train_command.h"
+#endif
 
 namespace skilldb::cli {
 
 #ifndef SKILLDB_CLI_DENSE
 
-namespace {
-
-// Replaces this process with skilldb-ml (the same commands, linked with
-// libtorch) beside this binary, on the same command line. Returns only on
-// failure.
-int RunInCompanion(const GlobalArgs& g, const Io& io) {
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string dir = ".";
-  if (n > 0) {
-    self[n] = '\0';
-    dir = self;
-    dir = dir.substr(0, dir.rfind('/'));
-  }
-  const std::string path = dir + "/skilldb-ml";
-  if (::access(path.c_str(), X_OK) != 0) {
-    return Fail(g, io,
-                Status::NotSupported(
-                    "this command needs a model on libtorch, which this "
-                    "skilldb leaves to skilldb-ml, and there is none at " +
-                    path + " (build skilldb with libtorch-dev installed, or "
-                    "Torch_DIR set)"));
-  }
-  std::vector<std::string> args = ProcessArgs();
-  if (args.empty()) {
-    return Fail(g, io, Status::Internal("the command line was not recorded"));
-  }
-  args[0] = path;
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  io.out->flush();
-  io.err->flush();
-  ::execv(path.c_str(), argv.data());
-  return Fail(g, io,
-              Status::IOError("cannot run " + path + ": " +
-                              std::strerror(errno)));
-}
-
-}  // namespace
-
 int RunDenseQuery(const GlobalArgs& g, const QueryArgs&, const Io& io) {
-  return RunInCompanion(g, io);
+  return Fail(g, io, HandOverToCompanion("query --rerank dense"));
 }
 int RunEmbed(const GlobalArgs& g, const EmbedArgs&, const Io& io) {
-  return RunInCompanion(g, io);
+  return Fail(g, io, HandOverToCompanion("embed"));
+}
+int RunTrain(std::vector<std::string>) {
+  const Status st = HandOverToCompanion("train");
+  std::cerr << "skilldb train: " << st.ToString() << "\n";
+  return kExitInternalError;
 }
 
 #else
@@ -249,6 +215,20 @@ int RunEmbed(const GlobalArgs& g, const EmbedArgs& a, const Io& io) {
   *io.out << ") with " << EscapeLine((*encoder)->model_id()) << " into "
           << EscapeLine(path) << "\n";
   return kExitOk;
+}
+
+int RunTrain(std::vector<std::string> args) {
+#ifdef SKILLDB_CLI_TRAINER
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return trainer::TrainMain(static_cast<int>(argv.size()) - 1, argv.data());
+#else
+  (void)args;
+  std::cerr << "skilldb train: this skilldb-ml was built without the trainer "
+               "(trainer/ needs the agents and the engine in the tree)\n";
+  return kExitInternalError;
+#endif
 }
 
 #endif  // SKILLDB_CLI_DENSE

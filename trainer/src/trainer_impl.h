@@ -1,0 +1,107 @@
+// Trainer::Impl (internal to trainer/): the run's state between steps.
+// rl_loop.cc builds it (Init, in phases) and runs the cold start;
+// rl_step.cc takes one RL step over it (StepRun, in phases).
+#ifndef SKILLDB_TRAINER_TRAINER_IMPL_H_
+#define SKILLDB_TRAINER_TRAINER_IMPL_H_
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "loop_agents.h"
+#include "skilldb/generation.h"
+#include "skilldb/library.h"
+#include "skilldb/policy/policy_agent.h"
+#include "skilldb/policy/rollout_store.h"
+#include "skilldb/policy/selection.h"
+#include "skilldb/policy/task_context.h"
+#include "skilldb/reranker.h"
+#include "skilldb/summarize/summary_agent.h"
+#include "skilldb/trainer/events.h"
+#include "skilldb/trainer/learner.h"
+#include "skilldb/trainer/param_task.h"
+#include "skilldb/trainer/rl_loop.h"
+#include "skilldb/trainer/sft_data.h"
+
+namespace skilldb::trainer {
+
+// A distillation whose decisions are trained at the next step, when the
+// later uses of the skill it wrote are known.
+struct PendingSummary {
+  std::string task, skill_id, rollout;
+  bool inserted = false;
+  std::vector<GenerationRecord> generations;
+};
+
+class Trainer::Impl {
+ public:
+  TrainConfig config;
+  TrainerPaths paths;
+  std::shared_ptr<ProcessGroupHandle> group;
+  int rank = 0;
+  TaskFamily family;
+  std::string model_dir;
+  std::unique_ptr<Learner> learner;
+  std::unique_ptr<Library> library;
+  std::unique_ptr<policy::RolloutStore> store;
+  std::unique_ptr<internal::CachingVerifier> verifier;
+  policy::PolicyTask task;
+  // The agents, wired once (WireAgents): the family's prompt builder and
+  // extractor, the Selection Agent's reranker and selector, the Policy
+  // Agent (each rollout passes its own options: seeds, group), and the
+  // Summary Agent (rank 0, when config.summary).
+  std::unique_ptr<internal::ParamPromptBuilder> prompts;
+  std::unique_ptr<internal::ParamExtractor> extractor;
+  std::unique_ptr<Reranker> reranker;
+  std::unique_ptr<policy::SkillSelector> selector;
+  std::unique_ptr<policy::PolicyAgent> policy;
+  std::unique_ptr<internal::ParamDistillPrompts> distill_prompts;
+  std::unique_ptr<summarize::SummaryAgent> summary;
+  // Scalars of every step for TensorBoard (rank 0).
+  std::unique_ptr<EventWriter> events;
+  // The skills the Summary Agent added in this run (read back from the
+  // library's provenance on open, so a resumed run knows them too).
+  std::set<std::string> run_skills;
+  std::mt19937_64 rng;
+  int step = 0;  // RL steps done
+  bool resumed = false;
+  std::vector<PendingSummary> pending;
+
+  Status Init();
+  Result<std::string> ColdStart();
+  Result<std::string> Step();  // rl_step.cc
+  Status Save(const std::string& dir);
+  uint64_t LibrarySize();
+  // The selection options of config.loop.
+  policy::SelectionOptions Selection() const;
+  // The selection request of the task's first turn, as the Policy Agent
+  // makes it (for the cold start's prompts).
+  policy::SelectionRequest FirstTurnRequest() const;  // asks the verifier
+
+ private:
+  Status LoadFamily();
+  Status OpenLearner();
+  Status OpenLibrary();
+  Status SeedLibrary();
+  Status OpenVerifier();
+  Status WireAgents();
+  Status Resume();
+  std::vector<SftRecord> Demonstrations();
+  void SkillDemonstrations(const std::vector<ParamValues>& combos,
+                           const policy::PromptInput& first_turn,
+                           std::vector<SftRecord>* records);
+  void SummaryDemonstrations(const std::vector<ParamValues>& combos,
+                             std::vector<SftRecord>* records);
+  Status ReadRunSkills();
+  summarize::SummaryOptions SummaryAgentOptions() const;
+  Result<std::vector<TrainSequence>> SftSequences(
+      const std::vector<SftRecord>& records);
+  Status SftEpochs(std::vector<TrainSequence>* seqs, nlohmann::json* line);
+};
+
+}  // namespace skilldb::trainer
+
+#endif  // SKILLDB_TRAINER_TRAINER_IMPL_H_
