@@ -42,7 +42,7 @@ Sha256::Sha256()
 
 void Sha256::Block(const uint8_t* p) {
   uint32_t w[64];
-  for (int i = 0; i < 16; ++i) {
+  for (size_t i = 0; i < 16; ++i) {
     w[i] = (uint32_t{p[4 * i]} << 24) | (uint32_t{p[4 * i + 1]} << 16) |
            (uint32_t{p[4 * i + 2]} << 8) | uint32_t{p[4 * i + 3]};
   }
@@ -109,7 +109,7 @@ std::array<uint8_t, 32> Sha256::Finish() {
   }
   Update(len, 8);
   std::array<uint8_t, 32> out;
-  for (int i = 0; i < 8; ++i) {
+  for (size_t i = 0; i < 8; ++i) {
     out[4 * i] = static_cast<uint8_t>(h_[i] >> 24);
     out[4 * i + 1] = static_cast<uint8_t>(h_[i] >> 16);
     out[4 * i + 2] = static_cast<uint8_t>(h_[i] >> 8);

@@ -251,7 +251,7 @@ SegmentBuilder::~SegmentBuilder() = default;
 SegmentBuilder::SegmentBuilder(SegmentBuilder&&) noexcept = default;
 SegmentBuilder& SegmentBuilder::operator=(SegmentBuilder&&) noexcept = default;
 
-void SegmentBuilder::Add(DocInput doc) {
+void SegmentBuilder::Add(const DocInput& doc) {
   if (lengths_.empty()) base_ = doc.docid;
   lengths_.push_back(doc.length);
   starts_.push_back(doc.start);

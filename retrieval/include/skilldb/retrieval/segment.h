@@ -173,7 +173,7 @@ class SegmentDocs {
 class SegmentBuilder {
  public:
   // REQUIRES: docids strictly ascending and contiguous across calls.
-  void Add(DocInput doc);
+  void Add(const DocInput& doc);
   // Keeps `docid`'s slot without a document (see SegmentDocs::dropped).
   void AddDropped(uint32_t docid);
 
