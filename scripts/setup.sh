@@ -24,6 +24,11 @@ PACKAGES=(
   # matplotlib for the run reports (trainer/tools/report.py), protobuf and
   # numpy for TensorBoard's event reader (below).
   libgloo-dev python3-matplotlib python3-numpy
+  # verify/kernelbench: the torch runner's CPU tests (KernelBench answers
+  # with C++ kernels through torch.utils.cpp_extension.load_inline, which
+  # builds with ninja and g++; torch/extension.h needs pybind11's headers
+  # and Python's, which python3-torch does not pull in).
+  python3-torch pybind11-dev python3-dev
 )
 case "${1:-}" in
   --cli) PACKAGES=("${CLI_PACKAGES[@]}") ;;
