@@ -230,6 +230,34 @@ struct ServeArgs {
 // (propose_command.cc). InvalidArgument naming the bad item.
 Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items);
 
+// skilldb kernelbench ACTION (kernelbench_command.cc): import PATH, eval
+// RUN_DIR, list. The options map onto verify/kernelbench's (see
+// skilldb/verify/kernelbench.h for their meaning and defaults).
+struct KernelbenchArgs {
+  std::string action;     // import | eval | list
+  std::string path;       // import: a checkout, level folder or file; eval: RUN_DIR
+  std::string store;      // "" = $SKILLDB_KB_STORE or the user data dir
+  int level = 0;
+  std::string problems;   // "1-20,33"
+  std::string precision = "fp32";
+  std::string protocol = "skilldb";
+  std::string backend;    // cuda | triton ("" = detect)
+  std::string results;    // eval: results file ("" = RUN_DIR/skilldb_eval.jsonl)
+  std::string cache;      // builds and baselines
+  std::string python;     // interpreter with torch ("" = python3)
+  std::string device = "cuda";
+  bool no_confine = false;
+  int trials = 5;
+  int rounds = 3;
+  int calls = 30;
+  int perf_trials = 100;
+  int build_jobs = 0;
+  uint64_t seed = 0;
+  bool credit_torch_ops = false;
+  bool no_compile_baseline = false;
+  int64_t max_screen_bytes = int64_t{2} << 30;
+};
+
 // Prints a usage error (bad arguments, found before any command ran) with
 // where to find help, and returns its exit code (1).
 int FailUsage(const GlobalArgs& g, const Io& io, const Status& status);
@@ -273,6 +301,7 @@ int RunCheck(const GlobalArgs& g, const Io& io);
 int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io);
 // Serves until SIGINT or SIGTERM; exit 0 after a clean stop.
 int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io);
+int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io);
 // export --sqlite (export_sqlite.cc)
 int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io);
 

@@ -177,6 +177,7 @@ struct Cli {
   GcArgs gc;
   VerifyArgs verify;
   ServeArgs serve;
+  KernelbenchArgs kernelbench;
   LlmArgs llm;
   EmbedArgs embed;
 #ifdef SKILLDB_CLI_AGENTS
@@ -636,6 +637,62 @@ void AddServe(CLI::App& app, Cli& c) {
                   "max-speedup=50, device-class=sm_90");
   cmd->add_flag("--quiet", s.quiet, "no request log on stderr");
   Runs(cmd, c, [&c] { return RunServe(c.g, c.serve, c.io); });
+void AddKernelbench(CLI::App& app, Cli& c) {
+  KernelbenchArgs& k = c.kernelbench;
+  auto* cmd = app.add_subcommand(
+      "kernelbench",
+      "KernelBench: import PATH (problems -> the task store), eval RUN_DIR "
+      "(judge answers by level/problem/sample; fast_p per level), list");
+  cmd->add_option("action", k.action, "import, eval or list")
+      ->required()
+      ->check(CLI::IsMember({"import", "eval", "list"}));
+  cmd->add_option("path", k.path,
+                  "import: a KernelBench checkout, its KernelBench/ or level<N>/ "
+                  "folder, or one problem file; eval: the run directory");
+  cmd->add_option("--store", k.store,
+                  "task store (default: $SKILLDB_KB_STORE, else "
+                  "~/.local/share/skilldb/kernelbench)");
+  c.numbers.Int(cmd, "--level", &k.level, {0, 99}, "only this level (0: all)");
+  cmd->add_option("--problems", k.problems, "problem ids, e.g. 1-20,33");
+  cmd->add_option("--precision", k.precision, "fp32, fp16 or bf16")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cmd->add_option("--protocol", k.protocol,
+                  "eval: skilldb (this verifier's: separate processes, fresh inputs "
+                  "per call, interleaved rounds, hack findings) or kernelbench "
+                  "(KernelBench 423217d's own, to compare with published tables)")
+      ->check(CLI::IsMember({"skilldb", "kernelbench"}));
+  cmd->add_option("--backend", k.backend,
+                  "eval: the answers' backend, cuda or triton (default: detected)")
+      ->check(CLI::IsMember({"cuda", "triton"}));
+  cmd->add_option("--results", k.results,
+                  "eval: results file, one JSON line per answer; a stopped run "
+                  "resumes from it (default: RUN_DIR/skilldb_eval.jsonl)");
+  cmd->add_option("--cache", k.cache,
+                  "eval: builds and baselines (default: $SKILLDB_KB_CACHE, else "
+                  "~/.cache/skilldb/kernelbench)");
+  cmd->add_option("--python", k.python, "the Python with torch (default: python3)");
+  cmd->add_option("--device", k.device, "cuda (the first visible GPU) or cpu")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  cmd->add_flag("--no-confine", k.no_confine,
+                "run the runners without namespaces and seccomp (reports say so)");
+  c.numbers.Int(cmd, "--trials", &k.trials, {1, 100}, "eval: correctness trials");
+  c.numbers.Int(cmd, "--rounds", &k.rounds, {1, 100}, "eval: interleaved timing rounds");
+  c.numbers.Int(cmd, "--calls", &k.calls, {1, 10000}, "eval: timed calls per round");
+  c.numbers.Int(cmd, "--perf-trials", &k.perf_trials, {1, 10000},
+                "eval: timed trials under --protocol kernelbench");
+  c.numbers.Int(cmd, "--build-jobs", &k.build_jobs, {0, 1024},
+                "eval: answers built at once (0: half the cores)");
+  c.numbers.Int(cmd, "--seed", &k.seed, {0, UINT64_MAX >> 2},
+                "eval: seed for inputs (0: fresh; fixed seeds are for tests)");
+  cmd->add_flag("--credit-torch-ops", k.credit_torch_ops,
+                "eval: count answers whose device time is mostly PyTorch's own "
+                "kernels as speedups");
+  cmd->add_flag("--no-compile-baseline", k.no_compile_baseline,
+                "eval: do not time torch.compile");
+  c.numbers.Int(cmd, "--max-screen-bytes", &k.max_screen_bytes, {0, int64_t{1} << 46},
+                "import: inputs larger than this are not screened for degenerate "
+                "problems");
+  Runs(cmd, c, [&c] { return RunKernelbench(c.g, c.kernelbench, c.io); });
 }
 
 #ifdef SKILLDB_CLI_AGENTS
@@ -875,6 +932,7 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
   AddRetentionCommands(app, c);
   AddVerify(app, c);
   AddServe(app, c);
+  AddKernelbench(app, c);
   AddLlm(app, c);
   AddEmbed(app, c);
 #ifdef SKILLDB_CLI_AGENTS

@@ -26,7 +26,12 @@ PACKAGES=(
   libgloo-dev python3-matplotlib python3-numpy
   # python/: the module's headers; the web page's tests run in headless
   # Chromium (fonts so its screenshots show text).
-  python3-dev chromium fonts-dejavu-core
+  chromium fonts-dejavu-core
+  # verify/kernelbench: the torch runner's CPU tests (KernelBench answers
+  # with C++ kernels through torch.utils.cpp_extension.load_inline, which
+  # builds with ninja and g++; torch/extension.h needs pybind11's headers
+  # and Python's, which python3-torch does not pull in).
+  python3-torch pybind11-dev python3-dev
 )
 case "${1:-}" in
   --cli) PACKAGES=("${CLI_PACKAGES[@]}") ;;

@@ -31,6 +31,15 @@ constexpr std::pair<FindingCode, std::string_view> kNames[] = {
     {FindingCode::kTooFewRounds, "too_few_rounds"},
     {FindingCode::kImplausibleSpeedup, "implausible_speedup"},
     {FindingCode::kReferenceFailed, "reference_failed"},
+    {FindingCode::kHiddenThread, "hidden_thread"},
+    {FindingCode::kCachedOutput, "cached_output"},
+    {FindingCode::kUntimedWork, "untimed_work"},
+    {FindingCode::kPatchedFunction, "patched_function"},
+    {FindingCode::kPrecisionLowered, "precision_lowered"},
+    {FindingCode::kLazyOutput, "lazy_output"},
+    {FindingCode::kTorchDoesTheWork, "torch_does_the_work"},
+    {FindingCode::kUnsupportedFormat, "unsupported_format"},
+    {FindingCode::kStaticCheck, "static_check"},
 };
 
 }  // namespace

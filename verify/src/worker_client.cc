@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -174,6 +175,12 @@ WorkerFailure WorkerProcess::Reap(bool timed_out, double timeout_s) {
     } else if (sig == SIGSYS) {
       f.code = FindingCode::kSandboxViolation;
       f.message = "the sandbox killed the candidate (" + SignalText(sig) + ")";
+      // A trap with signals blocked (a process start through vfork) kills
+      // outright; the KernelBench runner names the start it saw first.
+      const size_t at = tail.rfind("skilldb-sandbox: process start:");
+      if (at != std::string::npos) {
+        f.message += ": " + tail.substr(at + 17, std::min<size_t>(240, tail.size() - at - 17));
+      }
     } else {
       f.code = FindingCode::kCrashed;
       f.message = "the worker was killed by " + SignalText(sig) +
@@ -195,6 +202,15 @@ CallOutcome WorkerProcess::Call(const nlohmann::json& header,
   }
   if (!SendMessage(fd_, header, blob).ok()) {
     out.failure = Reap(false, timeout_s);
+    return out;
+  }
+  return Receive(timeout_s);
+}
+
+CallOutcome WorkerProcess::Receive(double timeout_s) {
+  CallOutcome out;
+  if (!alive_) {
+    out.failure = {FindingCode::kCrashed, "the worker is not running"};
     return out;
   }
   const int timeout_ms = static_cast<int>(timeout_s * 1000);

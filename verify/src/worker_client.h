@@ -62,6 +62,9 @@ class WorkerProcess {
   // kResourceLimit or kStickyCudaError).
   CallOutcome Call(const nlohmann::json& header, std::string_view blob,
                    double timeout_s);
+  // Waits for the next final frame without sending one (a greeting the
+  // worker sends by itself when it is ready); same outcomes as Call.
+  CallOutcome Receive(double timeout_s);
 
   bool alive() const { return alive_; }
   const std::string& scratch_dir() const { return scratch_; }

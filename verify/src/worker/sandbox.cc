@@ -402,10 +402,18 @@ namespace {
 // libcuda and its JIT libraries live under /usr), the toolkit, the
 // directories of LD_LIBRARY_PATH, /sys read-only (the driver reads the PCI
 // and NUMA topology there), the GPU device nodes, and the scratch.
-RootSpec GpuRoot(const std::string& scratch) {
+RootSpec GpuRoot(const std::string& scratch,
+                 const std::vector<std::string>& extra) {
   RootSpec r;
   r.visible = {"/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache",
                "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/sys"};
+  for (const std::string& p : extra) {
+    char real[PATH_MAX];
+    if (!p.empty() && p[0] == '/' && ::realpath(p.c_str(), real) != nullptr) {
+      r.visible.push_back(real);
+      if (p != real) r.visible.push_back(p);  // the link's own path too
+    }
+  }
   char buf[PATH_MAX];
   if (::realpath("/usr/local/cuda", buf) != nullptr) r.visible.push_back(buf);
   if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
@@ -483,7 +491,7 @@ Status EnterGpuNamespaces(const GpuSandboxOptions& o, std::string* notes) {
   if (o.scratch_dir.empty()) {
     return Status::InvalidArgument("GpuSandboxOptions.scratch_dir is empty");
   }
-  const Plan plan = MakePlan(GpuRoot(o.scratch_dir));
+  const Plan plan = MakePlan(GpuRoot(o.scratch_dir, o.extra_visible));
   // Probe in a throwaway child first (an environment may kill a process for
   // unshare instead of failing the call): the worker must survive that.
   int err_pipe[2];
@@ -595,6 +603,54 @@ Result<std::string> EnterGpuSandbox(const GpuSandboxOptions& o,
   notes += confined ? " seccomp-allowlist(after-cuda-init)"
                     : " seccomp-allowlist(after-cuda-init,no-writes)";
   return notes;
+#endif
+}
+
+Status InstallRunnerBuildFilter() {
+#if !defined(__x86_64__)
+  return Status::FailedPrecondition("the seccomp filter is x86-64 only");
+#else
+  Program p;
+  const uint32_t trap = SECCOMP_RET_TRAP;
+  Prologue(&p, trap);
+  for (long nr : {SYS_ptrace, SYS_mount, SYS_umount2, SYS_pivot_root,
+                  SYS_chroot, SYS_setns, SYS_unshare, SYS_bpf,
+                  SYS_perf_event_open, SYS_kexec_load, SYS_kexec_file_load,
+                  SYS_init_module, SYS_finit_module, SYS_delete_module,
+                  SYS_keyctl, SYS_add_key, SYS_request_key, SYS_userfaultfd,
+                  SYS_process_vm_readv, SYS_process_vm_writev,
+                  SYS_clock_settime, SYS_settimeofday, SYS_adjtimex,
+                  SYS_clock_adjtime, SYS_reboot, SYS_swapon, SYS_swapoff,
+                  SYS_acct, SYS_quotactl, SYS_name_to_handle_at,
+                  SYS_open_by_handle_at, SYS_iopl, SYS_ioperm,
+                  SYS_syslog, SYS_personality, SYS_fanotify_init,
+                  SYS_lookup_dcookie, 425 /* io_uring_setup */,
+                  428 /* open_tree */, 429 /* move_mount */, 430 /* fsopen */,
+                  432 /* fsmount */}) {
+    p.OnNr(nr, trap);
+  }
+  // Namespaces through clone: the CLONE_NEW* flags (0x7e020000).
+  p.IfNr(SYS_clone, FlagBlock(0, 0x7e020000u, trap));
+  p.OnNr(SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS);  // glibc falls back to clone
+  p.IfNr(SYS_socket, EqBlock(0, AF_UNIX, SECCOMP_RET_ERRNO | EACCES));
+  p.Ret(SECCOMP_RET_ALLOW);
+  return Install(&p);
+#endif
+}
+
+Result<std::string> EnterRunnerRunSandbox(bool writes_ok) {
+#if !defined(__x86_64__)
+  return Status::FailedPrecondition("the seccomp filter is x86-64 only");
+#else
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = OnSigsys;
+  sa.sa_flags = SA_SIGINFO;
+  ::sigaction(SIGSYS, &sa, nullptr);
+  Program p = GpuFilter(writes_ok);
+  SKILLDB_RETURN_IF_ERROR(Install(&p));
+  return std::string(writes_ok ? "seccomp-allowlist(run)"
+                               : "seccomp-allowlist(run,no-writes)");
 #endif
 }
 

@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "skilldb/status.h"
 
@@ -66,6 +67,9 @@ Result<std::string> EnterHostSandbox(const HostSandboxOptions& options);
 struct GpuSandboxOptions {
   std::string scratch_dir;                      // REQUIRED
   int64_t file_size_bytes = int64_t{64} << 20;  // RLIMIT_FSIZE
+  // More paths visible read-only in the root (an interpreter's prefix, its
+  // packages, a build cache); missing ones are skipped. Default: none.
+  std::vector<std::string> extra_visible;
 };
 
 // Phase 1 (see above). Appends the layers that held (" netns mntns pidns")
@@ -78,6 +82,18 @@ Status EnterGpuNamespaces(const GpuSandboxOptions& options, std::string* notes);
 // ("sandbox: netns mntns pidns no-caps seccomp-allowlist(after-cuda-init)").
 Result<std::string> EnterGpuSandbox(const GpuSandboxOptions& options,
                                     const std::string& namespace_notes);
+
+// The KernelBench runner's two stages (verify/kernelbench). The build
+// stage, installed by the launcher before it execs the interpreter, may start
+// processes (compilers) but traps what no build needs: ptrace, mounts,
+// namespaces, module loading, keyrings, BPF, perf events, clock setting,
+// other processes' memory, and sockets other than AF_UNIX. The run stage,
+// installed by the runner after PyTorch and the device are up and before
+// any answer code runs, is the GPU worker's allowlist (threads, no
+// processes, no exec), with the same SIGSYS report. FailedPrecondition if
+// a filter cannot be installed.
+Status InstallRunnerBuildFilter();
+Result<std::string> EnterRunnerRunSandbox(bool writes_ok);
 
 // The name of x86-64 system call `nr` for messages ("socket", "clone"), or
 // its number as text.

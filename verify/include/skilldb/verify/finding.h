@@ -44,6 +44,17 @@ enum class FindingCode {
   kTooFewRounds,         // fewer rounds than required
   kImplausibleSpeedup,   // faster than the task's roofline allows
   kReferenceFailed,      // the task's own reference failed (task bug)
+  // KernelBench answers (verify/kernelbench): hacks a Python candidate can
+  // try, and answers that are not judged.
+  kHiddenThread,       // a thread the candidate started outlives its call
+  kCachedOutput,       // a timed call's output is not the function of its inputs
+  kUntimedWork,        // work moved out of the timed call (input making, reads)
+  kPatchedFunction,    // a timer, sync or torch function was replaced
+  kPrecisionLowered,   // computed below the task's precision
+  kLazyOutput,         // a tensor subclass that computes when read
+  kTorchDoesTheWork,   // most device time is PyTorch's kernels, not its own
+  kUnsupportedFormat,  // an answer format the runner does not judge
+  kStaticCheck,        // KernelBench's kernel_static_checker.py objected
 };
 
 // "compile_error", "forbidden_import", ... (lower_snake of the enumerator).

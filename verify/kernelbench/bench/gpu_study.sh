@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# The KernelBench study on a GPU machine: builds verify/ standalone, imports
+# problems, runs `skilldb_kernelbench eval` (this verifier's protocol, then
+# KernelBench's protocol reproduced) and KernelBench's own harness
+# (kb_harness.py) on the answers in answers/. The agreement table is made
+# afterwards, anywhere, from the JSON this writes (kb_agreement.py; see
+# bench/README.md).
+#
+#   KBW=DIR OUT=DIR bash gpu_study.sh PHASES
+#
+# PHASES (comma separated, in this order when given together):
+#   build     cmake -S KBW/src/verify (standalone, SKILLDB_DEPS_DIR=KBW/deps),
+#             the kernelbench targets, -Werror first (its log says whether
+#             that held), then without it if the machine's compiler warns
+#   import    the study's problems (level1 12,40; level2 76), with the
+#             degenerate-problem screen
+#   ours      every answer through skilldb_kernelbench eval, this
+#             verifier's protocol (OURS_TIMEOUT), then --protocol kernelbench
+#             on the cached builds (OURS_KB_TIMEOUT; OURS_KB=0 skips it;
+#             COMPILE_BASELINE=0 skips timing torch.compile)
+#   sample    a sample of levels 1 and 2 imported (IMPORT1, IMPORT2; default
+#             1-20 and 1-10), bounded by IMPORT_TIMEOUT
+#   harness   KernelBench's harness on every answer (HARNESS_TIMEOUT)
+#
+# KBW (default .device/kb in the checkout) holds:
+#   src/      a copy of this repository's api/ cmake/ verify/ (git archive)
+#   deps/     nlohmann-json and doctest headers, doctest's CMake helpers
+#   kb/       the user's KernelBench checkout (src/, KernelBench/level1-2)
+#   whl/      wheels the machine lacks (pydantic, for KernelBench's package)
+#   stubs/    stand-ins for KernelBench's LLM clients (openai, litellm,
+#             dotenv): imported by its utils.py, never called by eval
+# Results go to $OUT (at most 8 files: the device tool's limit).
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SRC="$(cd "$HERE/../../.." && pwd)"
+KBW="${KBW:-$SRC/..}"
+KBW="$(cd "$KBW" && pwd)"
+OUT="${OUT:-/tmp/kb-study-out}"
+RUN="${RUN:-/tmp/kb-study}"
+BUILD="${BUILD:-/tmp/kb-study-build}"
+PHASES="${1:-build,import,ours}"
+mkdir -p "$OUT" "$RUN"
+has() { [[ ",$PHASES," == *",$1,"* ]]; }
+stamp() { echo "[$(date +%H:%M:%S) +${SECONDS}s] $*"; }
+now() { date +%s.%N; }
+
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+  --target /tmp/site "$KBW"/whl/*.whl >/dev/null 2>&1 || echo "wheels: none installed"
+export PYTHONPATH="/tmp/site:$KBW/stubs:$KBW/kb/src${PYTHONPATH:+:$PYTHONPATH}"
+export SKILLDB_KB_RUNNER_DIR="$SRC/verify/kernelbench/runner"
+export SKILLDB_KB_LAUNCH="$BUILD/skilldb_kb_launch"
+export SKILLDB_KB_SANDBOX_LIB="$BUILD/libskilldb_kb_sandbox.so"
+export SKILLDB_KB_STORE="$RUN/store"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+KB="$BUILD/skilldb_kernelbench"
+stamp "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $(nproc) cores"
+python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
+echo "source: $(cat "$SRC/COMMIT" 2>/dev/null), KernelBench $(cat "$KBW/kb/COMMIT" 2>/dev/null)"
+
+if has build; then
+  stamp "build: cmake -S verify (standalone), kernelbench targets"
+  gen=(); command -v ninja > /dev/null && gen=(-G Ninja)
+  targets=(--target skilldb_kernelbench --target skilldb_kb_launch --target skilldb_kb_sandbox)
+  werror=ON
+  { cmake -S "$SRC/verify" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSKILLDB_WERROR=ON \
+      -DSKILLDB_DEPS_DIR="$KBW/deps" -DSKILLDB_BUILD_TESTS=OFF &&
+    cmake --build "$BUILD" -j "$(nproc)" "${targets[@]}"; } > "$RUN/build.log" 2>&1 || {
+    werror=OFF
+    echo "-Werror build failed; warnings: $(grep -c 'warning:' "$RUN/build.log")"
+    grep -m5 -A3 'error' "$RUN/build.log"
+    cmake -S "$SRC/verify" -B "$BUILD" -DSKILLDB_WERROR=OFF >> "$RUN/build.log" 2>&1 &&
+      cmake --build "$BUILD" -j "$(nproc)" "${targets[@]}" >> "$RUN/build.log" 2>&1 ||
+      { echo "BUILD FAILED"; tail -30 "$RUN/build.log"; cp "$RUN/build.log" "$OUT/"; exit 1; }
+  }
+  echo "built with SKILLDB_WERROR=$werror; compiler warnings: $(grep -c 'warning:' "$RUN/build.log")"
+  tail -1 "$RUN/build.log"
+  "$KB" --help | head -5
+fi
+
+# A run directory in KernelBench's generation layout from the manifest, and
+# the map back to answer files.
+gen_rundir() {  # gen_rundir DIR
+  python3 - "$1" "$HERE/answers" <<'EOF'
+import json, os, shutil, sys
+out, answers = sys.argv[1], sys.argv[2]
+shutil.rmtree(out, ignore_errors=True)
+os.makedirs(out)
+samples, mapping = {}, []
+for a in json.load(open(os.path.join(answers, "manifest.json")))["answers"]:
+    key = (a["level"], a["problem"])
+    s = samples.get(key, 0)
+    samples[key] = s + 1
+    shutil.copy(os.path.join(answers, a["file"]),
+                os.path.join(out, "level_%d_problem_%d_sample_%d_kernel.py" % (key[0], key[1], s)))
+    mapping.append({"file": a["file"], "level": key[0], "problem": key[1], "sample": s})
+json.dump(mapping, open(os.path.join(os.path.dirname(out), "map.json"), "w"), indent=1)
+EOF
+}
+
+if has import; then
+  stamp "import: the study's problems"
+  t0=$(now)
+  scr=(--max-screen-bytes 20000000000)
+  "$KB" import "$KBW/kb/KernelBench" --level 1 --problems 12,40 "${scr[@]}" 2> "$RUN/import0.log" > /dev/null
+  "$KB" import "$KBW/kb/KernelBench" --level 2 --problems 76 "${scr[@]}" 2>> "$RUN/import0.log" > /dev/null
+  echo "study problems imported in $(python3 -c "print(round($(now) - $t0, 1))") s"
+fi
+
+if has ours; then
+  dir="$RUN/study"
+  gen_rundir "$dir/run"
+  cp "$dir/map.json" "$OUT/map.json"
+  stamp "ours: skilldb_kernelbench eval (this verifier's protocol)"
+  t0=$(now)
+  nocb=(); [ "${COMPILE_BASELINE:-1}" = 0 ] && nocb=(--no-compile-baseline)
+  timeout "${OURS_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache" "${nocb[@]}" \
+    --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
+  echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/ours_wall.txt"
+  tail -25 "$dir/ours.log"
+  if [ "${OURS_KB:-1}" = 1 ]; then
+  stamp "ours: --protocol kernelbench (builds cached)"
+  t0=$(now)
+  timeout "${OURS_KB_TIMEOUT:-150}" "$KB" eval "$dir/run" --cache "$dir/cache" \
+    --results "$dir/ours-kb.jsonl" --protocol kernelbench --no-compile-baseline --json \
+    > "$OUT/ours_kb.json" 2> "$dir/ours-kb.log"
+  echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/ours_kb_wall.txt"
+  tail -8 "$dir/ours-kb.log"
+  fi
+  # A stopped run leaves its results files (ours.jsonl, ours-kb.jsonl): they
+  # come back in logs.tgz, and a resumed eval rebuilds the report from them.
+fi
+
+if has sample; then
+  stamp "import: a sample, level1 ${IMPORT1:-1-20}, level2 ${IMPORT2:-1-10}"
+  scr=(--max-screen-bytes 20000000000)
+  t0=$(now)
+  timeout "${IMPORT_TIMEOUT:-150}" bash -c "
+    '$KB' import '$KBW/kb/KernelBench' --level 1 --problems ${IMPORT1:-1-20} ${scr[*]} --json > '$RUN/import1.json' 2> '$RUN/import1.log'
+    '$KB' import '$KBW/kb/KernelBench' --level 2 --problems ${IMPORT2:-1-10} ${scr[*]} --json > '$RUN/import2.json' 2> '$RUN/import2.log'"
+  echo "sample import rc=$? in $(python3 -c "print(round($(now) - $t0, 1))") s"
+  tail -4 "$RUN/import1.log" "$RUN/import2.log"
+  python3 - "$RUN" > "$OUT/import.json" <<'EOF'
+import json, sys, os
+out = {}
+for n in ("import1", "import2"):
+    p = os.path.join(sys.argv[1], n + ".json")
+    try:
+        out[n] = json.load(open(p))
+    except Exception as e:
+        out[n] = {"error": "%s: %s" % (type(e).__name__, e)}
+json.dump(out, sys.stdout, indent=1)
+EOF
+fi
+
+if has harness; then
+  dir="$RUN/study"
+  stamp "KernelBench's harness (eval_kernel_against_ref, run_and_check settings)"
+  timeout "${HARNESS_TIMEOUT:-500}" python3 "$HERE/kb_harness.py" --kb-root "$KBW/kb" \
+    --manifest "$HERE/answers/manifest.json" --answers "$HERE/answers" --out "$OUT/kb.json" \
+    --workers 12 --gpu-arch Hopper --build-root "$dir/kb-build" --no-ref-times \
+    --partial "$OUT/kb_partial.json" > "$dir/kb.log" 2>&1
+  echo "harness rc=$?"
+  tail -25 "$dir/kb.log"
+fi
+tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/kb-build' --exclude='store' \
+  --exclude='*/run' . 2>/dev/null
+stamp "done"

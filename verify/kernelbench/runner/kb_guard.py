@@ -1,0 +1,255 @@
+"""What a runner watches in the candidate's process, and its sandbox.
+
+Everything here runs in the process the candidate controls, so each check is
+evidence, not proof: a candidate can patch this module too. The verifier
+therefore also checks what it can from outside (its own clock on every
+request, the reference computed in another process, outputs of timed calls
+fetched after the fact); see kernelbench_evaluate.cc.
+"""
+
+import ctypes
+import os
+import sys
+import threading
+import types
+
+import torch
+
+# Functions a candidate could patch to fake a timing or a comparison, or to
+# run work while inputs are made. Names are resolved from these roots.
+WATCHED = [
+    "time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic",
+    "torch.allclose", "torch.equal", "torch.rand", "torch.randn", "torch.randint",
+    "torch.manual_seed", "torch.no_grad", "torch.empty", "torch.zeros",
+    "torch.Tensor.clone", "torch.Tensor.to", "torch.Tensor.copy_", "torch.Tensor.cpu",
+    "torch.Tensor.contiguous", "torch.Tensor.fill_", "torch.Tensor.__eq__",
+    "torch.Tensor.numpy", "torch.Generator.manual_seed",
+    "torch.nn.Module.__call__", "torch.nn.Module._call_impl", "torch.nn.Module.to",
+    "torch.cuda.synchronize", "torch.cuda.Event", "torch.cuda.Event.record",
+    "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize",
+    "torch.cuda.current_stream", "torch.cuda.Stream", "torch.cuda.empty_cache",
+    "torch.profiler.profile",
+]
+
+# Settings that lower the precision of PyTorch's own float32 arithmetic.
+def precision_settings():
+    s = {"float32_matmul_precision": torch.get_float32_matmul_precision()
+         if hasattr(torch, "get_float32_matmul_precision") else "n/a"}
+    # Each read alone: older PyTorch lacks some (torch 1.13's matmul
+    # settings object raises AssertionError for unknown names).
+    for name, owner, attr in (
+            ("cuda.matmul.allow_tf32", "matmul", "allow_tf32"),
+            ("cudnn.allow_tf32", "cudnn", "allow_tf32"),
+            ("cuda.matmul.allow_fp16_reduced_precision_reduction", "matmul",
+             "allow_fp16_reduced_precision_reduction"),
+            ("cuda.matmul.allow_bf16_reduced_precision_reduction", "matmul",
+             "allow_bf16_reduced_precision_reduction")):
+        try:
+            obj = torch.backends.cuda.matmul if owner == "matmul" else torch.backends.cudnn
+            s[name] = bool(getattr(obj, attr))
+        except (AttributeError, AssertionError):
+            pass
+    return s
+
+
+def _resolve(path):
+    parts = path.split(".")
+    obj = sys.modules.get(parts[0])
+    for p in parts[1:]:
+        if obj is None:
+            return None
+        obj = getattr(obj, p, None)
+    return obj
+
+
+class Watch:
+    """Identities of the watched functions and of the runner's own code,
+    taken before the candidate's code runs; check() names what changed."""
+
+    def __init__(self, runner_modules):
+        self.refs = {}
+        for path in WATCHED:
+            obj = _resolve(path)
+            if obj is not None:
+                self.refs[path] = obj
+        for mod in runner_modules:
+            for name, obj in list(vars(mod).items()):
+                if isinstance(obj, types.FunctionType):
+                    self.refs[mod.__name__ + "." + name] = obj
+                elif isinstance(obj, type) and obj.__module__ == mod.__name__:
+                    for attr, fn in list(vars(obj).items()):
+                        if isinstance(fn, types.FunctionType):
+                            self.refs["%s.%s.%s" % (mod.__name__, name, attr)] = fn
+        self.modules = {m.__name__: m for m in runner_modules}
+        self.settings = precision_settings()
+        self.threads = set(threading.enumerate())
+
+    def _current(self, path):
+        head = path.split(".")[0]
+        if head in self.modules and head not in sys.modules:
+            return None
+        parts = path.split(".")
+        if parts[0] in self.modules:
+            obj = self.modules[parts[0]]
+            for p in parts[1:]:
+                obj = getattr(obj, p, None)
+            return obj
+        return _resolve(path)
+
+    def patched(self):
+        return sorted(p for p, obj in self.refs.items() if self._current(p) is not obj)
+
+    def changed_settings(self):
+        now = precision_settings()
+        return sorted("%s: %s -> %s" % (k, self.settings[k], now.get(k))
+                      for k in self.settings if now.get(k) != self.settings[k])
+
+    def new_threads(self):
+        return sorted(t.name for t in threading.enumerate()
+                      if t not in self.threads and t.is_alive())
+
+
+def native_threads():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return -1
+
+
+def enter_run_sandbox():
+    """Installs the run stage's system-call filter (no processes, no exec,
+    no sockets but AF_UNIX) through the verifier's own code. Returns a note
+    for the report; raises if the filter was asked for and failed."""
+    lib = os.environ.get("SKILLDB_KB_SANDBOX_LIB", "")
+    if not lib:
+        return "seccomp(run): not asked for"
+    writes_ok = 1 if os.environ.get("SKILLDB_KB_MNTNS") == "1" else 0
+    _name_process_starts()
+    dll = ctypes.CDLL(lib)
+    fn = dll.skdb_kb_enter_run_sandbox
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    buf = ctypes.create_string_buffer(512)
+    rc = fn(writes_ok, buf, 512)
+    note = buf.value.decode("utf-8", "replace")
+    if rc != 0:
+        raise RuntimeError("the run sandbox could not be entered: " + note)
+    return note
+
+
+def _name_process_starts():
+    """After the run stage a process start traps; through subprocess (vfork,
+    with every signal blocked) the trap kills outright, so the command is
+    written to the log first, where the verifier's report picks it up."""
+    import subprocess
+    original = subprocess.Popen._execute_child
+
+    def execute_child(self, args, executable, *rest, **kwargs):
+        try:
+            what = args if isinstance(args, (str, bytes)) else " ".join(map(str, args))
+            os.write(2, ("\nskilldb-sandbox: process start: %s\n" % str(what)[:200]).encode(
+                "utf-8", "replace"))
+        except Exception:
+            pass
+        return original(self, args, executable, *rest, **kwargs)
+
+    subprocess.Popen._execute_child = execute_child
+
+
+def child_processes():
+    """The pids of this process's live children (all its threads')."""
+    kids = []
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open("/proc/self/task/%s/children" % tid) as f:
+                kids.extend(int(x) for x in f.read().split())
+    except OSError:
+        pass
+    return kids
+
+
+def _cuda_device_type():
+    dt = getattr(torch.autograd, "DeviceType", None)
+    if dt is None:
+        dt = torch._C._autograd.DeviceType
+    return dt.CUDA
+
+
+def warm_profiler(device):
+    """Starts the profiler's machinery (Kineto, CUPTI) once, before the run
+    sandbox: what it sets up the first time is then done."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+    acts = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        acts.append(ProfilerActivity.CUDA)
+    x = torch.randn(32, 32, device=device)
+    with torch_profile(activities=acts):
+        (x @ x).sum().item()
+
+
+ALLOCATION_OPS = {
+    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::zeros",
+    "aten::zeros_like", "aten::ones", "aten::ones_like", "aten::full",
+    "aten::full_like", "aten::new_empty", "aten::new_zeros", "aten::resize_",
+    "aten::contiguous", "aten::to", "aten::_to_copy", "aten::view", "aten::reshape",
+    "aten::detach", "aten::size", "aten::stride", "aten::numel",
+}
+
+
+def profile(call, arg_sets, device, marker):
+    """Profiles call(*args) for each of `arg_sets`. On a GPU: the kernels
+    that ran (name, device microseconds, stream) and the stream the runner's
+    own `marker()` ran on; on the CPU: PyTorch's top-level operators and
+    their time against the calls' wall time."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+    import time
+    on_gpu = device.type == "cuda"
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+    result = {"kernels": [], "ops": [], "wall_us": 0.0}
+    if on_gpu:
+        with torch_profile(activities=acts) as prof:
+            marker()
+            torch.cuda.synchronize()
+        result["runner_streams"] = sorted({
+            e.device_resource_id() for e in prof.profiler.kineto_results.events()
+            if e.device_type() == _cuda_device_type()})
+    with torch_profile(activities=acts) as prof:
+        for args in arg_sets:
+            if on_gpu:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            call(*args)
+            if on_gpu:
+                torch.cuda.synchronize()
+            result["wall_us"] += (time.perf_counter() - t0) * 1e6
+    if on_gpu:
+        agg = {}
+        for e in prof.profiler.kineto_results.events():
+            if e.device_type() != _cuda_device_type():
+                continue
+            name = e.name()
+            if name.startswith("Memcpy") or name.startswith("Memset"):
+                kind = "memory"
+            else:
+                kind = "kernel"
+            key = (name, e.device_resource_id(), kind)
+            a = agg.setdefault(key, [0, 0.0])
+            a[0] += 1
+            a[1] += e.duration_ns() / 1000.0
+        result["kernels"] = [{"name": k[0][:400], "stream": k[1], "kind": k[2],
+                              "count": v[0], "us": v[1]} for k, v in agg.items()]
+    else:
+        agg = {}
+        for e in prof.events():
+            if getattr(e, "cpu_parent", None) is not None:
+                continue
+            if not e.name.startswith("aten::"):
+                continue
+            a = agg.setdefault(e.name, [0, 0.0])
+            a[0] += 1
+            a[1] += e.cpu_time_total
+        result["ops"] = [{"name": n, "count": v[0], "us": v[1],
+                          "allocation": n in ALLOCATION_OPS} for n, v in agg.items()]
+    return result

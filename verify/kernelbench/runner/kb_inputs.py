@@ -1,0 +1,137 @@
+"""Input specs: what a problem's get_inputs() returns, and fresh inputs like it.
+
+describe() turns one call of get_inputs() into a spec per argument: kind,
+dtype, shape and, for tensors, the distribution its values came from when it
+is one torch draws directly (torch.rand, torch.randn, torch.randint, a
+Bernoulli mask, a constant). generate() draws fresh inputs from such specs
+on the device with a seeded generator, which is what makes fresh inputs for
+every timed call affordable on problems whose inputs are gigabytes. An
+argument whose values match none of these (a triangular matrix, sorted
+values, a positive-definite matrix) makes the spec "replay": fresh inputs
+then come from get_inputs() itself under a new seed.
+"""
+
+import math
+
+import torch
+
+# Fewer elements than this and a draw is not classified (replayed instead).
+MIN_CLASSIFY = 4096
+# Elements looked at when classifying (a strided subsample of the tensor).
+SAMPLE = 1 << 20
+
+
+def _stats(t):
+    flat = t.detach().reshape(-1)
+    n = flat.numel()
+    if n > SAMPLE:
+        step = n // SAMPLE
+        flat = flat[::step][:SAMPLE]
+    x = flat.to(torch.float64).cpu()
+    return x
+
+
+def classify(t):
+    """The distribution `t`'s values look drawn from, as a dict, or
+    {"dist": "replay"}."""
+    if t.numel() == 0:
+        return {"dist": "empty"}
+    if t.dtype == torch.bool:
+        x = _stats(t)
+        return {"dist": "bernoulli", "p": float(x.mean())}
+    x = _stats(t)
+    n = x.numel()
+    lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        return {"dist": "const", "value": lo}
+    if not t.is_floating_point():
+        # Integers: uniform over [lo, hi] when every value in between shows.
+        return {"dist": "randint", "low": int(lo), "high": int(hi) + 1}
+    if n < MIN_CLASSIFY:
+        return {"dist": "replay"}
+    mean = float(x.mean())
+    std = float(x.std())
+    zeros = float((x == 0).to(torch.float64).mean())
+    tol = 6.0 / math.sqrt(n)
+    if zeros > 0.01:
+        return {"dist": "replay"}
+    if lo >= 0.0 and hi < 1.0 and abs(mean - 0.5) < tol * 0.3 and abs(std - 0.28868) < 0.02:
+        return {"dist": "rand"}
+    if abs(mean) < tol * 1.5 and abs(std - 1.0) < 0.03:
+        kurt = float(((x - mean) ** 4).mean() / (std ** 4))
+        if abs(kurt - 3.0) < 0.3:
+            return {"dist": "randn"}
+    return {"dist": "replay"}
+
+
+def describe(values, classify_values=True):
+    """Specs of the forward arguments `values` (the list get_inputs()
+    returned)."""
+    specs = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            s = {"kind": "tensor", "dtype": str(v.dtype).replace("torch.", ""),
+                 "shape": list(v.shape), "bytes": v.numel() * v.element_size()}
+            if classify_values and v.device.type != "meta":
+                s.update(classify(v))
+            else:
+                s["dist"] = "replay"
+            specs.append(s)
+        elif isinstance(v, bool):
+            specs.append({"kind": "bool", "value": v})
+        elif isinstance(v, (int, float)):
+            specs.append({"kind": type(v).__name__, "value": v})
+        else:
+            specs.append({"kind": "other", "type": type(v).__name__})
+    return specs
+
+
+def replay_needed(specs):
+    for s in specs:
+        if s["kind"] == "tensor" and s.get("dist") == "replay":
+            return True
+        if s["kind"] == "other":
+            return True
+    return False
+
+
+def generate(specs, seed, device):
+    """Fresh forward arguments from `specs` (no "replay" among them), drawn
+    on `device` from a generator seeded with `seed`."""
+    g = torch.Generator(device=device)
+    g.manual_seed(int(seed) & ((1 << 63) - 1))
+    out = []
+    for s in specs:
+        if s["kind"] != "tensor":
+            out.append(s["value"])
+            continue
+        dtype = getattr(torch, s["dtype"])
+        shape = s["shape"]
+        d = s["dist"]
+        if d == "empty":
+            t = torch.empty(shape, dtype=dtype, device=device)
+        elif d == "const":
+            t = torch.full(shape, s["value"], dtype=dtype, device=device)
+        elif d == "bernoulli":
+            t = torch.rand(shape, generator=g, device=device) < s["p"]
+        elif d == "randint":
+            t = torch.randint(s["low"], s["high"], shape, generator=g,
+                              device=device, dtype=torch.int64).to(dtype)
+        elif d == "rand":
+            t = torch.rand(shape, generator=g, device=device, dtype=torch.float32).to(dtype)
+        elif d == "randn":
+            t = torch.randn(shape, generator=g, device=device, dtype=torch.float32).to(dtype)
+        else:
+            raise ValueError("spec %r cannot be generated" % d)
+        out.append(t)
+    return out
+
+
+def nbytes(values):
+    total = 0
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            total += v.numel() * v.element_size()
+        elif isinstance(v, (list, tuple)):
+            total += nbytes(v)
+    return total

@@ -1,0 +1,313 @@
+#include "kb_build.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+
+#include "file_util.h"
+#include "skilldb/util/sha256.h"
+#include "skilldb/util/clock.h"
+
+namespace skilldb::verify::kb::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using verify::internal::JoinPath;
+
+constexpr char kBuildSalt[] = "skilldb-kb-answer-build/2";
+
+// Writes to the cache may fail (a full disk): the build stands, it is only
+// not remembered for the next run.
+void BestEffort(const Status& status) { static_cast<void>(status.ok()); }
+
+json RecordToJson(const BuildRecord& r) {
+  return {{"ok", r.ok},         {"kind", r.kind},
+          {"message", r.message}, {"extensions", r.extensions},
+          {"triton", r.triton}, {"light_include", r.light_include},
+          {"pch", r.pch},       {"seconds", r.seconds}};
+}
+
+}  // namespace
+
+bool MoveTree(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  if (fs::exists(to, ec)) return true;  // built before: same content by key
+  fs::create_directories(fs::path(to).parent_path(), ec);
+  const std::string tmp = to + ".tmp" + std::to_string(::getpid());
+  fs::rename(from, tmp, ec);
+  if (ec) {
+    ec.clear();
+    fs::copy(from, tmp, fs::copy_options::recursive | fs::copy_options::overwrite_existing,
+             ec);
+    if (ec) {
+      fs::remove_all(tmp, ec);
+      return false;
+    }
+  }
+  fs::rename(tmp, to, ec);
+  if (ec) {  // another builder won the race: theirs is the same build
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+  }
+  return true;
+}
+
+Builder::Builder(RunnerOptions runner, EvalOptions options, std::string cache_root,
+                 std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu)
+    : runner_(std::move(runner)),
+      options_(std::move(options)),
+      cache_root_(std::move(cache_root)),
+      describe_(std::move(describe)),
+      device_mu_(device_mu) {
+  int jobs = options_.build_jobs;
+  if (jobs <= 0) {
+    const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+    jobs = static_cast<int>(std::max(1L, cores / 2));
+  }
+  for (int i = 0; i < jobs; ++i) threads_.emplace_back([this] { Work(); });
+}
+
+Builder::~Builder() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    for (auto& job : queue_) {
+      BuildRecord r;
+      r.kind = "system";
+      r.message = "the evaluator stopped before this answer was built";
+      job->promise.set_value(r);
+    }
+    queue_.clear();
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
+                               const FormatInfo& format, const EvalOptions& o) {
+  util::Sha256 h;
+  // The toolchain the build saw is part of the key: a compile error cached
+  // under one $CC or $CXX says nothing about another.
+  const std::string toolchain = Env("CC") + "\x1f" + Env("CXX") + "\x1f" +
+                                Env("CUDAHOSTCXX") + "\x1f" + Env("CUDA_HOME") + "\x1f" +
+                                Env("TORCH_CUDA_ARCH_LIST");
+  for (std::string_view part :
+       {std::string_view(kBuildSalt), std::string_view(toolchain), std::string_view(format.backend),
+        std::string_view(o.precision), std::string_view(o.light_cuda_include ? "light" : "full"),
+        std::string_view(problem.source), std::string_view("\x1f"), answer}) {
+    h.Update(part);
+    h.Update("\x1e");
+  }
+  const auto digest = h.Finish();
+  std::string hex;
+  char buf[3];
+  for (size_t i = 0; i < 16; ++i) {
+    std::snprintf(buf, sizeof(buf), "%02x", digest[i]);
+    hex += buf;
+  }
+  return hex;
+}
+
+std::optional<BuildRecord> Builder::ReadCached(const std::string& key) const {
+  const std::string path = JoinPath(JoinPath(cache_root_, "builds"), key + ".json");
+  auto text = verify::internal::ReadFile(path, 16 << 20);
+  if (!text.ok()) return std::nullopt;
+  json j = json::parse(*text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  BuildRecord r;
+  r.ok = j.value("ok", false);
+  r.kind = j.value("kind", "");
+  r.message = j.value("message", "");
+  r.extensions = j.value("extensions", std::vector<std::string>{});
+  r.triton = j.value("triton", false);
+  r.light_include = j.value("light_include", false);
+  r.pch = j.value("pch", "");
+  r.seconds = j.value("seconds", 0.0);
+  r.cached = true;
+  r.key = key;
+  // A cached success whose libraries were removed is built again.
+  for (const std::string& e : r.extensions) {
+    if (!verify::internal::FileExists(JoinPath(JoinPath(cache_root_, "ext"), e))) {
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
+std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
+                                                std::string_view answer,
+                                                const FormatInfo& format) {
+  const std::string key = AnswerKey(problem, answer, format, options_);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = known_.find(key);
+  if (it != known_.end()) return it->second;
+  if (auto cached = ReadCached(key)) {
+    std::promise<BuildRecord> p;
+    p.set_value(*cached);
+    auto f = p.get_future().share();
+    known_[key] = f;
+    return f;
+  }
+  auto job = std::make_unique<Job>();
+  job->problem = problem;
+  job->answer = std::string(answer);
+  job->format = format;
+  job->key = key;
+  auto f = job->promise.get_future().share();
+  known_[key] = f;
+  if (stop_) {
+    BuildRecord r;
+    r.kind = "system";
+    r.message = "the evaluator is stopping";
+    job->promise.set_value(r);
+    return f;
+  }
+  queue_.push_back(std::move(job));
+  cv_.notify_one();
+  return f;
+}
+
+void Builder::Work() {
+  while (true) {
+    std::unique_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (stop_ && queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    BuildRecord r = Build(*job);
+    r.key = job->key;
+    job->promise.set_value(r);
+  }
+}
+
+BuildRecord Builder::Build(const Job& job) {
+  BuildRecord rec;
+  const auto t0 = util::SteadyClock::now();
+  const bool triton = job.format.backend == "triton";
+  RunnerStart s;
+  s.role = "build";
+  s.device = triton ? runner_.device : "cpu";
+  const Result<DeviceInfo> device =
+      describe_ ? describe_() : Result<DeviceInfo>(Status::Unavailable("no device"));
+  const std::string arch = device.ok() ? device->capability : "";
+  if (!arch.empty()) s.extra_env.push_back("TORCH_CUDA_ARCH_LIST=" + arch);
+  // The precompiled torch/extension.h: used when made, made once.
+  std::string pch_dir, pch_header;
+  bool make_pch = false;
+  if (options_.use_pch && !triton && device.ok() && !device->torch_version.empty()) {
+    std::string tv = device->torch_version;
+    for (char& c : tv) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.') c = '_';
+    }
+    pch_dir = JoinPath(JoinPath(cache_root_, "pch"), tv);
+    if (verify::internal::FileExists(JoinPath(pch_dir, "skilldb_torch_extension.h.gch"))) {
+      pch_header = JoinPath(pch_dir, "skilldb_torch_extension.h");
+      s.extra_visible.push_back(pch_dir);
+    } else {
+      std::lock_guard<std::mutex> lock(mu_);
+      make_pch = !pch_started_;
+      pch_started_ = true;
+    }
+  }
+  s.extra_env.push_back("MAX_JOBS=2");
+  s.file_bytes = int64_t{4} << 30;
+  // The compilers' address space (two jobs of nvcc over torch's headers fit
+  // well inside it); a Triton build runs on the device, which no address
+  // space limit suits (CUDA reserves more than any useful one).
+  s.memory_bytes = int64_t{24} << 30;
+  if (!triton) s.extra_env.push_back("CUDA_VISIBLE_DEVICES=");
+  const std::string ext_cache = JoinPath(cache_root_, "ext");
+  if (verify::internal::MakeDirs(ext_cache).ok()) s.extra_visible.push_back(ext_cache);
+  auto runner = Runner::Start(runner_, s);
+  if (!runner.ok()) {
+    rec.kind = "system";
+    rec.message = runner.status().message();
+    return rec;
+  }
+  const std::string ext_root = JoinPath((*runner)->scratch(), "ext");
+  json req = {{"op", "build"},
+              {"problem", job.problem.source},
+              {"answer", job.answer},
+              {"backend", job.format.backend},
+              {"ext_root", ext_root},
+              {"ext_cache", ext_cache},
+              {"warm", triton},
+              {"light_include", options_.light_cuda_include},
+              {"protocol", std::string(ProtocolName(options_.protocol))},
+              {"precision", options_.precision},
+              {"init_seed", 42}};
+  if (!pch_header.empty()) req["pch"] = pch_header;
+  if (make_pch) req["make_pch"] = JoinPath((*runner)->scratch(), "pch");
+  Reply reply;
+  if (triton && device_mu_ != nullptr) {
+    std::lock_guard<std::mutex> lock(*device_mu_);
+    reply = (*runner)->Request(req, "", options_.build_timeout_s);
+  } else {
+    reply = (*runner)->Request(req, "", options_.build_timeout_s);
+  }
+  rec.seconds = util::MsSince(t0) / 1000.0;
+  if (!reply.ok) {
+    rec.kind = std::string(FindingCodeName(reply.failure.code));
+    rec.message = reply.failure.message;
+    return rec;
+  }
+  const json& h = reply.header;
+  if (!pch_header.empty()) rec.pch = "used";
+  if (make_pch && h.contains("pch")) {
+    if (h["pch"].contains("seconds") &&
+        MoveTree(JoinPath((*runner)->scratch(), "pch"), pch_dir)) {
+      rec.pch = "made in " + Num(h["pch"].value("seconds", 0.0)) + " s";
+    } else {
+      rec.pch = "not made: " + h["pch"].value("error", std::string("could not be moved"));
+    }
+  }
+  if (h.contains("extensions") && h["extensions"].is_array()) {
+    for (const json& e : h["extensions"]) {
+      if (!e.is_object()) continue;
+      rec.extensions.push_back(e.value("key", ""));
+      rec.light_include = rec.light_include || e.value("light_include", false);
+    }
+  }
+  if (!h.value("ok", false)) {
+    rec.kind = reply.error_kind();
+    std::string text = reply.error_text(12000);
+    rec.message = text;
+    // A compile error is the answer's, and the same every time: cached;
+    // not an OSError (a program or file the machine lacks), which may be
+    // the machine's and gone next time.
+    const bool os_error = h.contains("error") && h["error"].is_object() &&
+                          h["error"].value("os_error", false);
+    if (rec.kind == "compile" && !os_error) {
+      BestEffort(verify::internal::MakeDirs(JoinPath(cache_root_, "builds")));
+      BestEffort(verify::internal::WriteFileAtomic(
+          JoinPath(JoinPath(cache_root_, "builds"), job.key + ".json"),
+          RecordToJson(rec).dump()));
+    }
+    return rec;
+  }
+  for (const std::string& e : rec.extensions) {
+    if (!verify::internal::FileExists(JoinPath(ext_root, e))) continue;  // reused
+    if (!MoveTree(JoinPath(ext_root, e), JoinPath(JoinPath(cache_root_, "ext"), e))) {
+      rec.kind = "system";
+      rec.message = "could not move the build of extension " + e + " into the cache";
+      return rec;
+    }
+  }
+  if (triton) {
+    rec.triton = MoveTree(JoinPath((*runner)->scratch(), "triton"),
+                          JoinPath(JoinPath(cache_root_, "triton"), job.key));
+  }
+  rec.ok = true;
+  BestEffort(verify::internal::MakeDirs(JoinPath(cache_root_, "builds")));
+  BestEffort(verify::internal::WriteFileAtomic(
+      JoinPath(JoinPath(cache_root_, "builds"), job.key + ".json"),
+      RecordToJson(rec).dump()));
+  return rec;
+}
+
+}  // namespace skilldb::verify::kb::internal

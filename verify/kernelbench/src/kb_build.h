@@ -1,0 +1,99 @@
+// Building answers ahead of the device: a pool of build runners and the
+// content-addressed cache they fill.
+//
+// Cache layout (under EvalOptions::cache_dir):
+//   builds/<answer key>.json   the outcome of building one answer
+//   ext/<extension key>/       one load_inline call's build (its .so)
+//   triton/<answer key>/       Triton's cache after the answer's first call
+// An answer key hashes the answer, the problem (the answer runs in its
+// globals) and everything that changes a build; an extension key hashes one
+// load_inline call's arguments (kb_load.py), so answers that share an
+// extension build it once.
+//
+// Thread-safe.
+#ifndef SKILLDB_VERIFY_KERNELBENCH_BUILD_H_
+#define SKILLDB_VERIFY_KERNELBENCH_BUILD_H_
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <optional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kb_internal.h"
+
+namespace skilldb::verify::kb::internal {
+
+struct BuildRecord {
+  bool ok = false;
+  // "" when ok; "compile" (the module raised: KernelBench's compiled =
+  // False), "problem", or a runner failure ("timeout", "crashed",
+  // "sandbox_violation", "resource_limit", "system").
+  std::string kind;
+  std::string message;  // the compiler's output or the exception, bounded
+  std::vector<std::string> extensions;  // extension keys
+  bool triton = false;   // a Triton cache exists for the answer
+  bool light_include = false;  // some .cu built without torch/extension.h
+  std::string pch;             // "used", "made in N s", an error, or ""
+  double seconds = 0;    // the build's own wall time
+  bool cached = false;   // read from the cache, not built now
+  std::string key;       // the answer key
+};
+
+class Builder {
+ public:
+  // `describe` gives the device (its capability is TORCH_CUDA_ARCH_LIST
+  // for CPU-side CUDA builds, its torch version names the precompiled
+  // header); `device_mu` is held around builds that need the device
+  // (Triton's first call), so they never overlap a timing.
+  Builder(RunnerOptions runner, EvalOptions options, std::string cache_root,
+          std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu);
+  ~Builder();
+
+  static std::string AnswerKey(const Problem& problem, std::string_view answer,
+                               const FormatInfo& format, const EvalOptions& options);
+
+  // The build of `answer`, started if it is not cached or under way.
+  std::shared_future<BuildRecord> Submit(const Problem& problem,
+                                         std::string_view answer,
+                                         const FormatInfo& format);
+
+  const std::string& cache_root() const { return cache_root_; }
+
+ private:
+  struct Job {
+    Problem problem;
+    std::string answer;
+    FormatInfo format;
+    std::string key;
+    std::promise<BuildRecord> promise;
+  };
+  void Work();
+  BuildRecord Build(const Job& job);
+  std::optional<BuildRecord> ReadCached(const std::string& key) const;
+
+  RunnerOptions runner_;
+  EvalOptions options_;
+  std::string cache_root_;
+  std::function<Result<DeviceInfo>()> describe_;
+  bool pch_started_ = false;  // GUARDED_BY(mu_): one builder makes it
+  std::mutex* device_mu_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Job>> queue_;                     // GUARDED_BY(mu_)
+  std::map<std::string, std::shared_future<BuildRecord>> known_;  // GUARDED_BY(mu_)
+  bool stop_ = false;                                          // GUARDED_BY(mu_)
+  std::vector<std::thread> threads_;
+};
+
+// Copies a directory tree (rename when it can). Best effort; false on failure.
+bool MoveTree(const std::string& from, const std::string& to);
+
+}  // namespace skilldb::verify::kb::internal
+
+#endif  // SKILLDB_VERIFY_KERNELBENCH_BUILD_H_

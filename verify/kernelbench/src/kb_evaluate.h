@@ -1,0 +1,132 @@
+// The evaluator's parts: EvaluatorImpl owns the runners and caches (one
+// evaluation on the device at a time); a Session is one evaluation.
+// kb_evaluate.cc: shared steps and the correctness comparison;
+// kb_protocols.cc: the two protocols; kb_evaluator.cc: EvaluatorImpl.
+#ifndef SKILLDB_VERIFY_KERNELBENCH_EVALUATE_H_
+#define SKILLDB_VERIFY_KERNELBENCH_EVALUATE_H_
+
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kb_build.h"
+#include "kb_internal.h"
+
+namespace skilldb::verify::kb::internal {
+
+// True for findings that void a result (a hack); the others inform.
+bool Voids(FindingCode code);
+
+// A warm reference runner: the problem loaded under one protocol.
+struct RefEntry {
+  std::string key;  // problem key + code hash + protocol + precision
+  std::unique_ptr<Runner> runner;
+  uint64_t init_seed = 42;
+};
+
+class EvaluatorImpl final : public Evaluator {
+ public:
+  EvaluatorImpl(RunnerOptions runner, EvalOptions options);
+  ~EvaluatorImpl() override;
+
+  Result<EvalResult> Evaluate(const Problem& problem, std::string_view answer,
+                              std::string_view declared_backend) override;
+  void Prebuild(const Problem& problem, std::string_view answer,
+                std::string_view declared_backend) override;
+  Result<DeviceInfo> Describe() override;
+  const EvalOptions& options() const override { return options_; }
+
+  const RunnerOptions& runner_options() const { return runner_; }
+  const std::string& cache_root() const { return cache_root_; }
+  uint64_t NextSeed();
+  // The problem's reference runner under the options' protocol, started and
+  // loaded if needed (REQUIRES: device_mu_ held).
+  Result<RefEntry*> Reference(const Problem& problem, double* load_ms);
+  // A candidate runner (warm if one is ready), with the answer's Triton
+  // cache copied in (REQUIRES: device_mu_ held).
+  Result<std::unique_ptr<Runner>> TakeCandidate(const BuildRecord& build);
+  // Cached baselines of a problem on this device and torch.
+  std::optional<Baseline> CachedBaseline(const Problem& problem, const std::string& kind);
+  void StoreBaseline(const Problem& problem, const Baseline& baseline);
+  const std::optional<DeviceInfo>& device() const { return device_; }
+  Builder* builder() { return builder_.get(); }
+  std::mutex* device_mutex() { return &device_mu_; }
+
+ private:
+  Result<std::unique_ptr<Runner>> StartCandidate();
+  std::string BaselinePath(const Problem& problem, const std::string& kind) const;
+
+  RunnerOptions runner_;
+  EvalOptions options_;
+  std::string cache_root_;
+  std::mutex device_mu_;    // one evaluation (or Triton warm build) at a time
+  std::mutex describe_mu_;
+  std::mutex seed_mu_;
+  std::mt19937_64 seeds_;   // GUARDED_BY(seed_mu_)
+  std::optional<DeviceInfo> device_;  // GUARDED_BY(describe_mu_)
+  std::vector<RefEntry> refs_;        // GUARDED_BY(device_mu_), newest last
+  std::future<Result<std::unique_ptr<Runner>>> warm_;  // GUARDED_BY(device_mu_)
+  std::unique_ptr<Builder> builder_;
+};
+
+class Session {
+ public:
+  Session(EvaluatorImpl* ev, const Problem& problem, std::string_view answer,
+          FormatInfo format);
+
+  // Runs the whole evaluation; the result is complete even on failure.
+  EvalResult Run();
+
+ private:
+  friend class EvaluatorImpl;
+  // Steps.
+  bool Load(const BuildRecord& build);
+  void RunSkilldb();
+  void RunKernelBench();
+  void StaticCheck();
+  bool Correctness(bool skilldb);
+  void TimeSkilldb();
+  void Profile();
+  void TimeKernelBench();
+  void CompileBaseline();
+  void Decide();
+
+  // Helpers.
+  void Add(FindingCode code, std::string message);
+  void AddGuard(const json& reply_header);
+  void Fail(const Reply& reply, const std::string& stage);
+  Reply Ref(const json& h, std::string_view blob, double* clock);
+  Reply Cand(const json& h, std::string_view blob, double* clock);
+  bool Fetch(const std::string& ref_id, const std::string& cand_id, int which,
+             const json& desc, WireTensor* want, WireTensor* got,
+             std::vector<int64_t>* indices, double* ref_ms, double* cand_ms,
+             double* clock);
+  bool CompareTrial(const std::string& id, const Reply& rr, const Reply& cr,
+                    bool precision_check, bool* close);
+  void Clear();
+
+  EvaluatorImpl* ev_;
+  const Problem& p_;
+  std::string answer_;
+  const EvalOptions& o_;
+  std::mt19937_64 rng_;
+  EvalResult res_;
+  double tol_ = 1e-4;
+  RefEntry* ref_entry_ = nullptr;
+  Runner* ref_ = nullptr;
+  std::unique_ptr<Runner> cand_;
+  json spec_;                  // the reference's input specs
+  json ref_outputs_;           // output descriptors of trial 0
+  int64_t input_bytes_ = -1;
+  double avg_sum_ = 0;
+  int avg_count_ = 0;
+  bool correct_trials_ = false;
+};
+
+}  // namespace skilldb::verify::kb::internal
+
+#endif  // SKILLDB_VERIFY_KERNELBENCH_EVALUATE_H_

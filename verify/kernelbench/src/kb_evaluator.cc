@@ -1,0 +1,257 @@
+// EvaluatorImpl: runners kept warm, the build pool, the baseline cache.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "file_util.h"
+#include "kb_evaluate.h"
+#include "skilldb/util/clock.h"
+
+namespace skilldb::verify::kb {
+namespace internal {
+namespace {
+
+namespace fs = std::filesystem;
+using verify::internal::JoinPath;
+
+constexpr size_t kWarmReferences = 2;
+
+
+std::string Safe(std::string s) {
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  }
+  return s.empty() ? "unknown" : s;
+}
+
+}  // namespace
+
+std::string CacheRoot(const EvalOptions& o) {
+  if (!o.cache_dir.empty()) return o.cache_dir;
+  if (std::string v = Env("SKILLDB_KB_CACHE"); !v.empty()) return v;
+  if (std::string v = Env("XDG_CACHE_HOME"); !v.empty()) {
+    return JoinPath(v, "skilldb/kernelbench");
+  }
+  if (std::string v = Env("HOME"); !v.empty()) {
+    return JoinPath(v, ".cache/skilldb/kernelbench");
+  }
+  return "/tmp/skilldb-kernelbench-cache";
+}
+
+EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options)
+    : runner_(std::move(runner)),
+      options_(std::move(options)),
+      cache_root_(CacheRoot(options_)),
+      seeds_(options_.seed != 0 ? options_.seed
+                                : std::random_device{}() ^
+                                      (static_cast<uint64_t>(::getpid()) << 32) ^
+                                      static_cast<uint64_t>(util::NowUnixMs())) {
+  builder_ = std::make_unique<Builder>(runner_, options_, cache_root_,
+                                       [this] { return Describe(); }, &device_mu_);
+}
+
+EvaluatorImpl::~EvaluatorImpl() {
+  builder_.reset();  // joins the build threads first
+  std::lock_guard<std::mutex> lock(device_mu_);
+  if (warm_.valid()) {
+    auto w = warm_.get();
+    if (w.ok()) (*w)->Stop();
+  }
+  refs_.clear();
+}
+
+uint64_t EvaluatorImpl::NextSeed() {
+  std::lock_guard<std::mutex> lock(seed_mu_);
+  return seeds_();
+}
+
+Result<DeviceInfo> EvaluatorImpl::Describe() {
+  std::lock_guard<std::mutex> lock(describe_mu_);
+  if (device_) return *device_;
+  RunnerStart s;
+  s.role = "reference";
+  s.device = runner_.device;
+  SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r, Runner::Start(runner_, s));
+  Reply d = r->Request({{"op", "describe"}}, "", 300);
+  if (!d.answered_ok()) {
+    return Status::Unavailable("the device could not be described: " + d.error_text());
+  }
+  DeviceInfo info;
+  info.name = d.header.value("name", "host");
+  info.capability = d.header.value("capability", "");
+  info.torch_version = d.header.value("torch", "");
+  info.triton_version =
+      r->hello().contains("triton") && r->hello()["triton"].is_string()
+          ? r->hello()["triton"].get<std::string>()
+          : "";
+  info.bandwidth_bytes_per_s = d.header.value("bandwidth_bytes_per_s", 0.0);
+  info.fp32_flops_per_s = d.header.value("fp32_flops_per_s", 0.0);
+  info.isolation = r->hello().value("isolation", "");
+  r->Stop();
+  device_ = info;
+  return info;
+}
+
+Result<RefEntry*> EvaluatorImpl::Reference(const Problem& p, double* load_ms) {
+  const std::string key = p.key() + "#" + p.code_hash + "#" +
+                          std::string(ProtocolName(options_.protocol)) + "#" +
+                          options_.precision;
+  for (size_t i = 0; i < refs_.size(); ++i) {
+    if (refs_[i].key == key && refs_[i].runner->alive()) {
+      std::rotate(refs_.begin() + static_cast<long>(i), refs_.begin() + static_cast<long>(i) + 1,
+                  refs_.end());
+      return &refs_.back();
+    }
+  }
+  const auto t0 = util::SteadyClock::now();
+  RunnerStart s;
+  s.role = "reference";
+  s.device = runner_.device;
+  for (const std::string& root : {options_.static_checker_root, p.kernelbench_root}) {
+    if (!root.empty()) s.extra_visible.push_back(JoinPath(root, "src/kernelbench"));
+  }
+  SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r, Runner::Start(runner_, s));
+  RefEntry e;
+  e.key = key;
+  e.init_seed = options_.protocol == Protocol::kKernelBench ? 42 : (NextSeed() >> 33);
+  Reply l = r->Request({{"op", "load"},
+                        {"problem", p.source},
+                        {"protocol", std::string(ProtocolName(options_.protocol))},
+                        {"precision", options_.precision},
+                        {"init_seed", e.init_seed}},
+                       "", options_.load_timeout_s);
+  if (!l.answered_ok()) {
+    return Status::FailedPrecondition("the problem " + p.key() + " did not load: " +
+                                      l.error_text());
+  }
+  e.runner = std::move(r);
+  if (refs_.size() >= kWarmReferences) refs_.erase(refs_.begin());
+  refs_.push_back(std::move(e));
+  if (load_ms) *load_ms += util::MsSince(t0);
+  return &refs_.back();
+}
+
+Result<std::unique_ptr<Runner>> EvaluatorImpl::StartCandidate() {
+  RunnerStart s;
+  s.role = "candidate";
+  s.device = runner_.device;
+  s.run_sandbox = runner_.confine;
+  const std::string ext = JoinPath(cache_root_, "ext");
+  SKILLDB_RETURN_IF_ERROR(verify::internal::MakeDirs(ext));
+  s.extra_visible = {ext};
+  return Runner::Start(runner_, s);
+}
+
+Result<std::unique_ptr<Runner>> EvaluatorImpl::TakeCandidate(const BuildRecord& build) {
+  std::unique_ptr<Runner> r;
+  if (warm_.valid()) {
+    auto w = warm_.get();
+    if (w.ok() && (*w)->alive()) r = std::move(*w);
+  }
+  if (!r) {
+    SKILLDB_ASSIGN_OR_RETURN(r, StartCandidate());
+  }
+  // The next evaluation's runner starts (imports torch; nothing on the
+  // device yet) while this one runs.
+  warm_ = std::async(std::launch::async, [this] { return StartCandidate(); });
+  // Now the device, the profiler and the run sandbox.
+  Reply init = r->Request({{"op", "init"}}, "", runner_.start_timeout_s);
+  if (!init.answered_ok()) {
+    return Status::Unavailable("the candidate runner did not initialize: " + init.error_text() +
+                               "; log: " + r->LogTail(1500));
+  }
+  r->UpdateHello(init.header);
+  if (build.triton) {
+    std::error_code ec;
+    fs::copy(JoinPath(JoinPath(cache_root_, "triton"), build.key),
+             JoinPath(r->scratch(), "triton"),
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+  }
+  return r;
+}
+
+std::string EvaluatorImpl::BaselinePath(const Problem& p, const std::string& kind) const {
+  const std::string dev = device_ ? device_->name : "unknown";
+  const std::string torch = device_ ? device_->torch_version : "unknown";
+  return JoinPath(
+      JoinPath(JoinPath(JoinPath(cache_root_, "baselines"), Safe(dev)), Safe(torch)),
+      Safe(std::string(ProtocolName(options_.protocol)) + "-" + options_.precision + "-" +
+           std::to_string(options_.kb_perf_trials) + "-" + std::to_string(options_.calls_per_round)) +
+          "/level" + std::to_string(p.level) + "_" + std::to_string(p.id) + "_" +
+          Safe(p.code_hash) + "_" + kind + ".json");
+}
+
+std::optional<Baseline> EvaluatorImpl::CachedBaseline(const Problem& p,
+                                                      const std::string& kind) {
+  auto text = verify::internal::ReadFile(BaselinePath(p, kind), 1 << 20);
+  if (!text.ok()) return std::nullopt;
+  json j = json::parse(*text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  Baseline b;
+  b.kind = j.value("kind", kind);
+  b.median_ms = j.value("median_ms", 0.0);
+  b.mean_ms = j.value("mean_ms", 0.0);
+  b.calls = j.value("calls", 0);
+  b.unavailable = j.value("unavailable", "");
+  b.cached = true;
+  return b;
+}
+
+void EvaluatorImpl::StoreBaseline(const Problem& p, const Baseline& b) {
+  const std::string path = BaselinePath(p, b.kind);
+  if (!verify::internal::MakeDirs(fs::path(path).parent_path().string()).ok()) return;
+  const json j = {{"kind", b.kind},       {"median_ms", b.median_ms}, {"mean_ms", b.mean_ms},
+                  {"calls", b.calls},     {"unavailable", b.unavailable},
+                  {"device", device_ ? device_->name : ""},
+                  {"torch", device_ ? device_->torch_version : ""},
+                  {"problem", p.key()},   {"code_hash", p.code_hash}};
+  if (!verify::internal::WriteFileAtomic(path, j.dump(1)).ok()) return;
+}
+
+void EvaluatorImpl::Prebuild(const Problem& problem, std::string_view answer,
+                             std::string_view declared) {
+  const FormatInfo f = DetectFormat(answer, declared);
+  if (f.supported) builder_->Submit(problem, answer, f);
+}
+
+Result<EvalResult> EvaluatorImpl::Evaluate(const Problem& problem, std::string_view answer,
+                                           std::string_view declared) {
+  SKILLDB_RETURN_IF_ERROR(Describe().status());
+  Session s(this, problem, answer, DetectFormat(answer, declared));
+  return s.Run();
+}
+
+}  // namespace internal
+
+Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
+                                                   const EvalOptions& options) {
+  if (options.correctness_trials < 1 || options.correctness_trials > 100) {
+    return Status::InvalidArgument("correctness trials must be 1..100");
+  }
+  if (options.rounds < 1 || options.calls_per_round < 1 || options.calls_per_round > 10000) {
+    return Status::InvalidArgument("rounds and calls per round must be positive (calls <= 10000)");
+  }
+  if (options.kb_perf_trials < 1 || options.kb_perf_trials > 10000) {
+    return Status::InvalidArgument("KernelBench perf trials must be 1..10000");
+  }
+  SKILLDB_RETURN_IF_ERROR(ToleranceFor(options.precision).status());
+  if (runner.device != "cuda" && runner.device != "cpu") {
+    return Status::InvalidArgument("device must be cuda or cpu");
+  }
+  RunnerOptions r = WithDefaults(runner);
+  for (const std::string* path : {&r.launcher, &r.sandbox_lib}) {
+    if (!verify::internal::FileExists(*path)) {
+      return Status::NotFound("the KernelBench runner's " + *path + " does not exist (build "
+                              "skilldb_kb_launch, or set SKILLDB_KB_LAUNCH / SKILLDB_KB_SANDBOX_LIB)");
+    }
+  }
+  if (!verify::internal::FileExists(verify::internal::JoinPath(r.runner_dir, "kb_runner.py"))) {
+    return Status::NotFound("no kb_runner.py in " + r.runner_dir + " (set SKILLDB_KB_RUNNER_DIR)");
+  }
+  SKILLDB_RETURN_IF_ERROR(internal::ResolvePython(r.python).status());
+  return std::unique_ptr<Evaluator>(new internal::EvaluatorImpl(r, options));
+}
+
+}  // namespace skilldb::verify::kb

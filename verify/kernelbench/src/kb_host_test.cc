@@ -1,0 +1,582 @@
+// KernelBench end to end on the CPU: a problem set this test writes, answers
+// whose kernels are C++ through load_inline (cpp_sources only) on CPU
+// tensors, the confined torch runner, both protocols and every hack finding
+// a CPU can show. Needs a Python with torch (Debian's python3-torch):
+// /usr/bin/python3, or $SKILLDB_KB_PYTHON; without one the binary exits 77
+// (skipped). The cases share one evaluator (one reference runner per
+// problem, warm candidate runners) and one build cache, so the answers'
+// shared extension is compiled once (and once per machine: the cache lives
+// in $TMPDIR/skilldb-kb-test-cache).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "file_util.h"
+#include "kb_internal.h"
+#include "subprocess.h"
+
+namespace skilldb::verify::kb {
+namespace {
+
+using verify::internal::JoinPath;
+
+std::string Python() {
+  const char* v = std::getenv("SKILLDB_KB_PYTHON");
+  if (v != nullptr && v[0] != '\0') return v;
+  return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+std::string Tmp() {
+  const char* t = std::getenv("TMPDIR");
+  return t ? t : "/tmp";
+}
+
+constexpr char kScaleAdd[] = R"PY(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y):
+        return self.alpha * x + y
+
+N = 1 << 18
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N)]
+
+def get_init_inputs():
+    return [2.0]
+)PY";
+
+constexpr char kZeroLinear[] = R"PY(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(n, n))
+
+    def forward(self, x):
+        return x @ self.w
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+def get_init_inputs():
+    return [64]
+)PY";
+
+constexpr char kBroken[] = R"PY(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+def get_inputs():
+    raise RuntimeError("this problem cannot make its inputs")
+
+def get_init_inputs():
+    return []
+)PY";
+
+// Every answer builds this one extension (same load_inline arguments, so
+// the same key): it is compiled once.
+constexpr char kExtension[] = R"PY(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_cpp = r'''
+torch::Tensor scale_add(torch::Tensor x, torch::Tensor y, double a) {
+  TORCH_CHECK(x.is_contiguous() && y.is_contiguous(), "contiguous inputs");
+  auto out = torch::empty_like(x);
+  const float* px = x.data_ptr<float>();
+  const float* py = y.data_ptr<float>();
+  float* po = out.data_ptr<float>();
+  const float fa = static_cast<float>(a);
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) po[i] = fa * px[i] + py[i];
+  return out;
+}
+'''
+ext = load_inline(name="kbt_scale_add", cpp_sources=_cpp, functions=["scale_add"],
+                  extra_cflags=["-O2"])
+)PY";
+
+std::string Answer(const std::string& body) {
+  return std::string(kExtension) +
+         "\nclass ModelNew(nn.Module):\n"
+         "    def __init__(self, alpha):\n"
+         "        super().__init__()\n"
+         "        self.alpha = alpha\n" + body;
+}
+
+const std::string kCorrect = Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha)
+)PY");
+
+const std::string kWrong = Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha) + 1e-2
+)PY");
+
+const std::string kSlow = Answer(R"PY(
+    def forward(self, x, y):
+        for _ in range(6):
+            out = ext.scale_add(x, y, self.alpha)
+        return out
+)PY");
+
+const std::string kThread = "import threading, time\n" + Answer(R"PY(
+    def forward(self, x, y):
+        out = ext.scale_add(x, y, self.alpha)
+        t = threading.Thread(target=lambda: time.sleep(0.5), daemon=True)
+        t.start()
+        return out
+)PY");
+
+const std::string kCacheAfterWarmup = Answer(R"PY(
+        self.calls = 0
+        self.last = None
+
+    def forward(self, x, y):
+        self.calls += 1
+        if self.calls > 4 and self.last is not None:
+            return self.last
+        self.last = ext.scale_add(x, y, self.alpha)
+        return self.last
+)PY");
+
+// Does its work while the runner makes a timed call's inputs: the patched
+// generator computes (and burns time) outside the timed call.
+const std::string kUntimed = Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha)
+
+_randn = torch.randn
+def _busy_randn(*args, **kwargs):
+    t = _randn(*args, **kwargs)
+    for _ in range(60):
+        ext.scale_add(t, t, 1.0)
+    return t
+torch.randn = _busy_randn
+)PY");
+
+const std::string kTimer = "import time\n" + Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha)
+
+_pc = time.perf_counter
+_start = _pc()
+time.perf_counter = lambda: _start + (_pc() - _start) * 0.25
+)PY");
+
+const std::string kInputs = Answer(R"PY(
+    def forward(self, x, y):
+        out = ext.scale_add(x, y, self.alpha)
+        x.zero_()
+        return out
+)PY");
+
+const std::string kHalf = Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x.half().float(), y.half().float(), self.alpha)
+)PY");
+
+const std::string kTorch = Answer(R"PY(
+    def forward(self, x, y):
+        return (self.alpha * x + y).contiguous()
+)PY");
+
+const std::string kLazy = Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha).as_subclass(Lazy)
+
+class Lazy(torch.Tensor):
+    pass
+)PY");
+
+const std::string kFork = "import os\n" + Answer(R"PY(
+    def forward(self, x, y):
+        if os.fork() == 0:
+            os._exit(0)
+        return ext.scale_add(x, y, self.alpha)
+)PY");
+
+// A process started through subprocess (vfork, every signal blocked: the
+// trap kills outright); the report still names the command.
+const std::string kSubprocess = "import subprocess\n" + Answer(R"PY(
+    def forward(self, x, y):
+        subprocess.run(["true"])
+        return ext.scale_add(x, y, self.alpha)
+)PY");
+
+const std::string kWriteOutside = Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha)
+
+open("/usr/skilldb-kb-escape", "w").write("out")
+)PY");
+
+const std::string kCompileError = R"PY(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+ext = load_inline(name="kbt_bad", cpp_sources="int f() { return 1; }", functions=["f"],
+                  extra_cflags=["-fno-such-flag-skilldb"])
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        return x
+)PY";
+
+// One problem set, store, cache and evaluator for the whole binary.
+struct World {
+  std::string root, store_dir, cache;
+  std::unique_ptr<TaskStore> store;
+  RunnerOptions runner;
+  EvalOptions options;
+  std::unique_ptr<Evaluator> skilldb, kernelbench;
+  Problem scale_add;
+  ImportSummary imported;
+  Status import_status;
+
+  World() {
+    root = *verify::internal::MakeTempDir(Tmp(), "skilldb-kb-host-test-");
+    const std::string kb = JoinPath(root, "KernelBench");
+    Write(JoinPath(kb, "level1/1_Scale_add.py"), kScaleAdd);
+    Write(JoinPath(kb, "level1/2_Zero_linear.py"), kZeroLinear);
+    Write(JoinPath(kb, "level1/3_Broken.py"), kBroken);
+    Write(JoinPath(kb, "level1/notes.py"), "print('not a problem')\n");
+    store_dir = JoinPath(root, "store");
+    store = std::make_unique<TaskStore>(*TaskStore::Open(store_dir));
+    cache = JoinPath(Tmp(), "skilldb-kb-test-cache");
+    runner.python = Python();
+    runner.device = "cpu";
+    runner.cpu_flush_bytes = 1 << 20;
+    runner.memory_bytes = int64_t{8} << 30;
+    options.correctness_trials = 2;
+    options.rounds = 2;
+    options.calls_per_round = 8;
+    options.warmup_calls = 1;
+    options.spot_checks = 3;
+    options.kb_perf_trials = 20;
+    options.compile_baseline = false;
+    options.cache_dir = cache;
+    options.build_jobs = 2;
+    options.seed = 12345;
+    ImportOptions io;
+    io.path = kb;
+    io.runner = runner;
+    auto s = ImportProblems(io, store.get());
+    import_status = s.status();
+    if (s.ok()) imported = *s;
+    auto p = store->Get(1, 1);
+    if (p.ok()) scale_add = *p;
+    skilldb = *Evaluator::Make(runner, options);
+    EvalOptions kbo = options;
+    kbo.protocol = Protocol::kKernelBench;
+    kernelbench = *Evaluator::Make(runner, kbo);
+    // Build every answer ahead, as a run directory's evaluation does.
+    for (const std::string* a : {&kCorrect, &kWrong, &kSlow, &kThread, &kCacheAfterWarmup,
+                                 &kUntimed, &kTimer, &kInputs, &kHalf, &kTorch, &kLazy, &kFork,
+                                 &kSubprocess}) {
+      skilldb->Prebuild(scale_add, *a);
+    }
+  }
+  ~World() {
+    skilldb.reset();
+    kernelbench.reset();
+    verify::internal::RemoveTree(root);
+  }
+  static void Write(const std::string& path, const std::string& text) {
+    if (!verify::internal::MakeDirs(internal::ParentDir(path)).ok() ||
+        !verify::internal::WriteFileAtomic(path, text).ok()) {
+      std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    }
+  }
+  EvalResult Eval(const std::string& answer) {
+    auto r = skilldb->Evaluate(scale_add, answer);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    return *r;
+  }
+};
+
+World* g_world = nullptr;  // made by the first case, destroyed by main
+
+World& W() {
+  if (g_world == nullptr) g_world = new World();
+  return *g_world;
+}
+
+std::string Codes(const EvalResult& r) {
+  std::string s = r.verdict + ":";
+  for (const Finding& f : r.findings) s += " " + FormatFinding(f);
+  s += " | " + r.error_message;
+  return s;
+}
+
+TEST_CASE("import stores problems, flags the degenerate one and lists the broken ones") {
+  World& w = W();
+  REQUIRE_MESSAGE(w.import_status.ok(), w.import_status.message());
+  CHECK(w.imported.imported.size() == 2);
+  auto p = w.store->Get(1, 1);
+  REQUIRE(p.ok());
+  CHECK(p->name == "1_Scale_add.py");
+  CHECK(p->code_hash.size() == 32);
+  CHECK(p->degenerate == "no");
+  REQUIRE(p->inputs.size() == 2);
+  CHECK(p->inputs[0].distribution == "randn");
+  CHECK(p->inputs[0].shape == std::vector<int64_t>{1 << 18});
+  CHECK(p->init_inputs_json.find("2.0") != std::string::npos);
+  auto z = w.store->Get(1, 2);
+  REQUIRE(z.ok());
+  CHECK(z->degenerate == "yes");
+  CHECK(z->degenerate_reason.find("constant") != std::string::npos);
+  auto bad = w.store->ListUnimportable(1);
+  REQUIRE(bad.ok());
+  REQUIRE(bad->size() == 2);
+  bool broken = false, named = false;
+  for (const Unimportable& u : *bad) {
+    broken = broken || (u.id == 3 && u.reason.find("cannot make its inputs") != std::string::npos);
+    named = named || u.file == "notes.py";
+  }
+  CHECK(broken);
+  CHECK(named);
+}
+
+TEST_CASE("a correct C++ answer passes with a speedup, in a confined runner") {
+  const EvalResult r = W().Eval(kCorrect);
+  INFO(Codes(r));
+  CHECK(r.verdict == "correct");
+  CHECK(r.compiled);
+  CHECK(r.trials == 2);
+  CHECK(r.trials_passed == 2);
+  REQUIRE(r.speedup_eager.has_value());
+  CHECK(*r.speedup_eager > 0);
+  CHECK(r.rounds.size() == 2);
+  CHECK(r.rounds[0].candidate_ms.size() == 8);
+  CHECK(r.own_share() > 0.5);
+  CHECK(r.isolation.namespaces);
+  CHECK(r.isolation.seccomp);
+  CHECK_FALSE(r.isolation.network);
+  CHECK(r.isolation.pid_namespace);
+}
+
+TEST_CASE("a wrong answer is incorrect and says where it differs") {
+  const EvalResult r = W().Eval(kWrong);
+  INFO(Codes(r));
+  CHECK(r.verdict == "incorrect");
+  CHECK(r.compiled);
+  CHECK_FALSE(r.correct);
+  CHECK(r.max_abs_diff == doctest::Approx(1e-2).epsilon(1e-3));
+  REQUIRE_FALSE(r.mismatches.empty());
+  CHECK(r.mismatches[0].find("element [") != std::string::npos);
+  CHECK(r.error_code == "CORRECTNESS_ERROR");
+}
+
+TEST_CASE("a slow answer is correct and slower than the fast one") {
+  const EvalResult fast = W().Eval(kCorrect);
+  const EvalResult slow = W().Eval(kSlow);
+  INFO(Codes(slow));
+  CHECK(slow.verdict == "correct");
+  REQUIRE(slow.speedup_eager.has_value());
+  REQUIRE(fast.speedup_eager.has_value());
+  CHECK(*slow.speedup_eager < 0.6 * *fast.speedup_eager);
+}
+
+TEST_CASE("a compile error is reported with the compiler's words") {
+  const EvalResult r = W().Eval(kCompileError);
+  CHECK(r.verdict == "compile_error");
+  CHECK_FALSE(r.compiled);
+  CHECK(r.compile_log.find("no-such-flag-skilldb") != std::string::npos);
+  CHECK(r.error_code == "COMPILATION_ERROR");
+}
+
+TEST_CASE("hack: a thread left running after the call") {
+  const EvalResult r = W().Eval(kThread);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kHiddenThread));
+}
+
+TEST_CASE("hack: outputs cached across timed calls are caught by the spot checks") {
+  const EvalResult r = W().Eval(kCacheAfterWarmup);
+  INFO(Codes(r));
+  CHECK(r.trials_passed == r.trials);  // the correctness trials pass
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kCachedOutput));
+}
+
+TEST_CASE("hack: work done while inputs are made, outside the timed call") {
+  const EvalResult r = W().Eval(kUntimed);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kUntimedWork));
+  CHECK(HasFinding(r.findings, FindingCode::kPatchedFunction));
+}
+
+TEST_CASE("hack: a patched timer is named and does not change the runner's clock") {
+  const EvalResult fast = W().Eval(kCorrect);
+  const EvalResult r = W().Eval(kTimer);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kPatchedFunction));
+  // The timer runs 4x slow; the runner's clock was bound before the answer
+  // ran, so the candidate's time is its real one, not a quarter of it.
+  REQUIRE(fast.candidate_ms > 0);
+  CHECK(r.candidate_ms > 0.6 * fast.candidate_ms);
+}
+
+TEST_CASE("hack: inputs modified by the call") {
+  const EvalResult r = W().Eval(kInputs);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kInputsModified));
+}
+
+TEST_CASE("hack: precision lowered below the task's") {
+  const EvalResult r = W().Eval(kHalf);
+  INFO(Codes(r));
+  CHECK_FALSE(r.correct);
+  CHECK(HasFinding(r.findings, FindingCode::kPrecisionLowered));
+}
+
+TEST_CASE("PyTorch doing the work is correct but not credited, unless asked") {
+  const EvalResult r = W().Eval(kTorch);
+  INFO(Codes(r));
+  CHECK(r.verdict == "not_credited");
+  CHECK(r.correct);
+  CHECK_FALSE(r.credited);
+  CHECK(HasFinding(r.findings, FindingCode::kTorchDoesTheWork));
+  CHECK(r.own_share() < 0.5);
+  std::vector<EvalResult> one = {r};
+  CHECK(ScoreResults(one, {{1, 1}}, "eager", false)[0].correct == 0);
+  CHECK(ScoreResults(one, {{1, 1}}, "eager", true)[0].correct == 1);
+}
+
+TEST_CASE("hack: a tensor subclass as output") {
+  const EvalResult r = W().Eval(kLazy);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kLazyOutput));
+}
+
+TEST_CASE("confinement: a process started by the answer is a sandbox violation") {
+  const EvalResult r = W().Eval(kFork);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kSandboxViolation));
+}
+
+TEST_CASE("confinement: a subprocess started by the answer is named in the violation") {
+  const EvalResult r = W().Eval(kSubprocess);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  REQUIRE(HasFinding(r.findings, FindingCode::kSandboxViolation));
+  bool named = false;
+  for (const Finding& f : r.findings) {
+    named = named || (f.code == FindingCode::kSandboxViolation &&
+                      f.message.find("process start: true") != std::string::npos);
+  }
+  CHECK(named);
+}
+
+TEST_CASE("confinement: nothing outside the scratch directory can be written") {
+  const EvalResult r = W().Eval(kWriteOutside);
+  INFO(Codes(r));
+  CHECK(r.verdict == "compile_error");
+  CHECK(r.compile_log.find("Read-only file system") != std::string::npos);
+  CHECK_FALSE(verify::internal::FileExists("/usr/skilldb-kb-escape"));
+}
+
+TEST_CASE("an unsupported format is refused with the reason, never run") {
+  const EvalResult r =
+      W().Eval("import tilelang\n@T.prim_func\ndef k(): pass\nclass ModelNew: pass\n");
+  CHECK(r.verdict == "unsupported");
+  CHECK(HasFinding(r.findings, FindingCode::kUnsupportedFormat));
+}
+
+TEST_CASE("KernelBench's protocol: its trials, its timing loop, its speedup") {
+  World& w = W();
+  auto r = w.kernelbench->Evaluate(w.scale_add, kCorrect);
+  REQUIRE(r.ok());
+  INFO(Codes(*r));
+  CHECK(r->protocol == Protocol::kKernelBench);
+  CHECK(r->verdict == "correct");
+  CHECK(r->trials == 2);
+  CHECK(r->kb_times_ms.size() == 20);
+  REQUIRE(r->speedup_eager.has_value());
+  // speedup = eager mean / answer mean, both at 3 significant digits.
+  CHECK(*r->speedup_eager == doctest::Approx(r->eager.mean_ms / r->candidate_ms));
+  CHECK(r->candidate_ms == internal::Round3(internal::Mean(r->kb_times_ms)));
+  // An answer that modifies its inputs passes KernelBench's protocol (its
+  // reference ran first) while this verifier's names the hack.
+  auto m = w.kernelbench->Evaluate(w.scale_add, kInputs);
+  REQUIRE(m.ok());
+  CHECK(m->verdict == "correct");
+  auto wrong = w.kernelbench->Evaluate(w.scale_add, kWrong);
+  REQUIRE(wrong.ok());
+  CHECK(wrong->verdict == "incorrect");
+  CHECK(wrong->trials == 2);  // KernelBench runs every trial
+}
+
+TEST_CASE("a run directory is evaluated, scored by level and resumed") {
+  World& w = W();
+  const std::string run = JoinPath(w.root, "run");
+  World::Write(JoinPath(run, "level_1_problem_1_sample_0_kernel.py"), kCorrect);
+  World::Write(JoinPath(run, "level_1_problem_1_sample_1_kernel.py"), kWrong);
+  World::Write(JoinPath(run, "level_1_problem_9_sample_0_kernel.py"), kCorrect);
+  RunOptions o;
+  o.run_dir = run;
+  auto first = EvaluateRunDir(o, w.skilldb.get(), *w.store);
+  REQUIRE(first.ok());
+  REQUIRE(first->results.size() == 2);  // problem 9 is not in the store
+  CHECK(first->resumed == 0);
+  REQUIRE(first->eager.size() == 1);
+  const LevelScore& s = first->eager[0];
+  CHECK(s.problems == 3);  // two imported, one that could not be
+  CHECK(s.correct == 1);
+  CHECK(s.fast_p.at(0.0) == doctest::Approx(1.0 / 3));
+  CHECK(s.pass_at_k.at(1) == doctest::Approx(0.5));
+  auto again = EvaluateRunDir(o, w.skilldb.get(), *w.store);
+  REQUIRE(again.ok());
+  CHECK(again->resumed == 2);
+  CHECK(again->eager[0].fast_p.at(0.0) == doctest::Approx(1.0 / 3));
+  const std::string json = RunReportToJson(*again);
+  CHECK(json.find("\"fast_p\"") != std::string::npos);
+}
+
+bool TorchAvailable() {
+  verify::internal::RunOptions ro;
+  ro.argv = {Python(), "-c", "import torch, torch.utils.cpp_extension"};
+  ro.timeout_s = 120;
+  auto r = verify::internal::Run(ro);
+  return r.ok() && r->ok();
+}
+
+}  // namespace
+}  // namespace skilldb::verify::kb
+
+int main(int argc, char** argv) {
+  bool listing = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--list", 6) == 0 || std::strncmp(argv[i], "-l", 2) == 0) {
+      listing = true;
+    }
+  }
+  if (!listing && !skilldb::verify::kb::TorchAvailable()) {
+    std::printf("no Python with torch: KernelBench host tests skipped\n");
+    return 77;
+  }
+  doctest::Context context(argc, argv);
+  const int rc = context.run();
+  delete skilldb::verify::kb::g_world;  // stops the runners and the build pool
+  return rc;
+}

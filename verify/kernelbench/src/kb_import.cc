@@ -1,0 +1,230 @@
+// skilldb kernelbench import: problem files -> the task store, through a
+// confined inspect runner (the problem's module runs there: its inputs,
+// its model twice for the degenerate-problem screen).
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "file_util.h"
+#include "kb_internal.h"
+
+namespace skilldb::verify::kb {
+namespace {
+
+using internal::json;
+using internal::BaseName;
+using internal::IsDirectory;
+using internal::ListDir;
+using internal::ParentDir;
+using verify::internal::JoinPath;
+
+struct ProblemFile {
+  int level = 0;
+  int id = 0;
+  std::string file;  // name with .py
+  std::string path;
+};
+
+
+
+
+int LevelOf(const std::string& dir_name) {
+  if (dir_name.rfind("level", 0) != 0) return 0;
+  const std::string d = dir_name.substr(5);
+  if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return std::atoi(d.c_str());
+}
+
+
+// The problem files under `path`, and the checkout root if it is one.
+Result<std::vector<ProblemFile>> FindProblems(const ImportOptions& o, std::string* root,
+                                              std::vector<Unimportable>* bad) {
+  std::vector<std::pair<int, std::string>> level_dirs;
+  const std::string path = o.path;
+  if (!IsDirectory(path)) {
+    if (!verify::internal::FileExists(path)) {
+      return Status::NotFound("no such file or directory: " + path);
+    }
+    const int level = o.level > 0 ? o.level : LevelOf(BaseName(ParentDir(path)));
+    if (level == 0) {
+      return Status::InvalidArgument(path + " is not in a level<N> folder: give --level");
+    }
+    const std::string file = BaseName(path);
+    const int id = std::atoi(file.c_str());
+    if (id <= 0) {
+      return Status::InvalidArgument(file + " does not start with a problem number");
+    }
+    return std::vector<ProblemFile>{{level, id, file, path}};
+  }
+  std::string kb_dir;
+  if (IsDirectory(JoinPath(path, "KernelBench"))) {
+    kb_dir = JoinPath(path, "KernelBench");
+    *root = path;
+  } else if (LevelOf(BaseName(path)) > 0) {
+    level_dirs.push_back({LevelOf(BaseName(path)), path});
+    if (BaseName(ParentDir(path)) == "KernelBench") *root = ParentDir(ParentDir(path));
+  } else {
+    kb_dir = path;
+    if (BaseName(path) == "KernelBench") *root = ParentDir(path);
+  }
+  if (!kb_dir.empty()) {
+    for (const std::string& e : ListDir(kb_dir)) {
+      if (LevelOf(e) > 0 && IsDirectory(JoinPath(kb_dir, e))) {
+        level_dirs.push_back({LevelOf(e), JoinPath(kb_dir, e)});
+      }
+    }
+  }
+  if (!root->empty() &&
+      !verify::internal::FileExists(
+          JoinPath(*root, "src/kernelbench/kernel_static_checker.py"))) {
+    root->clear();
+  }
+  SKILLDB_ASSIGN_OR_RETURN(std::vector<int> ids, ParseIdList(o.problems));
+  std::vector<ProblemFile> out;
+  for (const auto& [level, dir] : level_dirs) {
+    if (o.level > 0 && level != o.level) continue;
+    for (const std::string& f : ListDir(dir)) {
+      if (f.size() < 4 || f.compare(f.size() - 3, 3, ".py") != 0) continue;
+      const std::string head = f.substr(0, f.find('_'));
+      if (head.empty() || head.find_first_not_of("0123456789") != std::string::npos) {
+        bad->push_back({level, 0, f, "the file name does not start with a problem number "
+                                     "(KernelBench's loader skips it too)"});
+        continue;
+      }
+      const int id = std::atoi(head.c_str());
+      if (!InIdList(ids, id)) continue;
+      out.push_back({level, id, f, JoinPath(dir, f)});
+    }
+  }
+  if (out.empty()) {
+    return Status::NotFound("no KernelBench problems under " + path +
+                            (o.problems.empty() ? "" : " with ids " + o.problems));
+  }
+  return out;
+}
+
+Problem FromReply(const ProblemFile& f, const std::string& source, const json& h,
+                  const ImportOptions& o, const std::string& root) {
+  Problem p;
+  p.level = f.level;
+  p.id = f.id;
+  p.name = f.file;
+  p.source = source;
+  p.source_path = f.path;
+  p.kernelbench_root = root;
+  p.code_hash = h.value("code_hash", "");
+  p.init_inputs_json = internal::Dump(h.value("init_inputs", json::array()));
+  p.inputs = internal::SpecsFromJson(h.value("spec", json::array()));
+  p.precision = o.precision;
+  p.tolerance = ToleranceFor(o.precision).value_or(1e-4);
+  p.input_bytes = h.value("input_bytes", int64_t{-1});
+  p.flops = h.value("flops", int64_t{-1});
+  const json screen = h.value("screen", json::object());
+  if (screen.contains("skipped")) {
+    p.degenerate = "unknown";
+    p.degenerate_reason = "not screened: " + screen.value("skipped", "");
+  } else if (screen.value("degenerate", false)) {
+    p.degenerate = "yes";
+    p.degenerate_reason = screen.value("reason", "");
+  } else {
+    p.degenerate = "no";
+    p.degenerate_reason = screen.value("note", "");
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
+  SKILLDB_RETURN_IF_ERROR(ToleranceFor(o.precision).status());
+  std::string root;
+  ImportSummary summary;
+  SKILLDB_ASSIGN_OR_RETURN(std::vector<ProblemFile> files,
+                           FindProblems(o, &root, &summary.skipped));
+  // By level and id (a directory lists 10_ before 1_ and 2_).
+  std::stable_sort(files.begin(), files.end(), [](const ProblemFile& a, const ProblemFile& b) {
+    return a.level != b.level ? a.level < b.level : a.id < b.id;
+  });
+  const RunnerOptions ro = WithDefaults(o.runner);
+  internal::RunnerStart start;
+  start.role = "inspect";
+  start.device = ro.device;
+  std::unique_ptr<internal::Runner> runner;
+  std::map<int, std::vector<Unimportable>> failed;
+  for (const Unimportable& u : summary.skipped) failed[u.level].push_back(u);
+  int done = 0;
+  for (const ProblemFile& f : files) {
+    ++done;
+    auto text = verify::internal::ReadFile(f.path, 8 << 20);
+    if (!text.ok()) {
+      failed[f.level].push_back({f.level, f.id, f.file, text.status().message()});
+      continue;
+    }
+    if (!runner || !runner->alive()) {
+      auto r = internal::Runner::Start(ro, start);
+      if (!r.ok()) return r.status();
+      runner = std::move(*r);
+    }
+    internal::Reply reply = runner->Request({{"op", "inspect"},
+                                             {"problem", *text},
+                                             {"seed", 42},
+                                             {"precision", o.precision},
+                                             {"max_screen_bytes", o.max_screen_bytes}},
+                                            "", o.timeout_s);
+    std::string line = "level " + std::to_string(f.level) + " problem " +
+                       std::to_string(f.id) + " (" + f.file + "): ";
+    if (!reply.answered_ok()) {
+      const std::string why = reply.error_text(1500);
+      failed[f.level].push_back({f.level, f.id, f.file, why});
+      if (o.progress) o.progress(line + "not imported: " + why);
+      if (!reply.ok) runner.reset();  // it died or hung: a fresh one next
+      continue;
+    }
+    Problem p = FromReply(f, *text, reply.header, o, root);
+    SKILLDB_RETURN_IF_ERROR(store->Put(p));
+    if (o.progress) {
+      o.progress(line + "imported" +
+                 (p.degenerate == "yes" ? ", degenerate: " + p.degenerate_reason
+                  : p.degenerate == "unknown" ? " (" + p.degenerate_reason + ")"
+                                              : "") +
+                 " [" + std::to_string(done) + "/" + std::to_string(files.size()) + "]");
+    }
+    summary.imported.push_back(std::move(p));
+  }
+  // Each level's list of problems that could not be imported: this import's
+  // failures replace earlier entries for the same files.
+  std::map<int, bool> levels;
+  for (const ProblemFile& f : files) levels[f.level] = true;
+  for (auto& [level, list] : failed) levels[level] = true;
+  for (const auto& [level, unused] : levels) {
+    SKILLDB_ASSIGN_OR_RETURN(std::vector<Unimportable> old, store->ListUnimportable(level));
+    std::vector<Unimportable> merged;
+    for (const Unimportable& u : old) {
+      const bool redone = std::any_of(files.begin(), files.end(), [&](const ProblemFile& f) {
+        return f.level == level && f.file == u.file;
+      });
+      if (!redone) merged.push_back(u);
+    }
+    for (const Unimportable& u : failed[level]) {
+      merged.push_back(u);
+      summary.skipped.push_back(u);
+    }
+    SKILLDB_RETURN_IF_ERROR(store->PutUnimportable(level, merged));
+  }
+  // The early-skipped (bad file names) were added twice.
+  std::sort(summary.skipped.begin(), summary.skipped.end(),
+            [](const Unimportable& a, const Unimportable& b) {
+              return std::tie(a.level, a.id, a.file) < std::tie(b.level, b.id, b.file);
+            });
+  summary.skipped.erase(std::unique(summary.skipped.begin(), summary.skipped.end(),
+                                    [](const Unimportable& a, const Unimportable& b) {
+                                      return a.level == b.level && a.file == b.file;
+                                    }),
+                        summary.skipped.end());
+  return summary;
+}
+
+}  // namespace skilldb::verify::kb

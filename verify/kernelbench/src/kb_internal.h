@@ -1,0 +1,176 @@
+// Internals of the KernelBench bridge shared by its .cc files: runner
+// processes, tensors on the wire and their comparison, JSON helpers.
+// Not thread-safe unless stated.
+#ifndef SKILLDB_VERIFY_KERNELBENCH_INTERNAL_H_
+#define SKILLDB_VERIFY_KERNELBENCH_INTERNAL_H_
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skilldb/status.h"
+#include "skilldb/verify/kernelbench.h"
+#include "worker_client.h"
+
+namespace skilldb::verify::kb::internal {
+
+using nlohmann::json;
+
+// ---- Runner processes ----------------------------------------------------
+
+struct RunnerStart {
+  std::string role;    // reference | candidate | build | inspect
+  std::string device;  // cuda | cpu
+  std::vector<std::string> extra_visible;
+  std::vector<std::string> extra_env;  // NAME=VALUE
+  bool run_sandbox = false;            // candidate: enter the run stage
+  // RLIMIT_FSIZE; 0 = RunnerOptions::output_bytes. Builds write object
+  // files and a precompiled header far larger than any log.
+  int64_t file_bytes = 0;
+  // RLIMIT_AS of a CPU runner; -1 = RunnerOptions::memory_bytes.
+  int64_t memory_bytes = -1;
+};
+
+// One reply: the runner's header and blob, or the process's failure, with
+// the wall time this process measured around the request.
+struct Reply {
+  bool ok = false;        // the process answered (header may say ok:false)
+  json header;
+  std::string blob;
+  verify::internal::WorkerFailure failure;  // when !ok
+  double wall_ms = 0;
+  bool answered_ok() const { return ok && header.value("ok", false); }
+  // header.error.kind ("compile", "init", "runtime", "problem", ...), or
+  // "crashed"/"timeout"/... from the failure.
+  std::string error_kind() const;
+  std::string error_text(size_t max_bytes = 4000) const;
+};
+
+class Runner {
+ public:
+  // Starts a runner and waits for its greeting. Unavailable (with the log's
+  // tail) if it does not come up.
+  static Result<std::unique_ptr<Runner>> Start(const RunnerOptions& options,
+                                               const RunnerStart& start);
+  ~Runner();
+
+  Reply Request(const json& header, std::string_view blob, double timeout_s);
+  const json& hello() const { return hello_; }
+  // Adds fields to the greeting (a candidate's "init" reply: its sandbox).
+  void UpdateHello(const json& fields) {
+    for (const auto& [k, v] : fields.items()) hello_[k] = v;
+  }
+  const std::string& scratch() const { return scratch_; }
+  bool alive() const { return process_ && process_->alive(); }
+  std::string LogTail(size_t bytes) const;
+  // Kills it (if running) and removes its scratch directory.
+  void Stop();
+
+ private:
+  Runner() = default;
+  std::unique_ptr<verify::internal::WorkerProcess> process_;
+  std::string scratch_;
+  json hello_;
+};
+
+// Absolute paths the interpreter needs to see: its prefixes and sys.path
+// (asked once per interpreter, cached).
+Result<std::vector<std::string>> PythonPaths(const std::string& python);
+// `python` made absolute (searched on PATH).
+Result<std::string> ResolvePython(const std::string& python);
+
+// IsolationInfo from a runner's greeting (its SKILLDB_KB_ISOLATION notes
+// and the sandbox it entered).
+IsolationInfo IsolationFromHello(const json& hello, bool compiler_confined);
+// The toolchain prefixes a runner's root must show read-only: for $CC,
+// $CXX and $CUDAHOSTCXX (absolute paths, and what they resolve to) the
+// directory holding the compiler, or its parent when that is a bin/ (a GPU
+// image's /opt/gcc/bin/gcc needs /opt/gcc). /usr and /usr/local are
+// visible anyway and not repeated.
+std::vector<std::string> CompilerPrefixes();
+
+// ---- Tensors on the wire -----------------------------------------------------
+
+struct WireTensor {
+  std::string dtype;  // the wire dtype (kb_wire.py WIRE_DTYPES)
+  std::string orig_dtype;  // when it was widened
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+  int64_t numel() const;
+};
+
+// Decodes the tensor described by `desc` ({dtype, shape, offset, nbytes})
+// in `blob`. Corruption for a descriptor outside the blob or of an unknown
+// dtype.
+Result<WireTensor> DecodeTensor(const json& desc, std::string_view blob);
+
+int64_t DtypeBytes(std::string_view dtype);  // 0 for unknown
+
+struct CloseCheck {
+  int64_t elements = 0;
+  int64_t mismatches = 0;
+  double max_abs = 0;
+  double sum_abs = 0;
+  std::vector<std::string> examples;  // "element 17 (index [0, 17]): got 1.5, want 2"
+  bool ok() const { return mismatches == 0; }
+};
+
+// torch.allclose(want, got, atol, rtol) elementwise: |want - got| <= atol +
+// rtol * |got|; NaN never close; equal infinities close. `indices` names
+// elements for examples (flat indices into `shape`; empty: 0..n-1).
+CloseCheck AllClose(const std::vector<double>& want,
+                    const std::vector<double>& got, double atol, double rtol,
+                    const std::vector<int64_t>& shape,
+                    const std::vector<int64_t>& indices = {});
+
+// Relative RMS error of `got` against `exact`: rms(got - exact) / rms(exact)
+// over finite elements; NaN if none.
+double RelativeRmsError(const std::vector<double>& got,
+                        const std::vector<double>& exact);
+
+// Sample indices into `numel` elements: the first and last `edge`, then
+// `count` drawn from `rng`, sorted and unique.
+std::vector<int64_t> SampleIndices(int64_t numel, int64_t count, int64_t edge,
+                                   std::mt19937_64* rng);
+
+// ---- Small helpers (kb_util.cc) ----------------------------------------
+
+std::string Num(double v, const char* fmt = "%.3g");  // snprintf'd number
+std::string Env(const char* name);                    // "" when unset
+bool IsDirectory(const std::string& path);
+std::vector<std::string> ListDir(const std::string& dir);  // sorted, no . ..
+std::string BaseName(const std::string& path);
+std::string ParentDir(const std::string& path);
+// KernelBench rounds its timing statistics to 3 significant digits
+// (timing.py get_timing_stats) before any speedup is computed.
+double Round3(double v);
+double Mean(const std::vector<double>& v);  // 0 when empty
+
+// A profiled kernel's function name: "void ns::foo<float>(float const*)"
+// -> "foo" (kb_evaluate.cc).
+std::string KernelFunctionName(std::string name);
+// Whether a profiled kernel is one of `own` (OwnKernelNames): its function
+// name is one of them, or one of them followed by '_' (Triton's variants).
+bool IsOwnKernel(const std::string& kernel, const std::vector<std::string>& own);
+
+// ---- JSON --------------------------------------------------------------------
+
+// The JSON text of `j`, invalid UTF-8 replaced.
+std::string Dump(const json& j);
+// Parses; Corruption naming `what` on failure.
+Result<json> ParseJson(std::string_view text, std::string_view what);
+
+json SpecsToJson(const std::vector<InputSpec>& specs);
+std::vector<InputSpec> SpecsFromJson(const json& j);
+
+// The builds' and baselines' cache directory (EvalOptions::cache_dir, else
+// $SKILLDB_KB_CACHE, else the user's cache directory).
+std::string CacheRoot(const EvalOptions& options);
+
+}  // namespace skilldb::verify::kb::internal
+
+#endif  // SKILLDB_VERIFY_KERNELBENCH_INTERNAL_H_

@@ -1,0 +1,676 @@
+// The two protocols, step by step (see kernelbench.h, Protocol).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "file_util.h"
+#include "kb_evaluate.h"
+#include "skilldb/util/clock.h"
+
+namespace skilldb::verify::kb::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using verify::internal::JoinPath;
+
+
+// KernelBench rounds its timing statistics to 3 significant digits
+// (timing.py get_timing_stats) before any speedup is computed.
+
+
+std::vector<double> Numbers(const json& j) {
+  std::vector<double> out;
+  if (j.is_array()) {
+    for (const json& x : j) {
+      if (x.is_number()) out.push_back(x.get<double>());
+    }
+  }
+  return out;
+}
+
+std::string Kernel(const std::string& name) {
+  return name.size() > 120 ? name.substr(0, 117) + "..." : name;
+}
+
+}  // namespace
+
+EvalResult Session::Run() {
+  const auto t0 = util::SteadyClock::now();
+  if (!res_.format.supported) {
+    res_.verdict = "unsupported";
+    res_.error_code = "VALIDATION_ERROR";
+    res_.error_message = res_.format.reason;
+    Add(FindingCode::kUnsupportedFormat, res_.format.reason);
+    return res_;
+  }
+  // The build (on the pool, perhaps finished long ago).
+  const auto tb = util::SteadyClock::now();
+  auto future = ev_->builder()->Submit(p_, answer_, res_.format);
+  const BuildRecord build = future.get();
+  res_.times.build_ms = build.cached ? util::MsSince(tb) : build.seconds * 1000.0;
+  res_.times.build_cached = build.cached;
+  if (!build.ok) {
+    if (build.kind == "compile") {
+      res_.verdict = "compile_error";
+      res_.compile_log = build.message;
+      res_.error_message = build.message.substr(0, 2000);
+      Add(FindingCode::kCompileError, build.message.substr(0, 600));
+    } else if (build.kind == "timeout") {
+      res_.verdict = "timeout";
+      Add(FindingCode::kTimeout, "the build did not finish within " +
+                                     Num(o_.build_timeout_s) + " s");
+    } else if (build.kind == "sandbox_violation") {
+      res_.verdict = "hack";
+      Add(FindingCode::kSandboxViolation, "while building: " + build.message);
+    } else {
+      res_.verdict = build.kind == "system" || build.kind == "problem" ? "error"
+                                                                       : "compile_error";
+      res_.compile_log = build.message;
+      res_.error_message = build.message.substr(0, 2000);
+    }
+    Decide();
+    res_.times.total_ms = util::MsSince(t0);
+    return res_;
+  }
+  if (build.light_include) {
+    res_.notes.push_back("built with torch/types.h in place of torch/extension.h in the CUDA "
+                         "sources (the same declarations the kernels use, a fraction of the "
+                         "parse)");
+  }
+  if (!build.pch.empty()) res_.notes.push_back("precompiled torch/extension.h: " + build.pch);
+  {
+    std::lock_guard<std::mutex> lock(*ev_->device_mutex());
+    if (Load(build)) {
+      if (o_.protocol == Protocol::kKernelBench) {
+        RunKernelBench();
+      } else {
+        RunSkilldb();
+      }
+    }
+    if (cand_) cand_->Stop();
+  }
+  Decide();
+  res_.times.total_ms = util::MsSince(t0);
+  return res_;
+}
+
+bool Session::Load(const BuildRecord& build) {
+  auto ref = ev_->Reference(p_, &res_.times.reference_ms);
+  if (!ref.ok()) {
+    res_.verdict = "error";
+    res_.error_message = "the reference could not be loaded: " + ref.status().message();
+    return false;
+  }
+  ref_entry_ = *ref;
+  ref_ = ref_entry_->runner.get();
+  if (auto d = ev_->device()) {
+    res_.device = d->name;
+    res_.torch_version = d->torch_version;
+  }
+  auto cand = ev_->TakeCandidate(build);
+  if (!cand.ok()) {
+    res_.verdict = "error";
+    res_.error_message = cand.status().message();
+    return false;
+  }
+  cand_ = std::move(*cand);
+  res_.isolation = IsolationFromHello(cand_->hello(), true);
+  json h = {{"op", "load"},
+            {"problem", p_.source},
+            {"answer", answer_},
+            {"backend", res_.format.backend},
+            {"protocol", std::string(ProtocolName(o_.protocol))},
+            {"precision", o_.precision},
+            {"init_seed", ref_entry_->init_seed},
+            {"ext_root", JoinPath(ev_->cache_root(), "ext")},
+            // Triton compiles at a kernel's first call: one call before the
+            // run stage (which forbids the compilers' processes).
+            {"warm_call", res_.format.backend == "triton"}};
+  const auto t0 = util::SteadyClock::now();
+  Reply r = cand_->Request(h, "", o_.load_timeout_s);
+  res_.times.correctness_ms += util::MsSince(t0);
+  if (!r.answered_ok()) {
+    res_.compiled = !(r.ok && r.error_kind() == "compile");
+    Fail(r, "loading the answer");
+    return false;
+  }
+  res_.compiled = true;
+  // The run stage is entered at the end of "load": its note joins the
+  // isolation the report states.
+  if (r.header.contains("sandbox")) {
+    cand_->UpdateHello({{"sandbox", r.header["sandbox"]}});
+    res_.isolation = IsolationFromHello(cand_->hello(), true);
+  }
+  if (o_.protocol == Protocol::kSkilldb) AddGuard(r.header);
+  return true;
+}
+
+// ---- This verifier's protocol ---------------------------------------------
+
+void Session::RunSkilldb() {
+  StaticCheck();
+  if (!Correctness(true)) return;
+  // Timed even when a finding already voids the result: the report names
+  // every hack it can see.
+  if (!correct_trials_) return;
+  TimeSkilldb();
+  if (!res_.verdict.empty()) return;
+  Profile();
+  if (o_.compile_baseline) CompileBaseline();
+}
+
+// KernelBench's own static checker, when the user's checkout is known: its
+// errors are reported as a finding that informs (it flags code a runtime
+// check clears, and misses what only running shows), its warnings as notes.
+void Session::StaticCheck() {
+  const std::string root =
+      !o_.static_checker_root.empty() ? o_.static_checker_root : p_.kernelbench_root;
+  if (root.empty()) return;
+  const std::string path = JoinPath(root, "src/kernelbench/kernel_static_checker.py");
+  if (!verify::internal::FileExists(path)) return;
+  Reply r = Ref({{"op", "static_check"}, {"path", path}, {"code", answer_},
+                 {"backend", res_.format.backend}, {"precision", o_.precision}},
+                "", &res_.times.reference_ms);
+  if (!r.answered_ok()) {
+    res_.notes.push_back("KernelBench's static checker did not run: " + r.error_text(300));
+    return;
+  }
+  std::string errors;
+  for (const json& e : r.header.value("errors", json::array())) {
+    if (e.is_string()) errors += (errors.empty() ? "" : "; ") + e.get<std::string>();
+  }
+  if (!errors.empty()) {
+    Add(FindingCode::kStaticCheck, "KernelBench's kernel_static_checker.py: " + errors);
+  }
+  for (const json& w : r.header.value("warnings", json::array())) {
+    if (w.is_string()) res_.notes.push_back("static checker warning: " + w.get<std::string>());
+  }
+}
+
+bool Session::Correctness(bool skilldb) {
+  std::vector<uint64_t> seeds;
+  if (skilldb) {
+    for (int t = 0; t < o_.correctness_trials; ++t) seeds.push_back(rng_() >> 1);
+  } else {
+    Reply s = Ref({{"op", "kb_seeds"}, {"seed", 42}, {"count", o_.correctness_trials}}, "",
+                  &res_.times.reference_ms);
+    if (!s.answered_ok()) {
+      res_.verdict = "error";
+      res_.error_message = "the reference could not draw KernelBench's seeds: " +
+                           s.error_text();
+      return false;
+    }
+    for (const json& v : s.header["seeds"]) seeds.push_back(v.get<uint64_t>());
+  }
+  const bool ship = p_.input_bytes < 0 || p_.input_bytes <= o_.max_transfer_bytes;
+  int passed = 0;
+  for (size_t t = 0; t < seeds.size(); ++t) {
+    const std::string id = "t" + std::to_string(t);
+    Reply rr = Ref({{"op", "trial"}, {"id", id}, {"seed", seeds[t]}, {"ship_inputs", ship},
+                    {"want_f64", skilldb && t == 0}},
+                   "", &res_.times.reference_ms);
+    if (!rr.answered_ok()) {
+      res_.verdict = "error";
+      res_.error_message = "the reference failed on trial " + std::to_string(t) + ": " +
+                           rr.error_text();
+      return false;
+    }
+    if (t == 0) {
+      spec_ = rr.header.value("spec", json::array());
+      input_bytes_ = rr.header.value("input_bytes", int64_t{-1});
+      ref_outputs_ = rr.header["outputs"];
+    }
+    json ch = {{"op", "trial"}, {"id", id}, {"seed", seeds[t]}};
+    const bool shipped = rr.header.contains("inputs");
+    if (shipped) ch["inputs"] = rr.header["inputs"];
+    Reply cr = Cand(ch, shipped ? std::string_view(rr.blob) : std::string_view(),
+                    &res_.times.correctness_ms);
+    ++res_.trials;
+    if (!cr.answered_ok()) {
+      Fail(cr, "trial " + std::to_string(t));
+      return false;
+    }
+    if (skilldb) {
+      AddGuard(cr.header);
+      if (cr.header.contains("inputs_modified") && !cr.header["inputs_modified"].empty()) {
+        Add(FindingCode::kInputsModified,
+            "ModelNew's forward changed its input(s) " + Dump(cr.header["inputs_modified"]));
+      }
+    } else if (cr.header.value("output_kind", "") != "tensor") {
+      // eval.py compares output.shape: anything but one tensor raises there.
+      res_.verdict = "runtime_error";
+      res_.mismatches.push_back("ModelNew returned " + cr.header.value("output_kind", "") +
+                                ", not one tensor (KernelBench compares output.shape)");
+      Add(FindingCode::kLaunchError, res_.mismatches.back());
+      return false;
+    }
+    bool close = false;
+    if (!CompareTrial(id, rr, cr, skilldb && t == 0, &close)) {
+      if (res_.verdict.empty()) res_.verdict = "incorrect";
+      Clear();
+      return false;
+    }
+    Clear();
+    if (close) {
+      ++passed;
+    } else if (skilldb) {
+      break;  // one failed trial decides; KernelBench runs them all
+    }
+  }
+  res_.trials_passed = passed;
+  res_.avg_abs_diff = avg_count_ ? avg_sum_ / avg_count_ : 0;
+  correct_trials_ = passed == static_cast<int>(seeds.size());
+  if (!correct_trials_ && res_.verdict.empty()) res_.verdict = "incorrect";
+  return true;
+}
+
+void Session::TimeSkilldb() {
+  const auto t0 = util::SteadyClock::now();
+  int64_t out_bytes = 0;
+  for (const json& d : ref_outputs_) {
+    out_bytes += d.value("numel", int64_t{0}) * DtypeBytes(d.value("dtype", ""));
+  }
+  const int64_t per_call = std::max<int64_t>(1, std::max<int64_t>(0, input_bytes_) + out_bytes);
+  int64_t budget = o_.keep_alive_bytes;
+  if (budget <= 0) {
+    budget = ev_->runner_options().device == "cpu" ? (int64_t{256} << 20)
+                                                   : (int64_t{16} << 30);
+  }
+  const int keep_last = static_cast<int>(
+      std::clamp<int64_t>(budget / per_call, 1, std::max(1, o_.calls_per_round)));
+  std::vector<RoundSamples> rounds;
+  std::vector<double> ref_prep, cand_prep, ref_fetch, cand_fetch;
+  double clock = 0;
+  for (int r = 0; r < o_.rounds; ++r) {
+    RoundSamples rs;
+    std::vector<std::string> ids;
+    const int total = o_.warmup_calls + o_.calls_per_round;
+    for (int i = 0; i < total; ++i) {
+      const bool timed = i >= o_.warmup_calls;
+      const std::string id = "r" + std::to_string(r) + "c" + std::to_string(i);
+      const uint64_t seed = rng_() >> 1;
+      const json prep = {{"op", "prepare"}, {"id", id}, {"seed", seed}, {"spec", spec_}};
+      const json call = {{"op", "call"}, {"id", id}, {"keep_last", keep_last}};
+      // Who goes first alternates, so drift favours neither side.
+      Reply rp, cp, rc, cc;
+      const bool ref_first = (i % 2) == 0;
+      bool ref_failed = false, cand_failed = false;
+      for (int side = 0; side < 2 && !ref_failed && !cand_failed; ++side) {
+        if ((side == 0) == ref_first) {
+          rp = Ref(prep, "", &clock);
+          if (rp.answered_ok()) rc = Ref(call, "", &clock);
+          ref_failed = !rp.answered_ok() || !rc.answered_ok();
+        } else {
+          cp = Cand(prep, "", &clock);
+          if (cp.answered_ok()) cc = Cand(call, "", &clock);
+          cand_failed = !cp.answered_ok() || !cc.answered_ok();
+        }
+      }
+      if (cand_failed) {
+        Fail(cp.answered_ok() ? cc : cp, "timed call " + std::to_string(i));
+        res_.times.timing_ms += util::MsSince(t0);
+        return;
+      }
+      if (ref_failed) {
+        res_.verdict = "error";
+        res_.error_message = "the reference failed a timed call: " +
+                             (rp.answered_ok() ? rc : rp).error_text();
+        return;
+      }
+      if (cc.header.contains("threads") && !cc.header["threads"].empty()) {
+        AddGuard({{"threads", cc.header["threads"]}});
+      }
+      if (!timed) continue;
+      ids.push_back(id);
+      ref_prep.push_back(rp.wall_ms);
+      cand_prep.push_back(cp.wall_ms);
+      rs.baseline_ms.push_back(rc.header.value("device_ms", 0.0));
+      rs.candidate_ms.push_back(cc.header.value("device_ms", 0.0));
+      rs.baseline_host_ms.push_back(rc.wall_ms);
+      rs.candidate_host_ms.push_back(cc.wall_ms);
+    }
+    // Spot checks: calls chosen now, among those both sides still keep.
+    const int kept = std::min<int>(keep_last, static_cast<int>(ids.size()));
+    std::vector<int> pool;
+    for (int k = static_cast<int>(ids.size()) - kept; k < static_cast<int>(ids.size()); ++k) {
+      pool.push_back(k);
+    }
+    std::shuffle(pool.begin(), pool.end(), rng_);
+    for (int s = 0; s < std::min<int>(o_.spot_checks, static_cast<int>(pool.size())); ++s) {
+      const std::string& id = ids[static_cast<size_t>(pool[static_cast<size_t>(s)])];
+      for (size_t k = 0; k < ref_outputs_.size(); ++k) {
+        WireTensor want, got;
+        std::vector<int64_t> idx;
+        double rms = 0, cms = 0;
+        if (!Fetch(id, id, static_cast<int>(k), ref_outputs_[k], &want, &got, &idx, &rms,
+                   &cms, &clock)) {
+          if (!res_.verdict.empty()) return;
+          continue;
+        }
+        ref_fetch.push_back(rms);
+        cand_fetch.push_back(cms);
+        const CloseCheck c = AllClose(want.values, got.values, tol_, tol_,
+                                      ref_outputs_[k]["shape"].get<std::vector<int64_t>>(), idx);
+        if (!c.ok()) {
+          Add(FindingCode::kCachedOutput,
+              "timed call " + id + " returned an output that differs from the reference's on "
+              "the same inputs (" + std::to_string(c.mismatches) + " of " +
+              std::to_string(c.elements) + " elements, e.g. " +
+              (c.examples.empty() ? std::string("?") : c.examples[0]) +
+              "), though the correctness trials passed: a result cached across calls, or "
+              "one that depends on earlier calls");
+        }
+      }
+    }
+    Reply g = Cand({{"op", "guard"}}, "", &clock);
+    if (g.answered_ok()) AddGuard(g.header);
+    Ref({{"op", "clear"}}, "", &clock);
+    Cand({{"op", "clear"}}, "", &clock);
+    rounds.push_back(std::move(rs));
+  }
+  // The decision's numbers.
+  std::vector<double> ratios, all_ref, all_cand;
+  for (const RoundSamples& rs : rounds) {
+    RoundTiming t;
+    t.baseline_ms = rs.baseline_ms;
+    t.candidate_ms = rs.candidate_ms;
+    t.baseline_median_ms = Median(rs.baseline_ms);
+    t.candidate_median_ms = Median(rs.candidate_ms);
+    t.speedup_ratio = t.candidate_median_ms > 0 ? t.baseline_median_ms / t.candidate_median_ms : 0;
+    ratios.push_back(t.speedup_ratio);
+    all_ref.insert(all_ref.end(), rs.baseline_ms.begin(), rs.baseline_ms.end());
+    all_cand.insert(all_cand.end(), rs.candidate_ms.begin(), rs.candidate_ms.end());
+    res_.rounds.push_back(std::move(t));
+  }
+  res_.estimate.ratio = Median(ratios);
+  auto [lo, hi] = BootstrapRatioCi(rounds, o_.clocks.confidence,
+                                   o_.clocks.bootstrap_resamples, rng_());
+  res_.estimate.ci_low = lo;
+  res_.estimate.ci_high = hi;
+  res_.estimate.confidence = o_.clocks.confidence;
+  res_.candidate_ms = Median(all_cand);
+  res_.eager.kind = "eager";
+  res_.eager.median_ms = Median(all_ref);
+  res_.eager.mean_ms = Round3(Mean(all_ref));
+  res_.eager.calls = static_cast<int>(all_ref.size());
+  res_.speedup_eager = res_.estimate.ratio;
+  // On a CPU runner the "device" is the runner's own thread: work cannot
+  // escape to another stream (a thread that outlives the call is
+  // hidden_thread), and the request's round trip on a loaded host varies by
+  // milliseconds, so only the timer check (a call's time longer than the
+  // round trip enclosing it) applies there.
+  // On a GPU the reference and the candidate run in different processes
+  // under different filters (the candidate's allowlist costs every system
+  // call of its synchronize loop a little): an answer doing PyTorch's own
+  // work showed 37 us more round trip per ~0.2 ms call on the H200
+  // (2026-12-04). The C ABI worker times both sides in one process and
+  // keeps the tighter default; here the limit is max(0.1 ms, 25%).
+  DecisionOptions clocks = o_.clocks;
+  if (ev_->runner_options().device == "cpu") {
+    clocks.hidden_work_min_ms = std::numeric_limits<double>::infinity();
+  } else {
+    clocks.hidden_work_min_ms = std::max(clocks.hidden_work_min_ms, 0.1);
+    clocks.hidden_work_fraction = std::max(clocks.hidden_work_fraction, 0.25);
+  }
+  for (Finding& f : CheckClocks(rounds, clocks)) Add(f.code, f.message);
+  const double rp = Median(ref_prep), cp = Median(cand_prep);
+  if (!ref_prep.empty() && cp > o_.untimed_factor * rp + o_.untimed_slack_ms) {
+    Add(FindingCode::kUntimedWork,
+        "making a timed call's inputs took the candidate's process " + Num(cp) +
+            " ms (median) against the reference's " + Num(rp) +
+            " ms for the same inputs: work moved out of the timed call");
+  }
+  const double rf = Median(ref_fetch), cf = Median(cand_fetch);
+  if (!ref_fetch.empty() && cf > o_.untimed_factor * rf + o_.untimed_slack_ms) {
+    Add(FindingCode::kUntimedWork,
+        "reading a timed call's output back took the candidate's process " + Num(cf) +
+            " ms (median) against the reference's " + Num(rf) +
+            " ms: work done when the output is read, not in the call");
+  }
+  if (const auto& d = ev_->device(); d && d->bandwidth_bytes_per_s > 0) {
+    double floor_ms = 1e3 * static_cast<double>(std::max<int64_t>(0, input_bytes_) + out_bytes) /
+                      d->bandwidth_bytes_per_s;
+    if (p_.flops > 0 && d->fp32_flops_per_s > 0 && o_.precision == "fp32") {
+      floor_ms = std::max(floor_ms, 1e3 * static_cast<double>(p_.flops) / d->fp32_flops_per_s);
+    }
+    if (floor_ms > 0) {
+      res_.max_plausible_speedup = res_.eager.median_ms / floor_ms;
+      if (res_.estimate.ratio > *res_.max_plausible_speedup) {
+        Add(FindingCode::kImplausibleSpeedup,
+            "speedup " + Num(res_.estimate.ratio) + " exceeds the roofline bound " +
+                Num(*res_.max_plausible_speedup) + " (" + Num(floor_ms) +
+                " ms to move the inputs and outputs once on this device)");
+      }
+    }
+  }
+  res_.times.timing_ms += util::MsSince(t0);
+}
+
+void Session::Profile() {
+  const auto t0 = util::SteadyClock::now();
+  json seeds = json::array();
+  for (int i = 0; i < 3; ++i) seeds.push_back(rng_() >> 1);
+  Reply r = Cand({{"op", "profile"}, {"seeds", seeds}, {"spec", spec_}}, "", nullptr);
+  res_.times.timing_ms += util::MsSince(t0);
+  if (!r.answered_ok()) {
+    Fail(r, "profiling");
+    return;
+  }
+  if (r.header.contains("unavailable")) {
+    res_.notes.push_back("not profiled: " + r.header.value("unavailable", ""));
+    return;
+  }
+  const std::vector<std::string> own = OwnKernelNames(answer_);
+  const bool gpu = r.header.contains("runner_streams");
+  double own_us = 0, total_us = 0;
+  int own_n = 0, total_n = 0;
+  std::vector<std::string> foreign;
+  if (gpu) {
+    std::vector<int64_t> streams;
+    for (const json& s : r.header["runner_streams"]) streams.push_back(s.get<int64_t>());
+    for (const json& k : r.header.value("kernels", json::array())) {
+      if (k.value("kind", "") != "kernel") continue;
+      KernelTime kt;
+      kt.name = k.value("name", "");
+      kt.count = k.value("count", int64_t{0});
+      kt.us = k.value("us", 0.0);
+      kt.stream = k.value("stream", int64_t{0});
+      kt.own = IsOwnKernel(kt.name, own);
+      total_us += kt.us;
+      ++total_n;
+      if (kt.own) {
+        own_us += kt.us;
+        ++own_n;
+      }
+      if (!streams.empty() &&
+          std::find(streams.begin(), streams.end(), kt.stream) == streams.end()) {
+        foreign.push_back(Kernel(kt.name) + " on stream " + std::to_string(kt.stream));
+      }
+      res_.kernels.push_back(std::move(kt));
+    }
+  } else {
+    // On the CPU PyTorch's operators are what can be seen: the rest of the
+    // calls' time is the answer's own code.
+    const double wall = r.header.value("wall_us", 0.0);
+    double torch_us = 0;
+    for (const json& op : r.header.value("ops", json::array())) {
+      KernelTime kt;
+      kt.name = op.value("name", "");
+      kt.count = op.value("count", int64_t{0});
+      kt.us = op.value("us", 0.0);
+      if (!op.value("allocation", false)) torch_us += kt.us;
+      ++total_n;
+      res_.kernels.push_back(std::move(kt));
+    }
+    total_us = wall;
+    own_us = std::max(0.0, wall - torch_us);
+    own_n = own.empty() ? 0 : 1;
+  }
+  std::sort(res_.kernels.begin(), res_.kernels.end(),
+            [](const KernelTime& a, const KernelTime& b) { return a.us > b.us; });
+  if (res_.kernels.size() > 12) res_.kernels.resize(12);
+  res_.own_kernel_us = own_us;
+  res_.total_kernel_us = total_us;
+  res_.own_kernels = own_n;
+  res_.total_kernels = total_n;
+  if (!foreign.empty()) {
+    Add(FindingCode::kForeignStream,
+        "kernels ran on streams other than the one the call was timed on: " + foreign[0] +
+            (foreign.size() > 1 ? " (and " + std::to_string(foreign.size() - 1) + " more)" : ""));
+  }
+  const double share = total_us > 0 ? own_us / total_us : 0;
+  if (total_us <= 0 || share < o_.min_own_share) {
+    Add(FindingCode::kTorchDoesTheWork,
+        total_us <= 0 ? std::string("no kernel ran in the profiled calls")
+                      : "the answer's own code accounts for " + Num(100 * share, "%.1f") +
+                            "% of its device time (" + Num(own_us, "%.0f") + " of " +
+                            Num(total_us, "%.0f") + " us); the rest is PyTorch's own " +
+                            (gpu ? "kernels" : "operators") + " (at least " +
+                            Num(100 * o_.min_own_share, "%.0f") + "% is required)");
+  }
+}
+
+void Session::CompileBaseline() {
+  const auto t0 = util::SteadyClock::now();
+  if (auto cached = ev_->CachedBaseline(p_, "compile")) {
+    res_.compiled_baseline = *cached;
+  } else {
+    json seeds = json::array();
+    const int n = o_.warmup_calls + o_.calls_per_round;
+    for (int i = 0; i < n; ++i) seeds.push_back(rng_() >> 1);
+    Reply r = ref_->Request({{"op", "time_baseline"}, {"compile", true}, {"seeds", seeds},
+                             {"warmup", o_.warmup_calls}},
+                            "", std::max(600.0, o_.call_timeout_s));
+    Baseline b;
+    b.kind = "compile";
+    if (!r.answered_ok()) {
+      b.unavailable = "torch.compile failed: " + r.error_text(600);
+    } else if (r.header.contains("unavailable")) {
+      b.unavailable = r.header.value("unavailable", "");
+    } else {
+      const std::vector<double> t = Numbers(r.header["times_ms"]);
+      b.median_ms = Median(t);
+      b.mean_ms = Round3(Mean(t));
+      b.calls = static_cast<int>(t.size());
+    }
+    if (r.ok) ev_->StoreBaseline(p_, b);
+    res_.compiled_baseline = b;
+  }
+  if (res_.compiled_baseline.unavailable.empty() && res_.candidate_ms > 0) {
+    res_.speedup_compile = res_.compiled_baseline.median_ms / res_.candidate_ms;
+  }
+  res_.times.timing_ms += util::MsSince(t0);
+}
+
+// ---- KernelBench's protocol ------------------------------------------------
+
+void Session::RunKernelBench() {
+  if (!Correctness(false)) return;
+  if (!correct_trials_) return;
+  TimeKernelBench();
+}
+
+void Session::TimeKernelBench() {
+  const auto t0 = util::SteadyClock::now();
+  Reply r = Cand({{"op", "time_kb"}, {"trials", o_.kb_perf_trials}, {"warmup", 3},
+                  {"discard", 1}, {"seed", 42}},
+                 "", nullptr);
+  if (!r.answered_ok()) {
+    // eval.py keeps correctness and records error_during_performance.
+    res_.notes.push_back("error during performance: " + r.error_text(600));
+    res_.times.timing_ms += util::MsSince(t0);
+    return;
+  }
+  res_.kb_times_ms = Numbers(r.header["times_ms"]);
+  res_.candidate_ms = Round3(Mean(res_.kb_times_ms));
+  for (const char* kind : {"eager", "compile"}) {
+    const bool compile = std::string(kind) == "compile";
+    if (compile && !o_.compile_baseline) continue;
+    Baseline b;
+    if (auto cached = ev_->CachedBaseline(p_, kind)) {
+      b = *cached;
+    } else {
+      Reply br = ref_->Request({{"op", "time_kb"}, {"trials", o_.kb_perf_trials}, {"warmup", 5},
+                                {"discard", 1}, {"seed", 42}, {"compile", compile}},
+                               "", std::max(600.0, o_.call_timeout_s));
+      b.kind = kind;
+      if (!br.answered_ok()) {
+        b.unavailable = br.error_text(600);
+      } else if (br.header.contains("unavailable")) {
+        b.unavailable = br.header.value("unavailable", "");
+      } else {
+        const std::vector<double> t = Numbers(br.header["times_ms"]);
+        b.mean_ms = Round3(Mean(t));
+        b.median_ms = Median(t);
+        b.calls = static_cast<int>(t.size());
+      }
+      if (br.ok) ev_->StoreBaseline(p_, b);
+    }
+    if (b.unavailable.empty() && res_.candidate_ms > 0) {
+      const double s = b.mean_ms / res_.candidate_ms;
+      if (compile) res_.speedup_compile = s;
+      else res_.speedup_eager = s;
+    }
+    (compile ? res_.compiled_baseline : res_.eager) = b;
+  }
+  if (res_.speedup_eager && *res_.speedup_eager > 10) {
+    res_.notes.push_back("excessive_speedup: " + Num(*res_.speedup_eager) +
+                         "x over eager (KernelBench flags more than 10x)");
+  }
+  res_.times.timing_ms += util::MsSince(t0);
+}
+
+// ---- The verdict ---------------------------------------------------------------
+
+void Session::Decide() {
+  bool voided = false, not_credited = false;
+  for (const Finding& f : res_.findings) {
+    // A lowered precision that already fails the tolerance is an incorrect
+    // answer (the finding says why), not a hack: only an answer that would
+    // otherwise pass is voided by it.
+    if (f.code == FindingCode::kPrecisionLowered && !correct_trials_) continue;
+    voided = voided || Voids(f.code);
+    not_credited = not_credited || f.code == FindingCode::kTorchDoesTheWork;
+  }
+  if (res_.verdict.empty()) {
+    if (!res_.compiled) {
+      res_.verdict = "compile_error";
+    } else if (voided) {
+      res_.verdict = "hack";
+    } else if (!correct_trials_) {
+      res_.verdict = "incorrect";
+    } else if (not_credited && !o_.credit_torch_ops) {
+      res_.verdict = "not_credited";
+    } else {
+      res_.verdict = "correct";
+    }
+  } else if (voided && res_.verdict == "incorrect") {
+    res_.verdict = "hack";
+  }
+  res_.correct = res_.verdict == "correct" || res_.verdict == "not_credited";
+  res_.credited = res_.verdict == "correct";
+  const std::string& v = res_.verdict;
+  if (v == "compile_error") {
+    res_.error_code = "COMPILATION_ERROR";
+  } else if (v == "runtime_error") {
+    res_.error_code = "RUNTIME_ERROR";
+  } else if (v == "incorrect" || v == "hack") {
+    res_.error_code = "CORRECTNESS_ERROR";
+  } else if (v == "timeout") {
+    res_.error_code = "TIMEOUT_ERROR";
+  } else if (v == "unsupported") {
+    res_.error_code = "VALIDATION_ERROR";
+  } else if (v == "error") {
+    res_.error_code = "SYSTEM_ERROR";
+  }
+  if (res_.error_message.empty() && !res_.findings.empty() && !res_.correct) {
+    res_.error_message = FormatFinding(res_.findings.front());
+  }
+  if (!res_.correct) {
+    res_.speedup_eager.reset();
+    res_.speedup_compile.reset();
+  }
+}
+
+}  // namespace skilldb::verify::kb::internal

@@ -1,0 +1,203 @@
+// KernelBench scoring, formats and comparison: no Python needed.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kb_internal.h"
+
+namespace skilldb::verify::kb {
+namespace {
+
+ScoredProblem Correct(double speedup) { return {true, speedup * 2.0, 2.0}; }
+ScoredProblem Wrong() { return {false, 1.0, 1.0}; }
+
+TEST_CASE("fast_p counts strictly faster correct answers over all problems of the level") {
+  // The figures score.py gives for these (checked with numpy on score.py).
+  const std::vector<ScoredProblem> p = {Correct(1.0), Correct(2.0), Correct(0.25), Wrong()};
+  CHECK(FastP(p, 4, 0.0) == doctest::Approx(0.75));
+  CHECK(FastP(p, 4, 0.25) == doctest::Approx(0.5));
+  CHECK(FastP(p, 4, 1.0) == doctest::Approx(0.25));  // 1.0 itself is not > 1
+  CHECK(FastP(p, 4, 2.0) == doctest::Approx(0.0));   // nor 2.0 > 2
+  // A problem without an answer still counts in n.
+  CHECK(FastP(p, 8, 0.0) == doctest::Approx(0.375));
+  CHECK(FastP(p, 0, 0.0) == 0.0);
+}
+
+TEST_CASE("geometric means follow score.py, NaN when a correct answer has no time") {
+  const std::vector<ScoredProblem> p = {Correct(1.0), Correct(2.0), Correct(0.25), Wrong()};
+  CHECK(GeomeanCorrect(p) == doctest::Approx(0.7937).epsilon(1e-3));
+  CHECK(GeomeanCorrectAndFaster(p) == doctest::Approx(2.0));
+  std::vector<ScoredProblem> q = p;
+  q.push_back({true, 1.0, -1.0});  // eval.py's runtime -1
+  CHECK(std::isnan(GeomeanCorrect(q)));
+  CHECK(GeomeanCorrect({Wrong()}) == 0.0);
+}
+
+TEST_CASE("pass@k is the unbiased estimator of eval_from_generations") {
+  CHECK(PassAtK(5, 2, 1) == doctest::Approx(0.4));
+  CHECK(PassAtK(5, 0, 1) == doctest::Approx(0.0));
+  CHECK(PassAtK(5, 4, 2) == doctest::Approx(1.0));  // n - c < k
+  // 1 - C(n - c, k) / C(n, k) = 1 - C(7, 5) / C(10, 5) = 1 - 21 / 252.
+  CHECK(PassAtK(10, 3, 5) == doctest::Approx(1.0 - 21.0 / 252.0));
+}
+
+EvalResult Result(int level, int problem, int sample, const std::string& verdict,
+                  std::optional<double> speedup) {
+  EvalResult r;
+  r.level = level;
+  r.problem = problem;
+  r.sample = sample;
+  r.verdict = verdict;
+  r.compiled = verdict != "compile_error";
+  r.correct = verdict == "correct" || verdict == "not_credited";
+  r.candidate_ms = 0.5;
+  r.speedup_eager = speedup;
+  return r;
+}
+
+TEST_CASE("level scores count sample 0, missing problems as incorrect, and credit on request") {
+  const std::vector<EvalResult> results = {
+      Result(1, 1, 0, "correct", 1.5), Result(1, 1, 1, "incorrect", std::nullopt),
+      Result(1, 2, 0, "not_credited", 3.0), Result(1, 3, 0, "hack", std::nullopt),
+      Result(2, 1, 0, "correct", 0.9)};
+  const std::map<int, int> n = {{1, 5}, {2, 2}};
+  const auto plain = ScoreResults(results, n, "eager", false);
+  REQUIRE(plain.size() == 2);
+  CHECK(plain[0].problems == 5);
+  CHECK(plain[0].evaluated == 3);
+  CHECK(plain[0].correct == 1);
+  CHECK(plain[0].not_credited == 1);
+  CHECK(plain[0].fast_p.at(1.0) == doctest::Approx(0.2));
+  CHECK(plain[0].fast_p.at(2.0) == doctest::Approx(0.0));
+  CHECK(plain[0].pass_at_k.at(1) == doctest::Approx((0.5 + 0.0 + 0.0) / 3));
+  CHECK(plain[1].fast_p.at(0.8) == doctest::Approx(0.5));
+  CHECK(plain[1].fast_p.at(1.0) == doctest::Approx(0.0));
+  const auto credited = ScoreResults(results, n, "eager", true);
+  CHECK(credited[0].correct == 2);
+  CHECK(credited[0].fast_p.at(2.0) == doctest::Approx(0.2));
+}
+
+TEST_CASE("answer formats are detected and unsupported ones say why") {
+  CHECK(DetectFormat("from torch.utils.cpp_extension import load_inline\nclass ModelNew:").format ==
+        AnswerFormat::kCuda);
+  CHECK(DetectFormat("import triton\n@triton.jit\ndef k(x): pass\nclass ModelNew:").backend ==
+        "triton");
+  const FormatInfo tl = DetectFormat("import tilelang\n@T.prim_func\nclass ModelNew:");
+  CHECK(tl.format == AnswerFormat::kTileLang);
+  CHECK_FALSE(tl.supported);
+  CHECK_FALSE(tl.reason.empty());
+  CHECK(DetectFormat("import cutlass.cute as cute\nclass ModelNew:").format == AnswerFormat::kCute);
+  CHECK(DetectFormat("kittens::st_bf<64,64> t; class ModelNew:").format ==
+        AnswerFormat::kThunderKittens);
+  CHECK(DetectFormat("os.environ['CXX']='hipcc'\nclass ModelNew:").format == AnswerFormat::kHip);
+  CHECK(DetectFormat("extern \"C\" int launch(const Tensor* in)").format == AnswerFormat::kCAbi);
+  CHECK_FALSE(DetectFormat("class Model: pass").supported);
+  CHECK(DetectFormat("class ModelNew(nn.Module): pass").format == AnswerFormat::kTorchOnly);
+  // The caller's declaration wins over detection (KernelBench has none).
+  CHECK(DetectFormat("class ModelNew: pass", "triton").format == AnswerFormat::kTriton);
+  CHECK_FALSE(DetectFormat("class ModelNew: pass", "cute").supported);
+  CHECK_FALSE(DetectFormat("class ModelNew: pass", "opencl").supported);
+}
+
+TEST_CASE("own kernel names come from __global__ functions and Triton kernels") {
+  const char* src =
+      "template <typename T>\n__global__ void __launch_bounds__(256) relu_kernel(T* x) {}\n"
+      "__global__ static void add(float* a) {}\n"
+      "@triton.autotune(configs=[], key=['n'])\n@triton.jit\ndef softmax_k(x_ptr, n):\n  pass\n";
+  CHECK(OwnKernelNames(src) == std::vector<std::string>{"add", "relu_kernel", "softmax_k"});
+  CHECK(internal::KernelFunctionName("void ns::relu_kernel<float>(float*)") == "relu_kernel");
+  CHECK(internal::KernelFunctionName(
+            "void at::native::vectorized_elementwise_kernel<4, at::native::Foo>(int, F)") ==
+        "vectorized_elementwise_kernel");
+  CHECK(internal::KernelFunctionName("softmax_k") == "softmax_k");
+}
+
+TEST_CASE("allclose is torch's: relative to the candidate, NaN never close, equal infinities close") {
+  using internal::AllClose;
+  // |want - got| <= atol + rtol * |got|: the tolerance scales with the
+  // candidate's value (eval.py calls torch.allclose(output, output_new)).
+  CHECK(AllClose({1.0}, {1.0 + 1.5e-4}, 1e-4, 1e-4, {1}).ok());
+  CHECK_FALSE(AllClose({1.0}, {1.0 + 2.5e-4}, 1e-4, 1e-4, {1}).ok());
+  CHECK(AllClose({100.0}, {100.008}, 1e-4, 1e-4, {1}).ok());   // 0.008 <= 0.0101
+  CHECK_FALSE(AllClose({100.0}, {100.015}, 1e-4, 1e-4, {1}).ok());
+  CHECK_FALSE(AllClose({NAN}, {NAN}, 1e-4, 1e-4, {1}).ok());
+  CHECK(AllClose({INFINITY}, {INFINITY}, 1e-4, 1e-4, {1}).ok());
+  CHECK_FALSE(AllClose({INFINITY}, {-INFINITY}, 1e-4, 1e-4, {1}).ok());
+  const auto c = AllClose({0, 0, 0, 0}, {0, 0, 0, 1}, 1e-4, 1e-4, {2, 2});
+  CHECK(c.mismatches == 1);
+  REQUIRE(c.examples.size() == 1);
+  CHECK(c.examples[0].find("[1, 1]") != std::string::npos);
+}
+
+TEST_CASE("tensors decode from their raw bytes and malformed ones are refused") {
+  using internal::DecodeTensor;
+  using internal::json;
+  // float16 1.5 = 0x3e00, bfloat16 -2 = 0xc000.
+  std::string blob = {'\x00', '\x3e', '\x00', '\xc0'};
+  auto h = DecodeTensor(json{{"dtype", "float16"}, {"shape", {1}}, {"offset", 0}, {"nbytes", 2}},
+                        blob);
+  REQUIRE(h.ok());
+  CHECK(h->values[0] == 1.5);
+  auto b = DecodeTensor(json{{"dtype", "bfloat16"}, {"shape", {1}}, {"offset", 2}, {"nbytes", 2}},
+                        blob);
+  REQUIRE(b.ok());
+  CHECK(b->values[0] == -2.0);
+  CHECK(DecodeTensor(json{{"dtype", "float32"}, {"shape", {2}}, {"offset", 0}, {"nbytes", 8}},
+                     blob).status().code() == StatusCode::kCorruption);
+  CHECK(DecodeTensor(json{{"dtype", "complex64"}, {"shape", {1}}, {"offset", 0}, {"nbytes", 2}},
+                     blob).status().code() == StatusCode::kCorruption);
+  CHECK(DecodeTensor(json{{"dtype", "float16"}, {"shape", {3}}, {"offset", 0}, {"nbytes", 4}},
+                     blob).status().code() == StatusCode::kCorruption);
+}
+
+TEST_CASE("relative RMS error and sample indices") {
+  CHECK(internal::RelativeRmsError({1.0, 2.0}, {1.0, 2.0}) == 0.0);
+  CHECK(internal::RelativeRmsError({1.1, 2.0}, {1.0, 2.0}) ==
+        doctest::Approx(std::sqrt(0.01 / 5.0)));
+  std::mt19937_64 rng(7);
+  const auto idx = internal::SampleIndices(100000, 50, 16, &rng);
+  CHECK(idx.front() == 0);
+  CHECK(idx.back() == 99999);
+  CHECK(std::is_sorted(idx.begin(), idx.end()));
+  CHECK(idx.size() >= 32);
+  CHECK(idx.size() <= 82);
+}
+
+TEST_CASE("a result survives JSON and back") {
+  EvalResult r = Result(2, 17, 3, "hack", std::nullopt);
+  r.answer_hash = "abc";
+  r.protocol = Protocol::kKernelBench;
+  r.findings.push_back({FindingCode::kCachedOutput, "timed call r0c3"});
+  r.mismatches = {"element [0]: got 1, want 2"};
+  r.eager.kind = "eager";
+  r.eager.mean_ms = 1.25;
+  r.speedup_compile = 0.75;
+  r.own_kernel_us = 10;
+  r.total_kernel_us = 40;
+  auto back = ResultFromJson(ResultToJson(r));
+  REQUIRE(back.ok());
+  CHECK(back->level == 2);
+  CHECK(back->problem == 17);
+  CHECK(back->sample == 3);
+  CHECK(back->verdict == "hack");
+  CHECK(back->protocol == Protocol::kKernelBench);
+  REQUIRE(back->findings.size() == 1);
+  CHECK(back->findings[0].code == FindingCode::kCachedOutput);
+  CHECK(back->eager.mean_ms == 1.25);
+  CHECK(back->speedup_compile.value_or(0) == 0.75);
+  CHECK_FALSE(back->speedup_eager.has_value());
+  CHECK(back->own_share() == doctest::Approx(0.25));
+  CHECK(ResultFromJson("{\"level\": 1}").status().code() == StatusCode::kInvalidArgument);
+  CHECK_FALSE(ResultFromJson("not json").ok());
+}
+
+TEST_CASE("KernelBench's tolerances by precision") {
+  CHECK(ToleranceFor("fp32").value_or(0) == 1e-4);
+  CHECK(ToleranceFor("bf16").value_or(0) == 1e-2);
+  CHECK(ToleranceFor("fp16").value_or(0) == 1e-2);
+  CHECK(ToleranceFor("fp8").status().code() == StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace skilldb::verify::kb

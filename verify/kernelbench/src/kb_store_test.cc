@@ -1,0 +1,144 @@
+// The task store, problem lists and run directories: no Python needed.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "file_util.h"
+#include "kb_internal.h"
+
+namespace skilldb::verify::kb {
+namespace {
+
+using verify::internal::JoinPath;
+
+struct TempDir {
+  TempDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    path = *verify::internal::MakeTempDir(tmp ? tmp : "/tmp", "skilldb-kb-store-test-");
+  }
+  ~TempDir() { verify::internal::RemoveTree(path); }
+  std::string path;
+};
+
+void Write(const std::string& path, const std::string& text) {
+  REQUIRE(verify::internal::MakeDirs(internal::ParentDir(path)).ok());
+  REQUIRE(verify::internal::WriteFileAtomic(path, text).ok());
+}
+
+Problem Sample(int level, int id) {
+  Problem p;
+  p.level = level;
+  p.id = id;
+  p.name = std::to_string(id) + "_Thing.py";
+  p.source = "import torch\nclass Model: pass\n";
+  p.code_hash = "h" + std::to_string(id);
+  p.init_inputs_json = "[{\"kind\": \"int\", \"value\": 3}]";
+  p.inputs = {{"tensor", "float32", {4, 5}, "randn", 80}};
+  p.degenerate = "yes";
+  p.degenerate_reason = "output 0 is constant";
+  p.flops = 1234;
+  return p;
+}
+
+TEST_CASE("the task store keeps a problem and gives it back whole") {
+  TempDir dir;
+  auto store = TaskStore::Open(dir.path);
+  REQUIRE(store.ok());
+  REQUIRE(store->Put(Sample(1, 19)).ok());
+  REQUIRE(store->Put(Sample(1, 2)).ok());
+  REQUIRE(store->Put(Sample(3, 7)).ok());
+  auto p = store->Get(1, 19);
+  REQUIRE(p.ok());
+  CHECK(p->name == "19_Thing.py");
+  CHECK(p->source == Sample(1, 19).source);
+  CHECK(p->key() == "level1/19");
+  REQUIRE(p->inputs.size() == 1);
+  CHECK(p->inputs[0].shape == std::vector<int64_t>{4, 5});
+  CHECK(p->inputs[0].distribution == "randn");
+  CHECK(p->degenerate == "yes");
+  CHECK(p->flops == 1234);
+  CHECK(p->init_inputs_json.find("\"value\":3") != std::string::npos);
+  auto all = store->List(0);
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 3);
+  CHECK((*all)[0].id == 2);  // by level, then id as a number
+  CHECK((*all)[1].id == 19);
+  CHECK((*all)[2].level == 3);
+  CHECK(store->List(3)->size() == 1);
+  CHECK(store->Get(1, 5).status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("a damaged store entry is reported as corruption, not read") {
+  TempDir dir;
+  auto store = TaskStore::Open(dir.path);
+  REQUIRE(store.ok());
+  REQUIRE(store->Put(Sample(1, 4)).ok());
+  Write(JoinPath(dir.path, "level1/4/task.json"), "{not json");
+  CHECK(store->Get(1, 4).status().code() == StatusCode::kCorruption);
+  REQUIRE(store->Put(Sample(1, 6)).ok());
+  Write(JoinPath(dir.path, "level1/6/task.json"), "{\"level\": 1, \"id\": 9}");
+  CHECK(store->Get(1, 6).status().code() == StatusCode::kCorruption);
+}
+
+TEST_CASE("problems that could not be imported are listed per level with the reason") {
+  TempDir dir;
+  auto store = TaskStore::Open(dir.path);
+  REQUIRE(store.ok());
+  REQUIRE(store->PutUnimportable(4, {{4, 16, "16_gpt2.py", "needs the network"}}).ok());
+  auto list = store->ListUnimportable(0);
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 1);
+  CHECK((*list)[0].reason == "needs the network");
+  CHECK(store->ListUnimportable(1)->empty());
+}
+
+TEST_CASE("a compiler outside /usr named by CC or CXX has its prefix shown to runners") {
+  // The H200 image's torch builds with CC=/opt/gcc/bin/gcc: a root without
+  // /opt/gcc failed every load_inline and Triton launcher build there.
+  const char* old_cc = std::getenv("CC");
+  const char* old_cxx = std::getenv("CXX");
+  const std::string saved_cc = old_cc ? old_cc : "", saved_cxx = old_cxx ? old_cxx : "";
+  ::setenv("CC", "/opt/skilldb-test-gcc/bin/gcc", 1);
+  ::setenv("CXX", "/usr/bin/g++", 1);
+  const std::vector<std::string> dirs = internal::CompilerPrefixes();
+  if (old_cc) ::setenv("CC", saved_cc.c_str(), 1); else ::unsetenv("CC");
+  if (old_cxx) ::setenv("CXX", saved_cxx.c_str(), 1); else ::unsetenv("CXX");
+  CHECK(std::find(dirs.begin(), dirs.end(), "/opt/skilldb-test-gcc") != dirs.end());
+  CHECK(std::find(dirs.begin(), dirs.end(), "/usr") == dirs.end());
+}
+
+TEST_CASE("problem lists parse ranges and refuse garbage") {
+  CHECK(*ParseIdList("3,1-2,2") == std::vector<int>{1, 2, 3});
+  CHECK(ParseIdList("")->empty());
+  CHECK(ParseIdList("1-x").status().code() == StatusCode::kInvalidArgument);
+  CHECK(ParseIdList("5-2").status().code() == StatusCode::kInvalidArgument);
+  CHECK(InIdList({}, 42));
+  CHECK_FALSE(InIdList({1, 2}, 3));
+}
+
+TEST_CASE("run directories in every accepted layout are found") {
+  TempDir dir;
+  Write(JoinPath(dir.path, "level_1_problem_19_sample_0_kernel.py"), "a");
+  Write(JoinPath(dir.path, "level_1_problem_19_sample_2_kernel.py"), "b");
+  Write(JoinPath(dir.path, "level_1_problem_19_sample_0_prompt.txt"), "prompt");
+  Write(JoinPath(dir.path, "level2/5_Conv.py"), "c");
+  Write(JoinPath(dir.path, "level3/7/sample_1.py"), "d");
+  Write(JoinPath(dir.path, "eval_results.json"), "{}");
+  auto found = FindAnswers(dir.path);
+  REQUIRE(found.ok());
+  REQUIRE(found->size() == 4);
+  CHECK((*found)[0].problem == 19);
+  CHECK((*found)[1].sample == 2);
+  CHECK((*found)[2].level == 2);
+  CHECK((*found)[2].problem == 5);
+  CHECK((*found)[3].level == 3);
+  CHECK((*found)[3].sample == 1);
+  TempDir empty;
+  CHECK(FindAnswers(empty.path).status().code() == StatusCode::kInvalidArgument);
+  CHECK(FindAnswers(empty.path + "/nope").status().code() == StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace skilldb::verify::kb
