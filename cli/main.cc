@@ -637,6 +637,8 @@ void AddServe(CLI::App& app, Cli& c) {
                   "max-speedup=50, device-class=sm_90");
   cmd->add_flag("--quiet", s.quiet, "no request log on stderr");
   Runs(cmd, c, [&c] { return RunServe(c.g, c.serve, c.io); });
+}
+
 void AddKernelbench(CLI::App& app, Cli& c) {
   KernelbenchArgs& k = c.kernelbench;
   auto* cmd = app.add_subcommand(
