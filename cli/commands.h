@@ -206,6 +206,30 @@ struct VerifyArgs {
   bool list_tasks = false;
 };
 
+// skilldb serve (serve_command.cc): the server of server/.
+struct ServeArgs {
+  std::string listen = "127.0.0.1:8712";  // HOST:PORT (port 0: any free)
+  std::string token_file;  // "" = no authentication
+  bool auth_reads = false;  // tokens for reads too
+  bool read_only = false;   // open read-only, refuse writes
+  int gpu_workers = 1;      // verifier workers (GPUs; host processes)
+  int eval_rounds = 3;      // timing rounds of an /evaluate
+  int queue_workers = -1;   // proposal queue workers; -1: gpu_workers
+  std::string verifier = "auto";  // auto | cuda | host | none
+  int threads = 32;          // HTTP threads
+  int max_body_mb = 8;       // request body limit
+  int refresh_ms = 1000;     // read-only: reopen this often
+  bool no_replay = false;    // refuse replayed reports
+  bool accept_active = false;  // accepted proposals may go in active
+  std::vector<std::string> policy;  // the floor of every proposal's policy
+  bool quiet = false;        // no request log on stderr
+};
+
+// Items: min-rounds=N min-speedup=X min-ci-low=X correctness=true|false
+// max-speedup=X device-class=NAME, also comma-separated in one item
+// (propose_command.cc). InvalidArgument naming the bad item.
+Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items);
+
 // skilldb kernelbench ACTION (kernelbench_command.cc): import PATH, eval
 // RUN_DIR, list. The options map onto verify/kernelbench's (see
 // skilldb/verify/kernelbench.h for their meaning and defaults).
@@ -275,6 +299,8 @@ int RunCompact(const GlobalArgs& g, const Io& io);
 // Exit 2 when the library is damaged (see Library::Check).
 int RunCheck(const GlobalArgs& g, const Io& io);
 int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io);
+// Serves until SIGINT or SIGTERM; exit 0 after a clean stop.
+int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io);
 int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io);
 // export --sqlite (export_sqlite.cc)
 int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io);

@@ -176,6 +176,7 @@ struct Cli {
   TagArgs tag;
   GcArgs gc;
   VerifyArgs verify;
+  ServeArgs serve;
   KernelbenchArgs kernelbench;
   LlmArgs llm;
   EmbedArgs embed;
@@ -590,6 +591,54 @@ void AddVerify(CLI::App& app, Cli& c) {
   Runs(cmd, c, [&c] { return RunVerify(c.g, c.verify, c.io); });
 }
 
+void AddServe(CLI::App& app, Cli& c) {
+  ServeArgs& s = c.serve;
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "serve the library over HTTP: JSON API (/openapi.json), the durable "
+      "proposal queue, KernelGYM's /evaluate, /metrics and a web page (/ui); "
+      "stops on SIGINT or SIGTERM");
+  cmd->add_option("--listen", s.listen,
+                  "HOST:PORT to listen on (port 0: any free port; --json "
+                  "prints the one taken)");
+  cmd->add_option("--token-file", s.token_file,
+                  "bearer tokens, one per line: writes need one");
+  cmd->add_flag("--auth-reads", s.auth_reads, "reads need a token too");
+  cmd->add_flag("--read-only", s.read_only,
+                "open the library read-only and refuse writes (beside a "
+                "writing process; sees its commits every --refresh-ms)");
+  c.numbers.Int(cmd, "--gpu-workers", &s.gpu_workers, {1, 64},
+                "verifier workers: GPUs 0..N-1, or host worker processes; "
+                "also the proposal queue's workers");
+  c.numbers.Int(cmd, "--queue-workers", &s.queue_workers, {0, 64},
+                "threads carrying out queued proposals (default: --gpu-workers; "
+                "0 accepts proposals and leaves them queued for a later run)");
+  c.numbers.Int(cmd, "--eval-rounds", &s.eval_rounds, {1, 100},
+                "timing rounds of a KernelGYM /evaluate (its num_perf_trials "
+                "are spread over them)");
+  cmd->add_option("--verifier", s.verifier,
+                  "auto (cuda where a GPU answers, else host), cuda, host, "
+                  "or none")
+      ->check(CLI::IsMember({"auto", "cuda", "host", "none"}));
+  c.numbers.Int(cmd, "--threads", &s.threads, {1, 1024},
+                "HTTP threads (connections served at once)");
+  c.numbers.Int(cmd, "--max-body-mb", &s.max_body_mb, {1, 1024},
+                "largest request body, MiB");
+  c.numbers.Int(cmd, "--refresh-ms", &s.refresh_ms, {0, 3600000},
+                "with --read-only: reopen the library this often (0: never)");
+  cmd->add_flag("--accept-active", s.accept_active,
+                "commit accepted proposals as active skills when they ask "
+                "(default: every one goes in as a candidate)");
+  cmd->add_flag("--no-replay", s.no_replay,
+                "refuse proposals that bring a report recorded elsewhere");
+  cmd->add_option("--policy", s.policy,
+                  "the floor of every proposal's policy: min-rounds=3, "
+                  "min-speedup=1.05, min-ci-low=1.0, correctness=true, "
+                  "max-speedup=50, device-class=sm_90");
+  cmd->add_flag("--quiet", s.quiet, "no request log on stderr");
+  Runs(cmd, c, [&c] { return RunServe(c.g, c.serve, c.io); });
+}
+
 void AddKernelbench(CLI::App& app, Cli& c) {
   KernelbenchArgs& k = c.kernelbench;
   auto* cmd = app.add_subcommand(
@@ -884,6 +933,7 @@ int ParseAndRun(int argc, char** argv, const Io& io) {
   AddLifecycleCommands(app, c);
   AddRetentionCommands(app, c);
   AddVerify(app, c);
+  AddServe(app, c);
   AddKernelbench(app, c);
   AddLlm(app, c);
   AddEmbed(app, c);

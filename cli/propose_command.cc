@@ -11,6 +11,8 @@ Result<double> ParseNumber(std::string_view key, std::string_view value) {
   return ParseRealArg("policy item " + std::string(key), value, RealRange{0});
 }
 
+}  // namespace
+
 // Items: min-rounds=N min-speedup=X min-ci-low=X correctness=true|false
 // max-speedup=X device-class=NAME (also comma-separated in one item).
 Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items) {
@@ -56,6 +58,9 @@ Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items) {
   }
   return policy;
 }
+
+namespace {
+
 
 Result<std::unique_ptr<Verifier>> MakeVerifierFor(
     const ProposeArgs& a, const Io& io, VerificationRequest* request) {

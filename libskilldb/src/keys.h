@@ -14,6 +14,8 @@
 //   audit      seq(8)                     -> audit entry JSON
 //   usage      id                         -> usage counters (merge operator)
 //   tags       name                       -> version(8)
+// The meta family also holds the proposal queue ("queue/" seq(8), queue.cc)
+// and the usage spools' folded offsets ("spool/" name).
 // "~version" is the bitwise complement, so a Seek to key(x, ~V) lands on the
 // newest entry at or before V. Ids and terms never contain bytes below 0x20,
 // so the \0 separator keeps every id's (term's) entries contiguous.
@@ -71,6 +73,11 @@ inline constexpr std::string_view kBulkLoadedKey = "bulk_loaded";
 inline constexpr std::string_view kAuditSeqKey = "audit_seq";
 // Per spool file: how many bytes of it are already folded into usage.
 inline constexpr std::string_view kSpoolKeyPrefix = "spool/";
+// The durable proposal queue (queue.cc): one entry per queued proposal,
+// "queue/" seq(8) -> its JSON (QueuedProposal's codec), and the last
+// sequence handed out.
+inline constexpr std::string_view kQueuePrefix = "queue/";
+inline constexpr std::string_view kQueueSeqKey = "queue_seq";
 
 // Revision kinds stored in the first byte of a revision value.
 // On disk: never renumber.

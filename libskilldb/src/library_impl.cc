@@ -177,6 +177,7 @@ Result<std::unique_ptr<Library>> LibraryImpl::OpenHere(const Options& options,
   if (!options.read_only) {
     SKILLDB_RETURN_IF_ERROR(impl->audit_->Load());
     SKILLDB_RETURN_IF_ERROR(impl->usage_->FoldSpools());
+    SKILLDB_RETURN_IF_ERROR(impl->RecoverQueue());
   }
   return std::unique_ptr<Library>(std::move(impl));
 }

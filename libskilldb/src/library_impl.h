@@ -12,10 +12,12 @@
 #ifndef SKILLDB_LIBSKILLDB_LIBRARY_IMPL_H_
 #define SKILLDB_LIBSKILLDB_LIBRARY_IMPL_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -108,6 +110,15 @@ class LibraryImpl final : public Library {
   Result<std::unique_ptr<Proposal>> Propose(
       const Skill& candidate, const ProposalOptions& options) override;
   Result<std::vector<AuditEntry>> Audit(const AuditOptions& options) override;
+
+  Result<QueuedProposal> Enqueue(const QueuedRequest& request) override;
+  Result<QueuedProposal> GetQueued(std::string_view id) override;
+  Result<std::vector<QueuedProposal>> ListQueued(
+      const QueueListOptions& options) override;
+  Result<QueueCounts> CountQueued() override;
+  Result<std::optional<QueuedProposal>> ClaimQueued() override;
+  Status FinishQueued(std::string_view id, QueueState state,
+                      const std::vector<std::string>& reasons) override;
 
   Status RecordUsage(std::string_view id, UsageEvent event,
                      uint64_t count) override;
@@ -219,10 +230,33 @@ class LibraryImpl final : public Library {
   Result<std::vector<Skill>> AcceptedPuts(const ProposalAtHead& at,
                                           ProposalOutcome* outcome) const;
 
+  // queue.cc. The queue's writes REQUIRE write_mu_ held.
+  // Writer's open: re-queues what a dead writer was verifying.
+  Status RecoverQueue();
+  Result<QueuedProposal> DecodeQueued(std::string_view value,
+                                      uint64_t seq) const;
+  Result<std::optional<QueuedProposal>> ReadQueued(uint64_t seq) const;
+  Status ScanQueue(const std::function<bool(const QueuedProposal&)>& fn) const;
+  // Stamps q->updated_ms; the entry's key and value, for a batch.
+  std::pair<std::string, std::string> EncodeQueued(QueuedProposal* q) const;
+  // Updates queued_seqs_ once q's write landed.
+  void IndexQueued(const QueuedProposal& q);
+  // Writes q (and the last sequence, when given) in one synced batch.
+  Status WriteQueued(QueuedProposal* q, std::optional<uint64_t> last_seq);
+  // The entry a proposal made with options.queue_id finishes: nullopt
+  // without one; NotFound, FailedPrecondition (already final).
+  Result<std::optional<QueuedProposal>> QueueEntryForCommit(
+      const ProposalOptions& options) const;
+
   // audit.cc: entries through the AuditLog, ordered under write_mu_
   // (WriteAuditLocked REQUIRES it held).
   Result<uint64_t> WriteAudit(const std::string& entry_json);
   Result<uint64_t> WriteAuditLocked(const std::string& entry_json);
+  // proposal.cc: the audit entry plus a queued entry's new state, which
+  // `finish` sets once the entry's sequence is known (REQUIRES write_mu_).
+  Result<uint64_t> WriteAuditAndQueueLocked(
+      const std::string& entry_json, std::optional<QueuedProposal>* queued,
+      const std::function<void(uint64_t seq, QueuedProposal*)>& finish);
 
   Options options_;
   std::unique_ptr<Storage> storage_;
@@ -235,6 +269,10 @@ class LibraryImpl final : public Library {
   PublishedState published_;
   std::mutex write_mu_;  // serializes commits, merges, tags and gc
   WriterCounters counters_;  // guarded by write_mu_
+  // The proposal queue: sequences of the queued entries and the last
+  // sequence handed out (queue.cc), guarded by write_mu_.
+  std::set<uint64_t> queued_seqs_;
+  uint64_t queue_seq_ = 0;
 
   // The parts that own state of their own, behind narrow interfaces (each
   // refers to storage_, declared before them so it outlives them).

@@ -376,10 +376,34 @@ Result<std::vector<Skill>> LibraryImpl::AcceptedPuts(
   return puts;
 }
 
-// Recheck, decide, build the puts, commit them with the audit entry in the
-// same batch. Every outcome is audited.
+// Writes the audit entry and, for a proposal that carries out a queued
+// one, that entry's new state, in one batch. `finish` completes the queued
+// entry once the audit sequence is known.
+Result<uint64_t> LibraryImpl::WriteAuditAndQueueLocked(
+    const std::string& entry_json, std::optional<QueuedProposal>* queued,
+    const std::function<void(uint64_t seq, QueuedProposal*)>& finish) {
+  if (!queued->has_value()) return WriteAuditLocked(entry_json);
+  BatchWriter writer(*storage_, options_, state()->head + 1);
+  const uint64_t seq = audit_->Add(writer, entry_json);
+  finish(seq, &**queued);
+  auto [key, value] = EncodeQueued(&**queued);
+  writer.Put(kMeta, key, value);
+  SKILLDB_RETURN_IF_ERROR(writer.Finish(options_.sync_commits));
+  IndexQueued(**queued);
+  return seq;
+}
+
+// Recheck, decide, build the puts, commit them with the audit entry (and
+// the queued entry's final state) in the same batch. Every outcome is
+// audited.
 Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
   std::lock_guard<std::mutex> lock(write_mu_);
+  SKILLDB_ASSIGN_OR_RETURN(std::optional<QueuedProposal> queued,
+                           QueueEntryForCommit(p.options_));
+  if (queued) {
+    queued->proposal_id = p.id_;
+    queued->report = p.report_;
+  }
   auto head_state = state();
   ProposalAtHead at{p.candidate_, p.options_,  *p.base_, *p.duplicates_,
                     p.report_,    *head_state, {},       false};
@@ -388,12 +412,19 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
              {"author", p.options_.author},
              {"base_version", p.base_->head},
              {"head_version", at.head()}};
+  if (queued) entry["queue_id"] = queued->id;
 
   SKILLDB_ASSIGN_OR_RETURN(const std::string stale, RecheckProposal(at));
   if (!stale.empty()) {
     entry["event"] = "aborted";
     entry["reasons"] = {stale};
-    SKILLDB_RETURN_IF_ERROR(WriteAuditLocked(entry.dump()).status());
+    SKILLDB_RETURN_IF_ERROR(
+        WriteAuditAndQueueLocked(entry.dump(), &queued,
+                                 [&](uint64_t, QueuedProposal* q) {
+                                   q->state = QueueState::kConflict;
+                                   q->reasons = {stale};
+                                 })
+            .status());
     return Status::Aborted(stale + " (proposal made at version " +
                            std::to_string(p.base_->head) + ", head is " +
                            std::to_string(at.head()) + "; propose again)");
@@ -406,8 +437,15 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
     entry["event"] = "rejected";
     entry["reasons"] = reasons;
     entry["duplicates"] = DuplicatesJson(at.base_dups);
-    SKILLDB_ASSIGN_OR_RETURN(outcome.audit_seq, WriteAuditLocked(entry.dump()));
     outcome.reasons = std::move(reasons);
+    SKILLDB_ASSIGN_OR_RETURN(
+        outcome.audit_seq,
+        WriteAuditAndQueueLocked(entry.dump(), &queued,
+                                 [&](uint64_t seq, QueuedProposal* q) {
+                                   q->state = QueueState::kRejected;
+                                   q->outcome = outcome;
+                                   q->outcome->audit_seq = seq;
+                                 }));
     return outcome;
   }
 
@@ -434,8 +472,18 @@ Result<ProposalOutcome> LibraryImpl::CommitProposal(ProposalImpl& p) {
       CommitLocked(puts, {}, commit, [&](BatchWriter& writer, Version version) {
         entry["version"] = version;
         seq = audit_->Add(writer, entry.dump());
+        if (queued) {
+          queued->state = QueueState::kCommitted;
+          queued->outcome = outcome;
+          queued->outcome->accepted = true;
+          queued->outcome->version = version;
+          queued->outcome->audit_seq = seq;
+          auto [key, value] = EncodeQueued(&*queued);
+          writer.Put(kMeta, key, value);
+        }
         return Status::Ok();
       }));
+  if (queued) IndexQueued(*queued);
   outcome.accepted = true;
   outcome.audit_seq = seq;
   return outcome;

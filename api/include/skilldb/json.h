@@ -20,6 +20,7 @@
 #include "skilldb/library.h"
 #include "skilldb/maintenance.h"
 #include "skilldb/proposal.h"
+#include "skilldb/proposal_queue.h"
 #include "skilldb/reranker.h"
 #include "skilldb/status.h"
 #include "skilldb/verifier.h"
@@ -50,6 +51,15 @@ std::string ToJson(const RankedHit& hit);
 std::string ToJson(const RerankResult& result);
 std::string ToJson(const VerificationReport& report);  // = ReportToJson
 std::string ToJson(const Skill& skill);                // = SkillToJson
+// The request side (api/src/queue_json.cc): what the server reads and the
+// proposal queue stores. QueryOptions' fields are written as a list of
+// names ("title,usage"); its reader also takes a JSON array of them.
+std::string ToJson(const QueryOptions& options);
+std::string ToJson(const VerificationRequest& request);
+std::string ToJson(const ProposalOptions& options);
+std::string ToJson(const QueuedRequest& request);
+std::string ToJson(const QueuedProposal& proposal);
+std::string ToJson(const QueueCounts& counts);
 
 // Readers: FromJson<T>(text). InvalidArgument naming the field on bad
 // input (the text is untrusted: nesting depth and size are bounded).
@@ -100,6 +110,19 @@ template <>
 Result<VerificationReport> FromJson<VerificationReport>(std::string_view json);
 template <>
 Result<Skill> FromJson<Skill>(std::string_view json);
+template <>
+Result<QueryOptions> FromJson<QueryOptions>(std::string_view json);
+template <>
+Result<VerificationRequest> FromJson<VerificationRequest>(
+    std::string_view json);
+template <>
+Result<ProposalOptions> FromJson<ProposalOptions>(std::string_view json);
+template <>
+Result<QueuedRequest> FromJson<QueuedRequest>(std::string_view json);
+template <>
+Result<QueuedProposal> FromJson<QueuedProposal>(std::string_view json);
+template <>
+Result<QueueCounts> FromJson<QueueCounts>(std::string_view json);
 
 }  // namespace skilldb
 

@@ -24,6 +24,7 @@
 #include "skilldb/maintenance.h"
 #include "skilldb/options.h"
 #include "skilldb/proposal.h"
+#include "skilldb/proposal_queue.h"
 #include "skilldb/skill.h"
 #include "skilldb/status.h"
 
@@ -255,6 +256,31 @@ class Library {
   // Audit log entries, oldest first.
   virtual Result<std::vector<AuditEntry>> Audit(
       const AuditOptions& options) = 0;
+
+  // ---- The durable proposal queue (see proposal_queue.h) ----
+  // Stores `request` as a new queued proposal, durably (synced) before it
+  // returns, and returns it. InvalidArgument for a request that fails
+  // ValidateQueuedRequest; FailedPrecondition when read-only.
+  virtual Result<QueuedProposal> Enqueue(const QueuedRequest& request) = 0;
+  // The queued proposal `id` as it is now. InvalidArgument for an id that is
+  // not one; NotFound if there is none. A read-only Library sees the queue
+  // as of its open.
+  virtual Result<QueuedProposal> GetQueued(std::string_view id) = 0;
+  // Queued proposals in submission order (see QueueListOptions).
+  virtual Result<std::vector<QueuedProposal>> ListQueued(
+      const QueueListOptions& options) = 0;
+  virtual Result<QueueCounts> CountQueued() = 0;
+  // Takes the oldest queued proposal for verification: marks it verifying
+  // (durably, attempts + 1) and returns it; nullopt when none is queued.
+  // Safe from several worker threads: each proposal is claimed once.
+  // FailedPrecondition when read-only.
+  virtual Result<std::optional<QueuedProposal>> ClaimQueued() = 0;
+  // Ends a claimed proposal without a commit decision: `state` is
+  // kConflict, kFailed, or kQueued (give it back to be claimed again), with
+  // `reasons`. NotFound for an unknown id; FailedPrecondition unless it is
+  // verifying, or for another state.
+  virtual Status FinishQueued(std::string_view id, QueueState state,
+                              const std::vector<std::string>& reasons) = 0;
 
   // ---- Usage feedback ----
   // Adds `count` events to the counters of skill `id` (NotFound unless it is

@@ -57,6 +57,13 @@ struct ProposalOptions {
   // The status the accepted skill is committed with. Default: kActive.
   // Skills an agent wrote (text no person has read) go in as kCandidate.
   SkillStatus accepted_status = SkillStatus::kActive;
+  // The queued proposal (proposal_queue.h) this proposal carries out, or ""
+  // for none. When set, Commit writes that entry's final state (committed,
+  // rejected or conflict, with the outcome and the report) in the same
+  // atomic batch as the commit or the audit entry; Commit fails with
+  // NotFound if no such entry exists.
+  std::string queue_id;
+  bool operator==(const ProposalOptions&) const = default;
 };
 
 struct DuplicateMatch {

@@ -25,6 +25,7 @@ struct Artifact {
   std::string name;      // human label, e.g. "reference" or a file name
   std::string language;  // "cuda" | "cpp" | "triton"
   std::string source;    // full source text; "" = the task's reference
+  bool operator==(const Artifact&) const = default;
 };
 
 // What the engine asks a verifier to establish.
@@ -40,6 +41,7 @@ struct VerificationRequest {
   // Seed for input generation; 0 = the verifier draws one the candidate
   // cannot predict. Fixed seeds are for tests only.
   uint64_t seed = 0;
+  bool operator==(const VerificationRequest&) const = default;
 };
 
 // The correctness half of a report.
@@ -50,6 +52,7 @@ struct CorrectnessResult {
   double max_abs_error = 0.0;  // over all trials and elements
   double max_rel_error = 0.0;
   std::vector<std::string> errors;  // first few mismatches, in words
+  bool operator==(const CorrectnessResult&) const = default;
 };
 
 // One independent timing round: baseline and candidate interleaved.
@@ -59,6 +62,7 @@ struct RoundTiming {
   double baseline_median_ms = 0.0;
   double candidate_median_ms = 0.0;
   double speedup_ratio = 0.0;  // baseline_median_ms / candidate_median_ms
+  bool operator==(const RoundTiming&) const = default;
 };
 
 // The combined speedup estimate with its confidence interval.
@@ -67,6 +71,7 @@ struct SpeedupEstimate {
   double ci_low = 0.0;   // lower bound of the confidence interval
   double ci_high = 0.0;  // upper bound
   double confidence = 0.95;
+  bool operator==(const SpeedupEstimate&) const = default;
 };
 
 // Which confinement held while the candidate was compiled and run, so that a
@@ -86,6 +91,7 @@ struct IsolationInfo {
   bool pid_namespace = false;  // nothing the candidate starts outlives it
   bool compiler_confined = false;  // the compiler saw only the toolchain
   std::string notes;  // the layers in words ("sandbox: netns mntns ...")
+  bool operator==(const IsolationInfo&) const = default;
 };
 
 // Time spent per phase of one verification, for throughput accounting.
@@ -96,6 +102,7 @@ struct VerificationTimes {
   double timing_ms = 0;
   double total_ms = 0;
   bool compile_cache_hit = false;
+  bool operator==(const VerificationTimes&) const = default;
 };
 
 // Everything a verifier found out about one request. Expected outcomes
@@ -124,6 +131,7 @@ struct VerificationReport {
   // feedback read. Empty when passed, and from verifiers without codes.
   std::vector<std::string> findings;
   VerificationTimes times;
+  bool operator==(const VerificationReport&) const = default;
 };
 
 // The acceptance bar every verifier and the engine share: a candidate is
@@ -145,6 +153,7 @@ struct VerificationPolicy {
   // Reports claiming more than this are implausible. Default: 50.
   double max_plausible_speedup = 50.0;
   std::string device_class;  // required device class; "" = any.
+  bool operator==(const VerificationPolicy&) const = default;
 };
 
 // Returns the reasons `report` does not satisfy `policy` (empty: it does).
