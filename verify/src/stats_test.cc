@@ -102,6 +102,21 @@ TEST_CASE("work that keeps the device busy after the end event is hidden work") 
                     FindingCode::kHiddenWork));
 }
 
+TEST_CASE("a tail small beside a slow candidate's own timed work is not hidden work") {
+  // 100 ms calls (speedup 0.01) with the same 0.4 ms tail: under 10% of
+  // the candidate's own time, it cannot make the candidate look faster.
+  auto slow = Rounds(3, 30, 1.0, 0.01, 0.01, 9);
+  for (RoundSamples& r : slow) {
+    for (double& h : r.candidate_host_ms) h += 0.4;
+  }
+  CHECK(!HasFinding(CheckClocks(slow, {}), FindingCode::kHiddenWork));
+  // A tail longer than 10% of that time still is.
+  for (RoundSamples& r : slow) {
+    for (double& h : r.candidate_host_ms) h += 20.0;
+  }
+  CHECK(HasFinding(CheckClocks(slow, {}), FindingCode::kHiddenWork));
+}
+
 TEST_CASE("equal inputs and seeds give equal decisions") {
   const auto rounds = Rounds(3, 30, 1.0, 1.1, 0.05, 10);
   const Decision a = Decide(rounds, {}, std::nullopt, 42);

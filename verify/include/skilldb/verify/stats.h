@@ -51,7 +51,8 @@ struct DecisionOptions {
   double timer_slack_ms = 0.005;
   // Hidden work: the candidate's median (host - device) excess may exceed
   // the baseline's by at most max(hidden_work_min_ms, hidden_work_fraction
-  // * baseline median). Default: 20 us, 10%.
+  // * the larger of the baseline's and the candidate's medians). Default:
+  // 20 us, 10%.
   double hidden_work_min_ms = 0.020;
   double hidden_work_fraction = 0.10;
 };
