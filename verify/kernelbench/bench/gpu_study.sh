@@ -113,7 +113,7 @@ if has diag; then
   # through the verifier, unconfined and confined, with the runner's log.
   stamp "diag: Triton answer in fresh interpreters"
   prob=$(ls "$KBW"/kb/KernelBench/level1/12_*.py)
-  timeout 300 python3 "$HERE/triton_diag.py" --problem "$prob" \
+  [ "${DIAG_PY:-1}" = 1 ] && timeout 300 python3 "$HERE/triton_diag.py" --problem "$prob" \
     --answer "$HERE/answers/l1p12_triton_correct.py" 2>&1 | tee "$RUN/diag.log"
   for mode in noconfine confine; do
     d="$RUN/diag-$mode"; rm -rf "$d"; mkdir -p "$d/run"
@@ -123,7 +123,7 @@ if has diag; then
     timeout 120 "$KB" eval "$d/run" --cache "$d/cache" --no-compile-baseline \
       "${extra[@]}" --json > "$d/out.json" 2> "$d/err.log"
     echo "rc=$?"; tail -5 "$d/err.log"
-    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(json.dumps(j, indent=1)[:4000])" "$d/out.json" 2>&1 | tee -a "$RUN/diag.log"
+    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); [print(r['verdict'], r.get('isolation',{}).get('notes'), r['error_message']) for r in j['results']]" "$d/out.json" 2>&1 | tee -a "$RUN/diag.log"
   done
 fi
 
