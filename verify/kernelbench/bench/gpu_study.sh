@@ -17,7 +17,8 @@
 #   ours      every answer through skilldb_kernelbench eval, this
 #             verifier's protocol (OURS_TIMEOUT), then --protocol kernelbench
 #             on the cached builds (OURS_KB_TIMEOUT; OURS_KB=0 skips it;
-#             COMPILE_BASELINE=0 skips timing torch.compile)
+#             COMPILE_BASELINE=0 skips timing torch.compile; OURS_MAIN=0
+#             skips the first; BUILD_JOBS sets --build-jobs)
 #   diag      where a Triton answer dies (triton_diag.py; the answer
 #             alone through eval, unconfined and confined)
 #   sample    a sample of levels 1 and 2 imported (IMPORT1, IMPORT2; default
@@ -131,13 +132,16 @@ if has ours; then
   dir="$RUN/study"
   gen_rundir "$dir/run"
   cp "$dir/map.json" "$OUT/map.json"
+  if [ "${OURS_MAIN:-1}" = 1 ]; then
   stamp "ours: skilldb_kernelbench eval (this verifier's protocol)"
   t0=$(now)
   nocb=(); [ "${COMPILE_BASELINE:-1}" = 0 ] && nocb=(--no-compile-baseline)
+  jobs=(); [ -n "${BUILD_JOBS:-}" ] && jobs=(--build-jobs "$BUILD_JOBS")
   timeout "${OURS_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache" "${nocb[@]}" \
-    --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
+    "${jobs[@]}" --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/ours_wall.txt"
   tail -25 "$dir/ours.log"
+  fi
   if [ "${OURS_KB:-1}" = 1 ]; then
   stamp "ours: --protocol kernelbench (builds cached)"
   t0=$(now)
