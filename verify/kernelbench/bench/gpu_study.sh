@@ -21,6 +21,8 @@
 #             skips the first; BUILD_JOBS sets --build-jobs)
 #   diag      where a Triton answer dies (triton_diag.py; the answer
 #             alone through eval, unconfined and confined)
+#   compile   the torch.compile baseline: the three study problems' honest
+#             CUDA answers, builds cached by `ours` (COMPILE_TIMEOUT)
 #   sample    a sample of levels 1 and 2 imported (IMPORT1, IMPORT2; default
 #             1-20 and 1-10), bounded by IMPORT_TIMEOUT
 #   harness   KernelBench's harness on every answer (HARNESS_TIMEOUT)
@@ -153,6 +155,21 @@ if has ours; then
   fi
   # A stopped run leaves its results files (ours.jsonl, ours-kb.jsonl): they
   # come back in logs.tgz, and a resumed eval rebuilds the report from them.
+fi
+
+if has compile; then
+  # Speedups over torch.compile: the honest CUDA answer of each study
+  # problem, builds from the cache of `ours`, the compile baseline timed.
+  dir="$RUN/study"; d="$RUN/compile"; rm -rf "$d"; mkdir -p "$d/run"
+  cp "$HERE/answers/l1p12_cuda_correct.py" "$d/run/level_1_problem_12_sample_0_kernel.py"
+  cp "$HERE/answers/l1p40_cuda_correct.py" "$d/run/level_1_problem_40_sample_0_kernel.py"
+  cp "$HERE/answers/l2p76_cuda_bias_relu.py" "$d/run/level_2_problem_76_sample_0_kernel.py"
+  stamp "compile: the torch.compile baseline on three honest answers"
+  t0=$(now)
+  timeout "${COMPILE_TIMEOUT:-150}" "$KB" eval "$d/run" --cache "$dir/cache" \
+    --results "$d/compile.jsonl" --json > "$OUT/compile.json" 2> "$d/compile.log"
+  echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/compile_wall.txt"
+  tail -5 "$d/compile.log"
 fi
 
 if has sample; then
