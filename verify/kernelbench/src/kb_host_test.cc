@@ -525,6 +525,13 @@ TEST_CASE("KernelBench's protocol: its trials, its timing loop, its speedup") {
   REQUIRE(wrong.ok());
   CHECK(wrong->verdict == "incorrect");
   CHECK(wrong->trials == 2);  // KernelBench runs every trial
+  // A tensor subclass is compared like a tensor by eval.py (the H200 study's
+  // lazy-subclass answer is correct under KernelBench's harness).
+  auto lazy = w.kernelbench->Evaluate(w.scale_add, kLazy);
+  REQUIRE(lazy.ok());
+  INFO(Codes(*lazy));
+  CHECK(lazy->verdict == "correct");
+  CHECK_FALSE(HasFinding(lazy->findings, FindingCode::kLazyOutput));
 }
 
 TEST_CASE("a run directory is evaluated, scored by level and resumed") {
