@@ -283,7 +283,10 @@ class Runner {
     (void)util::WriteFileAtomic(o_.out_dir + "/" + base, answer);
     std::lock_guard<std::mutex> lock(mu_);
     results_.push_back(kbv::ResultToJson(result));
-    trajectories_ << TrajectoryJson(*t).dump() << "\n";
+    // Model text cut at a byte limit may end inside a UTF-8 sequence: such
+    // bytes are replaced, never thrown on.
+    trajectories_ << TrajectoryJson(*t).dump(-1, ' ', false, json::error_handler_t::replace)
+                  << "\n";
     trajectories_.flush();
   }
 
@@ -463,7 +466,7 @@ std::string KernelBenchRunReportToJson(const KernelBenchRunReport& r) {
             {"trajectories_path", r.trajectories_path},
             {"per_turn", std::move(turns)},
             {"eval", json::parse(verify::kb::RunReportToJson(r.eval))}};
-  return j.dump();
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string FormatKernelBenchRunReport(const KernelBenchRunReport& r) {

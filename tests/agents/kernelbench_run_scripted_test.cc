@@ -15,6 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "agents_test_util.h"
@@ -247,6 +250,11 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
   const Json& level = report["eval"]["levels_eager"][0];
   CHECK(level["total_count"] == 4);
   CHECK(level.contains("fast_p"));
+  // pass@1 over two samples: the learner 2 of 2, the others 0 of 2.
+  CHECK(level["pass_at_k"]["1"].get<double>() == doctest::Approx(0.25));
+  // Progress on stderr, one line per turn.
+  CHECK(Contains(run.err, "level1/1 sample 0 turn 2: correct"));
+  CHECK(Contains(run.err, "level1/3 sample 0 turn 1: hack [cached_output]"));
 
   // The hack was named, and the model was told so at its second turn.
   std::ifstream traj(w.out + "/trajectories.jsonl");
@@ -290,6 +298,17 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
   const Json again = Json::parse(eval.out);
   CHECK(again["resumed"] == 8);
   CHECK(again["levels_eager"][0]["fast_p"] == level["fast_p"]);
+
+  // As a person runs it: eval's table, then the per-turn lines.
+  std::vector<std::string> human = w.RunArgs(w.dir.Sub("run-human"));
+  human[std::find(human.begin(), human.end(), "--turns") - human.begin() + 1] = "1";
+  human[std::find(human.begin(), human.end(), "--samples") - human.begin() + 1] = "1";
+  human[std::find(human.begin(), human.end(), "--problems") - human.begin() + 1] = "1-3";
+  auto text = w.Cli(human);
+  REQUIRE_MESSAGE(text.code == 0, text.err);
+  CHECK(Contains(text.out, "level 1 over eager: n=3"));
+  CHECK(Contains(text.out, "fast_1.0 0.000"));
+  CHECK(Contains(text.out, "turn 1: answered 2, correct 0"));
 }
 
 bool TorchAvailable() {
