@@ -1,4 +1,5 @@
 #include "ipc.h"
+#include "worker_client.h"
 
 #include <doctest/doctest.h>
 #include <sys/socket.h>
@@ -56,6 +57,20 @@ TEST_CASE("frames over the size limit or with a bad magic are corruption") {
   const char junk[16] = {'J', 'U', 'N', 'K'};
   REQUIRE(::write(q.fds[0], junk, sizeof(junk)) == sizeof(junk));
   CHECK(ReceiveMessage(q.fds[1], 1000).status().code() == StatusCode::kCorruption);
+}
+
+TEST_CASE("a dead worker's message quotes faulthandler's stack, not its module list") {
+  const std::string log =
+      "loading...\nFatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent "
+      "call first):\n  File \"/x/driver.py\", line 713 in __call__\n\nExtension modules: "
+      "numpy.core, " + std::string(5000, 'm') + " (total: 38)\n";
+  const std::string m = CrashExcerpt(log);
+  CHECK(m.find("crash stack: Fatal Python error: Segmentation fault") == 0);
+  CHECK(m.find("driver.py\", line 713") != std::string::npos);
+  CHECK(m.find("Extension modules") == std::string::npos);
+  CHECK(CrashExcerpt(std::string(1000, 'x') + "last words") ==
+        "log tail: " + std::string(290, 'x') + "last words");
+  CHECK(CrashExcerpt("Fatal Python error: " + std::string(5000, 's')).size() < 2100);
 }
 
 }  // namespace

@@ -98,6 +98,22 @@ void WorkerProcess::Kill() {
   alive_ = false;
 }
 
+std::string CrashExcerpt(const std::string& log) {
+  // Python's faulthandler writes the stack of every thread after "Fatal
+  // Python error", then a long list of extension modules: the stack is
+  // what says where a native crash happened, so it is what gets quoted.
+  const size_t fatal = log.rfind("Fatal Python error");
+  if (fatal == std::string::npos) {
+    return "log tail: " + log.substr(log.size() > 300 ? log.size() - 300 : 0);
+  }
+  std::string stack = log.substr(fatal);
+  const size_t modules = stack.find("\nExtension modules:");
+  if (modules != std::string::npos) stack.resize(modules);
+  constexpr size_t kMax = 2000;
+  if (stack.size() > kMax) stack = stack.substr(0, kMax) + " [...]";
+  return "crash stack: " + stack;
+}
+
 std::string WorkerProcess::LogTail(size_t max_bytes) const {
   auto text = ReadFile(log_path_, int64_t{1} << 30);
   if (!text.ok()) return "";
@@ -136,7 +152,8 @@ WorkerFailure WorkerProcess::Reap(bool timed_out, double timeout_s) {
   ::kill(-pid_, SIGKILL);  // stray children of the group
   pid_ = -1;
   alive_ = false;
-  const std::string tail = LogTail(600);
+  const std::string log = LogTail(16384);
+  const std::string tail = log.size() > 600 ? log.substr(log.size() - 600) : log;
   if (timed_out) {
     f.code = FindingCode::kTimeout;
     f.message = "a call did not finish within " +
@@ -188,7 +205,7 @@ WorkerFailure WorkerProcess::Reap(bool timed_out, double timeout_s) {
     }
   }
   if (!tail.empty() && f.code != FindingCode::kSandboxViolation) {
-    f.message += "; log tail: " + tail.substr(tail.size() > 300 ? tail.size() - 300 : 0);
+    f.message += "; " + CrashExcerpt(log);
   }
   return f;
 }

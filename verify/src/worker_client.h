@@ -46,6 +46,11 @@ struct CallOutcome {
   WorkerFailure failure;  // when !ok
 };
 
+// What a failure message quotes from a dead worker's log: from the last
+// "Fatal Python error" (faulthandler's stacks, without its list of extension
+// modules; at most 2,000 bytes) when there is one, else its last 300 bytes.
+std::string CrashExcerpt(const std::string& log);
+
 class WorkerProcess {
  public:
   // Starts the worker. IOError if it cannot be spawned.

@@ -18,6 +18,8 @@
 #             verifier's protocol (OURS_TIMEOUT), then --protocol kernelbench
 #             on the cached builds (OURS_KB_TIMEOUT; OURS_KB=0 skips it;
 #             COMPILE_BASELINE=0 skips timing torch.compile)
+#   diag      where a Triton answer dies (triton_diag.py; the answer
+#             alone through eval, unconfined and confined)
 #   sample    a sample of levels 1 and 2 imported (IMPORT1, IMPORT2; default
 #             1-20 and 1-10), bounded by IMPORT_TIMEOUT
 #   harness   KernelBench's harness on every answer (HARNESS_TIMEOUT)
@@ -104,6 +106,25 @@ if has import; then
   "$KB" import "$KBW/kb/KernelBench" --level 1 --problems 12,40 "${scr[@]}" 2> "$RUN/import0.log" > /dev/null
   "$KB" import "$KBW/kb/KernelBench" --level 2 --problems 76 "${scr[@]}" 2>> "$RUN/import0.log" > /dev/null
   echo "study problems imported in $(python3 -c "print(round($(now) - $t0, 1))") s"
+fi
+
+if has diag; then
+  # Where a Triton answer dies (triton_diag.py), then the same answer alone
+  # through the verifier, unconfined and confined, with the runner's log.
+  stamp "diag: Triton answer in fresh interpreters"
+  prob=$(ls "$KBW"/kb/KernelBench/level1/12_*.py)
+  [ "${DIAG_PY:-1}" = 1 ] && timeout 300 python3 "$HERE/triton_diag.py" --problem "$prob" \
+    --answer "$HERE/answers/l1p12_triton_correct.py" 2>&1 | tee "$RUN/diag.log"
+  for mode in noconfine confine; do
+    d="$RUN/diag-$mode"; rm -rf "$d"; mkdir -p "$d/run"
+    cp "$HERE/answers/l1p12_triton_correct.py" "$d/run/level_1_problem_12_sample_0_kernel.py"
+    extra=(); [ $mode = noconfine ] && extra=(--no-confine)
+    stamp "diag: eval, $mode"
+    timeout 120 "$KB" eval "$d/run" --cache "$d/cache" --no-compile-baseline \
+      "${extra[@]}" --json > "$d/out.json" 2> "$d/err.log"
+    echo "rc=$?"; tail -5 "$d/err.log"
+    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); [print(r['verdict'], r.get('isolation',{}).get('notes'), r['error_message']) for r in j['results']]" "$d/out.json" 2>&1 | tee -a "$RUN/diag.log"
+  done
 fi
 
 if has ours; then

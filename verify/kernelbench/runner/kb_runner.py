@@ -20,6 +20,7 @@ asked and reports what it saw; it decides nothing.
 
 import argparse
 import copy
+import faulthandler
 import math
 import importlib
 import os
@@ -28,6 +29,9 @@ import sys
 import time
 import traceback
 
+# A native crash (the driver, a candidate's kernel) leaves the Python stack
+# in the runner's log, which the verifier's report quotes.
+faulthandler.enable()
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
