@@ -3,6 +3,7 @@
 // is one forward pass over lines, no backtracking regex.
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <set>
 
 #include "skilldb/policy/kernelbench_answer.h"
@@ -56,9 +57,14 @@ bool IsFence(std::string_view line, std::string* marker, std::string* info) {
   std::string_view rest = TrimLeft(t.substr(n));
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
   info->clear();
+  // The info string's first word, kept to ASCII letters, digits and
+  // "+#._-" (it is quoted back in notes; a cut never splits UTF-8).
   for (char ch : rest) {
-    if (ch == ' ' || ch == '{') break;
-    info->push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    if (ch == ' ' || ch == '{' || info->size() >= 32) break;
+    const unsigned char u = static_cast<unsigned char>(ch);
+    if (u != 0 && u < 0x80 && (std::isalnum(u) || std::strchr("+#._-", ch) != nullptr)) {
+      info->push_back(static_cast<char>(std::tolower(u)));
+    }
   }
   return true;
 }
@@ -147,7 +153,7 @@ std::string KindName(Kind k) {
 }
 
 std::string Describe(const Block& b) {
-  std::string info = b.info.empty() ? "no info string" : util::OneLine(b.info).substr(0, 24);
+  const std::string info = b.info.empty() ? "no info string" : b.info;
   const size_t lines = static_cast<size_t>(std::count(b.body.begin(), b.body.end(), '\n'));
   return "block " + std::to_string(b.index) + " (" + info + ", " + std::to_string(lines) +
          " lines)";
@@ -375,7 +381,7 @@ Result<KernelBenchFormat> ParseFormat(std::string_view name) {
   if (name == "cuda") return KernelBenchFormat::kCuda;
   if (name == "triton") return KernelBenchFormat::kTriton;
   if (name == "cpp") return KernelBenchFormat::kCpp;
-  return Status::InvalidArgument("answer format '" + util::OneLine(name).substr(0, 40) +
+  return Status::InvalidArgument("answer format '" + util::OneLine(name) +
                                  "': expected cuda, triton or cpp");
 }
 

@@ -175,6 +175,17 @@ TEST_CASE("a triton answer is detected as triton") {
   CHECK(e.backend == "triton");
 }
 
+TEST_CASE("an info string's odd bytes are not quoted back in the notes") {
+  const std::string text = std::string("```sh\xff\x1b[2J\nls\n```\n```python\n") + Whole() + "```\n";
+  KernelBenchExtraction e = ExtractKernelBenchAnswer(text);
+  REQUIRE(e.found);
+  REQUIRE_FALSE(e.unused.empty());
+  for (const std::string& u : e.unused) {
+    for (unsigned char c : u) CHECK((c >= 0x20 && c < 0x7f));
+  }
+  CHECK(Mentions(e.unused, "block 1 (sh2j"));
+}
+
 TEST_CASE("answer format names parse and others are refused") {
   CHECK(*ParseKernelBenchFormat("cuda") == KernelBenchFormat::kCuda);
   CHECK(*ParseKernelBenchFormat("triton") == KernelBenchFormat::kTriton);
