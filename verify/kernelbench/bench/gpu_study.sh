@@ -17,9 +17,12 @@
 #   ours      every answer through skilldb_kernelbench eval, this
 #             verifier's protocol (OURS_TIMEOUT), then --protocol kernelbench
 #             on the cached builds (OURS_KB_TIMEOUT; OURS_KB=0 skips it;
-#             COMPILE_BASELINE=0 skips timing torch.compile)
+#             COMPILE_BASELINE=0 skips timing torch.compile; OURS_MAIN=0
+#             skips the first; BUILD_JOBS sets --build-jobs)
 #   diag      where a Triton answer dies (triton_diag.py; the answer
 #             alone through eval, unconfined and confined)
+#   compile   the torch.compile baseline: the three study problems' honest
+#             CUDA answers, builds cached by `ours` (COMPILE_TIMEOUT)
 #   sample    a sample of levels 1 and 2 imported (IMPORT1, IMPORT2; default
 #             1-20 and 1-10), bounded by IMPORT_TIMEOUT
 #   harness   KernelBench's harness on every answer (HARNESS_TIMEOUT)
@@ -131,13 +134,16 @@ if has ours; then
   dir="$RUN/study"
   gen_rundir "$dir/run"
   cp "$dir/map.json" "$OUT/map.json"
+  if [ "${OURS_MAIN:-1}" = 1 ]; then
   stamp "ours: skilldb_kernelbench eval (this verifier's protocol)"
   t0=$(now)
   nocb=(); [ "${COMPILE_BASELINE:-1}" = 0 ] && nocb=(--no-compile-baseline)
+  jobs=(); [ -n "${BUILD_JOBS:-}" ] && jobs=(--build-jobs "$BUILD_JOBS")
   timeout "${OURS_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache" "${nocb[@]}" \
-    --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
+    "${jobs[@]}" --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/ours_wall.txt"
   tail -25 "$dir/ours.log"
+  fi
   if [ "${OURS_KB:-1}" = 1 ]; then
   stamp "ours: --protocol kernelbench (builds cached)"
   t0=$(now)
@@ -149,6 +155,21 @@ if has ours; then
   fi
   # A stopped run leaves its results files (ours.jsonl, ours-kb.jsonl): they
   # come back in logs.tgz, and a resumed eval rebuilds the report from them.
+fi
+
+if has compile; then
+  # Speedups over torch.compile: the honest CUDA answer of each study
+  # problem, builds from the cache of `ours`, the compile baseline timed.
+  dir="$RUN/study"; d="$RUN/compile"; rm -rf "$d"; mkdir -p "$d/run"
+  cp "$HERE/answers/l1p12_cuda_correct.py" "$d/run/level_1_problem_12_sample_0_kernel.py"
+  cp "$HERE/answers/l1p40_cuda_correct.py" "$d/run/level_1_problem_40_sample_0_kernel.py"
+  cp "$HERE/answers/l2p76_cuda_bias_relu.py" "$d/run/level_2_problem_76_sample_0_kernel.py"
+  stamp "compile: the torch.compile baseline on three honest answers"
+  t0=$(now)
+  timeout "${COMPILE_TIMEOUT:-150}" "$KB" eval "$d/run" --cache "$dir/cache" \
+    --results "$d/compile.jsonl" --json > "$OUT/compile.json" 2> "$d/compile.log"
+  echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/compile_wall.txt"
+  tail -5 "$d/compile.log"
 fi
 
 if has sample; then

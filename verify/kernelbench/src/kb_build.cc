@@ -54,6 +54,12 @@ bool MoveTree(const std::string& from, const std::string& to) {
   return true;
 }
 
+bool CopyMissing(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::skip_existing, ec);
+  return !ec;
+}
+
 Builder::Builder(RunnerOptions runner, EvalOptions options, std::string cache_root,
                  std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu)
     : runner_(std::move(runner)),

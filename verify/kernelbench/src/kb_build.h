@@ -94,6 +94,14 @@ class Builder {
 // Copies a directory tree (rename when it can). Best effort; false on failure.
 bool MoveTree(const std::string& from, const std::string& to);
 
+// Copies into `to` the files of the tree `from` that `to` lacks; a file
+// already there is never rewritten (a runner may have it mapped: Triton's
+// cuda_utils.so rewritten in place under a loaded copy crashed the runner
+// with SIGSEGV). Caches keyed by content hold the same bytes under the same
+// name, so skipping is exact. Best effort; false if something could not be
+// copied.
+bool CopyMissing(const std::string& from, const std::string& to);
+
 }  // namespace skilldb::verify::kb::internal
 
 #endif  // SKILLDB_VERIFY_KERNELBENCH_BUILD_H_

@@ -164,10 +164,10 @@ Result<std::unique_ptr<Runner>> EvaluatorImpl::TakeCandidate(const BuildRecord& 
   }
   r->UpdateHello(init.header);
   if (build.triton) {
-    std::error_code ec;
-    fs::copy(JoinPath(JoinPath(cache_root_, "triton"), build.key),
-             JoinPath(r->scratch(), "triton"),
-             fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+    // The build's kernels and launchers; what the runner made itself at
+    // init (cuda_utils.so, loaded) stays as it is.
+    CopyMissing(JoinPath(JoinPath(cache_root_, "triton"), build.key),
+                JoinPath(r->scratch(), "triton"));
   }
   return r;
 }

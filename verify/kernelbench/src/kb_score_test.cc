@@ -42,7 +42,7 @@ TEST_CASE("pass@k is the unbiased estimator of eval_from_generations") {
   CHECK(PassAtK(10, 3, 5) == doctest::Approx(1.0 - 21.0 / 252.0));
 }
 
-EvalResult Result(int level, int problem, int sample, const std::string& verdict,
+EvalResult MakeResult(int level, int problem, int sample, const std::string& verdict,
                   std::optional<double> speedup) {
   EvalResult r;
   r.level = level;
@@ -58,9 +58,9 @@ EvalResult Result(int level, int problem, int sample, const std::string& verdict
 
 TEST_CASE("level scores count sample 0, missing problems as incorrect, and credit on request") {
   const std::vector<EvalResult> results = {
-      Result(1, 1, 0, "correct", 1.5), Result(1, 1, 1, "incorrect", std::nullopt),
-      Result(1, 2, 0, "not_credited", 3.0), Result(1, 3, 0, "hack", std::nullopt),
-      Result(2, 1, 0, "correct", 0.9)};
+      MakeResult(1, 1, 0, "correct", 1.5), MakeResult(1, 1, 1, "incorrect", std::nullopt),
+      MakeResult(1, 2, 0, "not_credited", 3.0), MakeResult(1, 3, 0, "hack", std::nullopt),
+      MakeResult(2, 1, 0, "correct", 0.9)};
   const std::map<int, int> n = {{1, 5}, {2, 2}};
   const auto plain = ScoreResults(results, n, "eager", false);
   REQUIRE(plain.size() == 2);
@@ -165,7 +165,7 @@ TEST_CASE("relative RMS error and sample indices") {
 }
 
 TEST_CASE("a result survives JSON and back") {
-  EvalResult r = Result(2, 17, 3, "hack", std::nullopt);
+  EvalResult r = MakeResult(2, 17, 3, "hack", std::nullopt);
   r.answer_hash = "abc";
   r.protocol = Protocol::kKernelBench;
   r.findings.push_back({FindingCode::kCachedOutput, "timed call r0c3"});

@@ -1,11 +1,13 @@
 // The task store, problem lists and run directories: no Python needed.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "file_util.h"
+#include "kb_build.h"
 #include "kb_internal.h"
 
 namespace skilldb::verify::kb {
@@ -107,6 +109,26 @@ TEST_CASE("a compiler outside /usr named by CC or CXX has its prefix shown to ru
   if (old_cxx) ::setenv("CXX", saved_cxx.c_str(), 1); else ::unsetenv("CXX");
   CHECK(std::find(dirs.begin(), dirs.end(), "/opt/skilldb-test-gcc") != dirs.end());
   CHECK(std::find(dirs.begin(), dirs.end(), "/usr") == dirs.end());
+}
+
+TEST_CASE("a build's Triton cache joins a runner's without rewriting a file it may have loaded") {
+  TempDir t;
+  const std::string from = JoinPath(t.path, "build"), to = JoinPath(t.path, "runner");
+  REQUIRE(verify::internal::MakeDirs(JoinPath(from, "k1")).ok());
+  REQUIRE(verify::internal::MakeDirs(JoinPath(to, "k1")).ok());
+  Write(JoinPath(from, "k1/cuda_utils.so"), "the build's copy");
+  Write(JoinPath(from, "k1/kernel.cubin"), "cubin");
+  Write(JoinPath(to, "k1/cuda_utils.so"), "the runner's loaded copy");
+  struct stat before {};
+  REQUIRE(::stat(JoinPath(to, "k1/cuda_utils.so").c_str(), &before) == 0);
+  CHECK(internal::CopyMissing(from, to));
+  struct stat after {};
+  REQUIRE(::stat(JoinPath(to, "k1/cuda_utils.so").c_str(), &after) == 0);
+  CHECK(after.st_ino == before.st_ino);
+  CHECK(*verify::internal::ReadFile(JoinPath(to, "k1/cuda_utils.so"), 1 << 20) ==
+        "the runner's loaded copy");
+  CHECK(*verify::internal::ReadFile(JoinPath(to, "k1/kernel.cubin"), 1 << 20) == "cubin");
+  CHECK_FALSE(internal::CopyMissing(JoinPath(t.path, "absent"), to));
 }
 
 TEST_CASE("problem lists parse ranges and refuse garbage") {
