@@ -6,10 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -122,6 +120,12 @@ class Runner {
     trajectories_path_ = o_.out_dir + "/trajectories.jsonl";
     trajectories_.open(trajectories_path_, std::ios::app);
     if (!trajectories_) return Status::IOError("cannot append to " + trajectories_path_);
+    // Each sample's result goes where kernelbench eval looks first, as soon
+    // as the sample is done: a stopped run's results are kept, and the
+    // closing table reads them back instead of recomputing.
+    results_path_ = o_.out_dir + "/skilldb_eval.jsonl";
+    results_.open(results_path_, std::ios::app);
+    if (!results_) return Status::IOError("cannot append to " + results_path_);
     return Status::Ok();
   }
 
@@ -139,6 +143,14 @@ class Runner {
   }
 
   const std::string& trajectories_path() const { return trajectories_path_; }
+  const std::string& results_path() const { return results_path_; }
+  // IOError if a line could not be written to either file.
+  Status WriteStatus() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!trajectories_) return Status::IOError("cannot append to " + trajectories_path_);
+    if (!results_) return Status::IOError("cannot append to " + results_path_);
+    return Status::Ok();
+  }
   int generation_errors() const { return generation_errors_.load(); }
   int no_answer() const { return no_answer_.load(); }
 
@@ -282,7 +294,8 @@ class Runner {
     result.sample = t->sample;
     (void)util::WriteFileAtomic(o_.out_dir + "/" + base, answer);
     std::lock_guard<std::mutex> lock(mu_);
-    results_.push_back(kbv::ResultToJson(result));
+    results_ << kbv::ResultToJson(result) << "\n";
+    results_.flush();
     // Model text cut at a byte limit may end inside a UTF-8 sequence: such
     // bytes are replaced, never thrown on.
     trajectories_ << TrajectoryJson(*t).dump(-1, ' ', false, json::error_handler_t::replace)
@@ -328,21 +341,16 @@ class Runner {
     return j;
   }
 
- public:
-  std::vector<std::string> TakeResults() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return std::move(results_);
-  }
-
  private:
   const KernelBenchRunOptions& o_;
   llm::Backbone* backbone_;
   kbv::Evaluator* ev_;
   std::string device_;
   std::string trajectories_path_;
-  std::ofstream trajectories_;
-  std::mutex mu_;
-  std::vector<std::string> results_;
+  std::string results_path_;
+  std::mutex mu_;  // guards the two streams and progress
+  std::ofstream trajectories_;  // GUARDED_BY(mu_)
+  std::ofstream results_;       // GUARDED_BY(mu_)
   std::atomic<int> generation_errors_{0};
   std::atomic<int> no_answer_{0};
 };
@@ -419,20 +427,12 @@ Result<KernelBenchRunReport> RunKernelBench(const KernelBenchRunOptions& o,
     });
   }
   for (std::thread& th : pool) th.join();
-  // The results go where kernelbench eval looks first, so its report over
-  // the layout is read back, not recomputed.
-  const std::string results_path = o.out_dir + "/skilldb_eval.jsonl";
-  {
-    std::ofstream out(results_path, std::ios::app);
-    for (const std::string& line : runner.TakeResults()) out << line << "\n";
-    out.flush();
-    if (!out) return Status::IOError("cannot append to " + results_path);
-  }
+  SKILLDB_RETURN_IF_ERROR(runner.WriteStatus());
   kbv::RunOptions ro;
   ro.run_dir = o.out_dir;
   ro.level = o.level;
   ro.problems = o.problems;
-  ro.results_path = results_path;
+  ro.results_path = runner.results_path();
   KernelBenchRunReport report;
   SKILLDB_ASSIGN_OR_RETURN(report.eval, kbv::EvaluateRunDir(ro, evaluator, store));
   report.turns = gd::ScoreTurns(all, o.turns);
