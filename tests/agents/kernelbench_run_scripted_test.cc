@@ -34,6 +34,12 @@ using skilldb::testing::Contains;
 
 bool g_torch = false;
 
+// The Python with torch: $SKILLDB_KB_PYTHON, else /usr/bin/python3.
+std::string Python() {
+  const char* v = std::getenv("SKILLDB_KB_PYTHON");
+  return v != nullptr && v[0] != '\0' ? v : "/usr/bin/python3";
+}
+
 std::string Tmp() {
   const char* t = std::getenv("TMPDIR");
   return t ? t : "/tmp";
@@ -174,7 +180,7 @@ struct World {
             "--problems", "1-4", "--llm-url", server->base_url(), "--llm-model",
             "scripted-model", "--llm-timeout", "4", "--llm-retries", "0", "--turns", "2",
             "--samples", "2", "--skills", "on", "--device", "cpu", "--python",
-            "/usr/bin/python3", "--cache", cache, "--trials", "2", "--rounds", "2",
+            Python(), "--cache", cache, "--trials", "2", "--rounds", "2",
             "--calls", "8", "--seed", "12345", "--no-compile-baseline"};
   }
 };
@@ -204,12 +210,12 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
   if (!g_torch) return;
   World& w = W();
   auto imported = w.Cli({"--json", "kernelbench", "import", w.dir.Sub("KernelBench"), "--store",
-                         w.store, "--device", "cpu", "--python", "/usr/bin/python3"});
+                         w.store, "--device", "cpu", "--python", Python()});
   REQUIRE_MESSAGE(imported.code == 0, imported.err);
 
   auto missing = w.Cli({"kernelbench", "run", w.dir.Sub("none"), "--store", w.store, "--level",
                         "1", "--problems", "90-99", "--skills", "off", "--llm-url",
-                        w.server->base_url(), "--device", "cpu", "--python", "/usr/bin/python3"});
+                        w.server->base_url(), "--device", "cpu", "--python", Python()});
   CHECK(missing.code == 1);
   CHECK(Contains(missing.err, "kernelbench import"));
 
@@ -291,7 +297,7 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
 
   // kernelbench eval over the directory agrees and recomputes nothing.
   auto eval = w.Cli({"--json", "kernelbench", "eval", w.out, "--store", w.store, "--level", "1",
-                     "--device", "cpu", "--python", "/usr/bin/python3", "--cache", w.cache,
+                     "--device", "cpu", "--python", Python(), "--cache", w.cache,
                      "--trials", "2", "--rounds", "2", "--calls", "8", "--seed", "12345",
                      "--no-compile-baseline"});
   REQUIRE_MESSAGE(eval.code == 0, eval.err);
@@ -299,8 +305,11 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
   CHECK(again["resumed"] == 8);
   CHECK(again["levels_eager"][0]["fast_p"] == level["fast_p"]);
 
-  // As a person runs it: eval's table, then the per-turn lines.
+  // As a person runs it, with --skills off (the ablation): eval's table,
+  // then the per-turn lines, and no skill in any prompt.
+  w.server->ClearLog();
   std::vector<std::string> human = w.RunArgs(w.dir.Sub("run-human"));
+  human[std::find(human.begin(), human.end(), "--skills") - human.begin() + 1] = "off";
   human[std::find(human.begin(), human.end(), "--turns") - human.begin() + 1] = "1";
   human[std::find(human.begin(), human.end(), "--samples") - human.begin() + 1] = "1";
   human[std::find(human.begin(), human.end(), "--problems") - human.begin() + 1] = "1-3";
@@ -309,11 +318,17 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
   CHECK(Contains(text.out, "level 1 over eager: n=3"));
   CHECK(Contains(text.out, "fast_1.0 0.000"));
   CHECK(Contains(text.out, "turn 1: answered 2, correct 0"));
+  CHECK(Contains(text.out, "skills off"));
+  REQUIRE(w.server->RequestCount() >= 3);
+  for (const auto& req : w.server->Requests()) {
+    CHECK_FALSE(Contains(req.prompt, "# Skills from the library"));
+  }
 }
 
 bool TorchAvailable() {
-  return std::system("/usr/bin/python3 -c 'import torch, torch.utils.cpp_extension' "
-                     ">/dev/null 2>&1") == 0;
+  const std::string cmd = "'" + Python() +
+                          "' -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
 }
 
 }  // namespace
@@ -330,8 +345,8 @@ int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
   const int rc = context.run();
   if (rc == 0 && !skilldb::kb_run_scripted::g_torch) {
-    std::printf("no Python with torch (/usr/bin/python3 -c 'import torch'): the scripted "
-                "kernelbench run was skipped\n");
+    std::printf("no Python with torch ($SKILLDB_KB_PYTHON or /usr/bin/python3 cannot import "
+                "torch): the scripted kernelbench run was skipped\n");
     return 77;
   }
   return rc;
