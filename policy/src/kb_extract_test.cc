@@ -186,6 +186,40 @@ TEST_CASE("an info string's odd bytes are not quoted back in the notes") {
   CHECK(Mentions(e.unused, "block 1 (sh2j"));
 }
 
+TEST_CASE("random texts made of answer fragments never break the extractor") {
+  // A fixed-seed mix of the pieces real answers are made of, in any order:
+  // every outcome is a value, a found answer has a source, and every note
+  // is printable (it is quoted back to the model and to terminals).
+  const std::vector<std::string> pieces = {
+      "```", "```python\n", "~~~\n", "```cuda\n", "```cpp\n", "class ModelNew(nn.Module):\n",
+      "    def forward(self, x):\n        return x\n", "cuda_sources=src", "cpp_sources = [k]",
+      "'''", "\"\"\"", "</think>", "<think>", "import torch\n", "src = r'''\n", "\n", "\r\n",
+      "Here is the answer.\n", "__global__ void k() {}\n", "\xff\xfe", "\x1b[2J", "x = 1\n"};
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int found = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string text;
+    const int n = static_cast<int>(next() % 24);
+    for (int i = 0; i < n; ++i) text += pieces[next() % pieces.size()];
+    const KernelBenchExtraction e = ExtractKernelBenchAnswer(text);
+    if (e.found) {
+      ++found;
+      REQUIRE_FALSE(e.source.empty());
+    }
+    for (const std::string& u : e.unused) {
+      for (unsigned char c : u) REQUIRE((c >= 0x20 && c < 0x7f));
+    }
+    (void)FormatKernelBenchFeedback(e, nullptr);
+  }
+  CHECK(found > 0);  // the mix does reach the answer paths
+}
+
 TEST_CASE("answer format names parse and others are refused") {
   CHECK(*ParseKernelBenchFormat("cuda") == KernelBenchFormat::kCuda);
   CHECK(*ParseKernelBenchFormat("triton") == KernelBenchFormat::kTriton);
