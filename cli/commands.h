@@ -237,8 +237,9 @@ Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items);
 
 // skilldb kernelbench ACTION (kernelbench_command.cc): import PATH, eval
 // RUN_DIR, list, run OUT_DIR (kernelbench_run_command.cc: the Policy Agent
-// through an OpenAI-compatible server, verified as answers arrive). The options map onto verify/kernelbench's (see
-// skilldb/verify/kernelbench.h for their meaning and defaults).
+// through an OpenAI-compatible server, verified as answers arrive). The options
+// map onto verify/kernelbench's (see skilldb/verify/kernelbench.h for their
+// meaning and defaults).
 struct KernelbenchArgs {
   std::string action;     // import | eval | list | run
   std::string path;       // import: a checkout, level folder or file; eval: RUN_DIR
@@ -268,10 +269,11 @@ struct KernelbenchArgs {
   int samples = 1;
   std::string skills = "on";  // on | off (the ablation)
   int select_k = 3;           // skills in the prompt
-  std::string format;         // cuda | triton | cpp ("" = cpp on --device cpu, else cuda)
+  std::string
+      format;  // cuda | triton | cpp ("" = cpp on --device cpu, else cuda)
   double temperature = 0.8;
   int max_tokens = 4096;
-  int concurrency = 0;        // trajectories in flight (0: min(16, all))
+  int concurrency = 0;  // trajectories in flight (0: min(16, all))
 };
 
 // Prints a usage error (bad arguments, found before any command ran) with
@@ -320,8 +322,8 @@ int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io);
 int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io);
 // kernelbench run (kernelbench_run_command.cc; NotSupported without the
 // agents' modules), with the runner and evaluation options already made.
-int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io,
-                      const verify::kb::RunnerOptions& runner,
+int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs& a,
+                      const Io& io, const verify::kb::RunnerOptions& runner,
                       const verify::kb::EvalOptions& eval);
 // export --sqlite (export_sqlite.cc)
 int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io);

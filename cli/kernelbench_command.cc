@@ -57,10 +57,12 @@ int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io) 
 
 #ifndef SKILLDB_CLI_AGENTS
 int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs&, const Io& io,
-                      const verify::kb::RunnerOptions&, const verify::kb::EvalOptions&) {
-  return Fail(g, io, Status::NotSupported(
-                         "kernelbench run needs the agents (policy/, summarize/, "
-                         "rerank/): this skilldb was built without them"));
+                      const verify::kb::RunnerOptions&,
+                      const verify::kb::EvalOptions&) {
+  return Fail(g, io,
+              Status::NotSupported(
+                  "kernelbench run needs the agents (policy/, summarize/, "
+                  "rerank/): this skilldb was built without them"));
 }
 #endif
 

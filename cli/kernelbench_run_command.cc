@@ -18,17 +18,20 @@ namespace kb = verify::kb;
 
 Status CheckRunArgs(const KernelbenchArgs& a) {
   if (a.path.empty()) {
-    return Status::InvalidArgument("kernelbench run needs OUT_DIR, the directory the answers go to");
+    return Status::InvalidArgument(
+        "kernelbench run needs OUT_DIR, the directory the answers go to");
   }
   if (a.level < 1) {
-    return Status::InvalidArgument("kernelbench run needs --level (1, 2, 3 or 4)");
+    return Status::InvalidArgument(
+        "kernelbench run needs --level (1, 2, 3 or 4)");
   }
   return Status::Ok();
 }
 
 policy::KernelBenchFormat DefaultFormat(const KernelbenchArgs& a) {
   if (!a.format.empty()) return *policy::ParseKernelBenchFormat(a.format);
-  return a.device == "cpu" ? policy::KernelBenchFormat::kCpp : policy::KernelBenchFormat::kCuda;
+  return a.device == "cpu" ? policy::KernelBenchFormat::kCpp
+                           : policy::KernelBenchFormat::kCuda;
 }
 
 // Everything the run borrows, alive until it ends.
@@ -40,12 +43,14 @@ struct RunRig {
 };
 
 Status BuildRig(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io,
-                const kb::RunnerOptions& runner, const kb::EvalOptions& eval, RunRig* r) {
+                const kb::RunnerOptions& runner, const kb::EvalOptions& eval,
+                RunRig* r) {
   if (a.skills == "on") {
     auto lib = OpenLibrary(g, /*read_only=*/true, io);
     if (!lib.ok()) {
       return Status(lib.status().code(),
-                    "--skills on reads the skill library: " + std::string(lib.status().message()) +
+                    "--skills on reads the skill library: " +
+                        std::string(lib.status().message()) +
                         " (--skills off runs without it)");
     }
     r->library = std::move(*lib);
@@ -60,7 +65,8 @@ Status BuildRig(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io,
   base.request_timeout_ms = 1800000;
   LlmClientArgs llm = a.llm;
   if (llm.max_in_flight == 0) llm.max_in_flight = std::max(8, a.concurrency);
-  SKILLDB_ASSIGN_OR_RETURN(llm::ClientConfig config, ResolveLlmConfig(llm, base, io));
+  SKILLDB_ASSIGN_OR_RETURN(llm::ClientConfig config,
+                           ResolveLlmConfig(llm, base, io));
   SKILLDB_ASSIGN_OR_RETURN(r->backbone, llm::OpenAiClient::Create(config));
   SKILLDB_ASSIGN_OR_RETURN(r->evaluator, kb::Evaluator::Make(runner, eval));
   return Status::Ok();
@@ -68,13 +74,16 @@ Status BuildRig(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io,
 
 }  // namespace
 
-int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io,
-                      const kb::RunnerOptions& runner, const kb::EvalOptions& eval) {
+int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs& a,
+                      const Io& io, const kb::RunnerOptions& runner,
+                      const kb::EvalOptions& eval) {
   if (Status st = CheckRunArgs(a); !st.ok()) return Fail(g, io, st);
-  auto store = kb::TaskStore::Open(a.store.empty() ? kb::TaskStore::DefaultDir() : a.store);
+  auto store = kb::TaskStore::Open(a.store.empty() ? kb::TaskStore::DefaultDir()
+                                                   : a.store);
   if (!store.ok()) return Fail(g, io, store.status());
   RunRig rig;
-  if (Status st = BuildRig(g, a, io, runner, eval, &rig); !st.ok()) return Fail(g, io, st);
+  if (Status st = BuildRig(g, a, io, runner, eval, &rig); !st.ok())
+    return Fail(g, io, st);
   policy::KernelBenchRunOptions o;
   o.out_dir = a.path;
   o.level = a.level;
@@ -90,9 +99,12 @@ int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs& a, const Io& i
   o.library = rig.library.get();
   if (rig.library) o.library_version = rig.library->CurrentVersion();
   if (g.progress != ProgressMode::kOff) {
-    o.progress = [&io](const std::string& line) { *io.err << EscapeLine(line) << "\n"; };
+    o.progress = [&io](const std::string& line) {
+      *io.err << EscapeLine(line) << "\n";
+    };
   }
-  auto report = policy::RunKernelBench(o, rig.backbone.get(), rig.evaluator.get(), *store);
+  auto report = policy::RunKernelBench(o, rig.backbone.get(),
+                                       rig.evaluator.get(), *store);
   if (!report.ok()) return Fail(g, io, report.status());
   if (g.json) {
     *io.out << policy::KernelBenchRunReportToJson(*report) << "\n";

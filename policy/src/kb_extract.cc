@@ -33,7 +33,8 @@ std::string_view LineAt(std::string_view text, size_t pos, size_t* next) {
 }
 
 std::string_view TrimLeft(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
   return s;
 }
 
@@ -55,14 +56,16 @@ bool IsFence(std::string_view line, std::string* marker, std::string* info) {
   if (n < 3) return false;
   *marker = std::string(n, c);
   std::string_view rest = TrimLeft(t.substr(n));
-  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t'))
+    rest.remove_suffix(1);
   info->clear();
   // The info string's first word, kept to ASCII letters, digits and
   // "+#._-" (it is quoted back in notes; a cut never splits UTF-8).
   for (char ch : rest) {
     if (ch == ' ' || ch == '{' || info->size() >= 32) break;
     const unsigned char u = static_cast<unsigned char>(ch);
-    if (u != 0 && u < 0x80 && (std::isalnum(u) || std::strchr("+#._-", ch) != nullptr)) {
+    if (u != 0 && u < 0x80 &&
+        (std::isalnum(u) || std::strchr("+#._-", ch) != nullptr)) {
       info->push_back(static_cast<char>(std::tolower(u)));
     }
   }
@@ -105,7 +108,8 @@ std::vector<Block> FencedBlocks(std::string_view text, int* outside) {
 }
 
 bool HasWord(std::string_view s, std::string_view word) {
-  for (size_t i = s.find(word); i != std::string_view::npos; i = s.find(word, i + 1)) {
+  for (size_t i = s.find(word); i != std::string_view::npos;
+       i = s.find(word, i + 1)) {
     const bool left = i == 0 || !IsIdentChar(s[i - 1]);
     const size_t end = i + word.size();
     if (left && (end >= s.size() || !IsIdentChar(s[end]))) return true;
@@ -114,10 +118,12 @@ bool HasWord(std::string_view s, std::string_view word) {
 }
 
 bool DefinesModelNew(std::string_view s) {
-  for (size_t i = s.find("class"); i != std::string_view::npos; i = s.find("class", i + 1)) {
+  for (size_t i = s.find("class"); i != std::string_view::npos;
+       i = s.find("class", i + 1)) {
     if (i > 0 && s[i - 1] != '\n') continue;
     std::string_view rest = TrimLeft(s.substr(i + 5));
-    if (rest.substr(0, 8) == "ModelNew" && (rest.size() == 8 || !IsIdentChar(rest[8]))) {
+    if (rest.substr(0, 8) == "ModelNew" &&
+        (rest.size() == 8 || !IsIdentChar(rest[8]))) {
       return true;
     }
   }
@@ -127,16 +133,20 @@ bool DefinesModelNew(std::string_view s) {
 Kind KindOf(const Block& b) {
   static const std::set<std::string> kPy = {"python", "py", "python3", "py3"};
   static const std::set<std::string> kCu = {"cuda", "cu", "cuh"};
-  static const std::set<std::string> kCc = {"cpp", "c++", "cc", "cxx", "c", "h", "hpp"};
+  static const std::set<std::string> kCc = {"cpp", "c++", "cc", "cxx",
+                                            "c",   "h",   "hpp"};
   if (kPy.count(b.info)) return Kind::kPython;
   if (kCu.count(b.info)) return Kind::kCuda;
-  if (kCc.count(b.info)) return HasWord(b.body, "__global__") ? Kind::kCuda : Kind::kCpp;
+  if (kCc.count(b.info))
+    return HasWord(b.body, "__global__") ? Kind::kCuda : Kind::kCpp;
   if (!b.info.empty()) return Kind::kOther;
   // No info string: sniff.
-  if (b.body.find("#include") != std::string::npos || HasWord(b.body, "__global__")) {
+  if (b.body.find("#include") != std::string::npos ||
+      HasWord(b.body, "__global__")) {
     return HasWord(b.body, "__global__") ? Kind::kCuda : Kind::kCpp;
   }
-  if (HasWord(b.body, "import") || HasWord(b.body, "def") || HasWord(b.body, "class")) {
+  if (HasWord(b.body, "import") || HasWord(b.body, "def") ||
+      HasWord(b.body, "class")) {
     return Kind::kPython;
   }
   return Kind::kOther;
@@ -144,19 +154,24 @@ Kind KindOf(const Block& b) {
 
 std::string KindName(Kind k) {
   switch (k) {
-    case Kind::kPython: return "python";
-    case Kind::kCuda: return "cuda";
-    case Kind::kCpp: return "c++";
-    case Kind::kOther: return "other";
+    case Kind::kPython:
+      return "python";
+    case Kind::kCuda:
+      return "cuda";
+    case Kind::kCpp:
+      return "c++";
+    case Kind::kOther:
+      return "other";
   }
   return "other";
 }
 
 std::string Describe(const Block& b) {
   const std::string info = b.info.empty() ? "no info string" : b.info;
-  const size_t lines = static_cast<size_t>(std::count(b.body.begin(), b.body.end(), '\n'));
-  return "block " + std::to_string(b.index) + " (" + info + ", " + std::to_string(lines) +
-         " lines)";
+  const size_t lines =
+      static_cast<size_t>(std::count(b.body.begin(), b.body.end(), '\n'));
+  return "block " + std::to_string(b.index) + " (" + info + ", " +
+         std::to_string(lines) + " lines)";
 }
 
 std::vector<std::string_view> Lines(std::string_view s) {
@@ -183,7 +198,8 @@ std::set<std::string> TopLevelNames(std::string_view src) {
     if (line.rfind("def ", 0) == 0 || line.rfind("class ", 0) == 0) {
       out.insert(ident(line, line.find(' ') + 1));
     } else if (line.rfind("import ", 0) == 0 || line.rfind("from ", 0) == 0) {
-      const size_t imp = line.rfind("import ", 0) == 0 ? 0 : line.find(" import ");
+      const size_t imp =
+          line.rfind("import ", 0) == 0 ? 0 : line.find(" import ");
       if (imp == std::string_view::npos) continue;
       std::string_view names = line.substr(line.find("import ", imp) + 7);
       size_t start = 0;
@@ -191,7 +207,8 @@ std::set<std::string> TopLevelNames(std::string_view src) {
         size_t comma = names.find(',', start);
         if (comma == std::string_view::npos) comma = names.size();
         std::string_view item = TrimLeft(names.substr(start, comma - start));
-        while (!item.empty() && (item.front() == '(')) item = TrimLeft(item.substr(1));
+        while (!item.empty() && (item.front() == '('))
+          item = TrimLeft(item.substr(1));
         const size_t as = item.find(" as ");
         if (as != std::string_view::npos) {
           out.insert(ident(TrimLeft(item.substr(as + 4)), 0));
@@ -203,7 +220,8 @@ std::set<std::string> TopLevelNames(std::string_view src) {
     } else {
       std::string name = ident(line, 0);
       std::string_view rest = TrimLeft(line.substr(name.size()));
-      if (!rest.empty() && rest[0] == '=' && (rest.size() == 1 || rest[1] != '=')) {
+      if (!rest.empty() && rest[0] == '=' &&
+          (rest.size() == 1 || rest[1] != '=')) {
         out.insert(name);
       } else if (!rest.empty() && rest[0] == ',') {
         out.insert(name);  // a, b = ...
@@ -219,7 +237,8 @@ std::set<std::string> UsedNames(std::string_view src) {
   std::set<std::string> out;
   size_t i = 0;
   while (i < src.size()) {
-    if (IsIdentStart(src[i]) && (i == 0 || (!IsIdentChar(src[i - 1]) && src[i - 1] != '.'))) {
+    if (IsIdentStart(src[i]) &&
+        (i == 0 || (!IsIdentChar(src[i - 1]) && src[i - 1] != '.'))) {
       size_t j = i;
       while (j < src.size() && IsIdentChar(src[j])) ++j;
       out.emplace(src.substr(i, j - i));
@@ -232,10 +251,13 @@ std::set<std::string> UsedNames(std::string_view src) {
 }
 
 // `cuda_sources=NAME` / `cpp_sources=NAME` in `src`: the NAMEs.
-std::vector<std::pair<std::string, std::string>> SourceArgs(std::string_view src) {
+std::vector<std::pair<std::string, std::string>> SourceArgs(
+    std::string_view src) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (std::string_view key : {std::string_view("cuda_sources"), std::string_view("cpp_sources")}) {
-    for (size_t i = src.find(key); i != std::string_view::npos; i = src.find(key, i + 1)) {
+  for (std::string_view key :
+       {std::string_view("cuda_sources"), std::string_view("cpp_sources")}) {
+    for (size_t i = src.find(key); i != std::string_view::npos;
+         i = src.find(key, i + 1)) {
       size_t j = i + key.size();
       while (j < src.size() && src[j] == ' ') ++j;
       if (j >= src.size() || src[j] != '=') continue;
@@ -254,10 +276,12 @@ std::vector<std::pair<std::string, std::string>> SourceArgs(std::string_view src
 // A Python string literal holding `text` verbatim: a raw triple-quoted
 // string whose quote does not occur in it, else an escaped one.
 std::string PyLiteral(const std::string& text) {
-  if (text.find("'''") == std::string::npos && (text.empty() || text.back() != '\\')) {
+  if (text.find("'''") == std::string::npos &&
+      (text.empty() || text.back() != '\\')) {
     return "r'''" + text + "'''";
   }
-  if (text.find("\"\"\"") == std::string::npos && (text.empty() || text.back() != '\\')) {
+  if (text.find("\"\"\"") == std::string::npos &&
+      (text.empty() || text.back() != '\\')) {
     return "r\"\"\"" + text + "\"\"\"";
   }
   std::string out = "'";
@@ -276,10 +300,11 @@ std::string PyLiteral(const std::string& text) {
 // start with; prose ("This kernel fuses ...") is not.
 bool LooksLikePython(std::string_view line) {
   if (line.empty() || line[0] == ' ' || line[0] == '\t') return true;
-  static const char* kStarts[] = {"import ", "from ", "class ", "def ", "@", "#", "if ",
-                                  "for ", "while ", "try:", "with ", "else", "elif ",
-                                  "except", "finally", ")", "]", "}", "\"\"\"", "'''",
-                                  "return", "assert ", "raise "};
+  static const char* kStarts[] = {
+      "import ", "from ",  "class ",  "def ",    "@",     "#",
+      "if ",     "for ",   "while ",  "try:",    "with ", "else",
+      "elif ",   "except", "finally", ")",       "]",     "}",
+      "\"\"\"",  "'''",    "return",  "assert ", "raise "};
   for (const char* s : kStarts) {
     if (line.rfind(s, 0) == 0) return true;
   }
@@ -294,11 +319,13 @@ bool LooksLikePython(std::string_view line) {
 
 // No fences: from the first Python-looking line before `class ModelNew` to
 // the first prose line after it.
-KernelBenchExtraction FromPlainText(std::string_view text, KernelBenchExtraction ex) {
+KernelBenchExtraction FromPlainText(std::string_view text,
+                                    KernelBenchExtraction ex) {
   std::vector<std::string_view> lines = Lines(text);
   size_t model = lines.size();
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (DefinesModelNew(std::string(lines[i]) + "\n") && lines[i].rfind("class", 0) == 0) {
+    if (DefinesModelNew(std::string(lines[i]) + "\n") &&
+        lines[i].rfind("class", 0) == 0) {
       model = i;
       break;
     }
@@ -336,21 +363,26 @@ KernelBenchExtraction FromPlainText(std::string_view text, KernelBenchExtraction
   size_t end = model + 1;
   while (end < lines.size() && code(end)) ++end;
   while (end > model + 1 && TrimLeft(lines[end - 1]).empty()) --end;
-  for (size_t i = start; i < end; ++i) ex.source += std::string(lines[i]) + "\n";
+  for (size_t i = start; i < end; ++i)
+    ex.source += std::string(lines[i]) + "\n";
   ex.found = true;
-  ex.note = "no code block: the Python from line " + std::to_string(start + 1) + " to line " +
-            std::to_string(end);
-  if (start > 0) ex.unused.push_back("prose before the code (" + std::to_string(start) + " lines)");
+  ex.note = "no code block: the Python from line " + std::to_string(start + 1) +
+            " to line " + std::to_string(end);
+  if (start > 0)
+    ex.unused.push_back("prose before the code (" + std::to_string(start) +
+                        " lines)");
   if (end < lines.size()) {
-    ex.unused.push_back("text after the code (" + std::to_string(lines.size() - end) + " lines)");
+    ex.unused.push_back("text after the code (" +
+                        std::to_string(lines.size() - end) + " lines)");
   }
   return ex;
 }
 
 // Adds to `chosen` (block indices into `blocks`) the earlier Python blocks
 // that define a name the chosen ones use and do not define.
-void PullDefinitions(const std::vector<Block>& blocks, const std::vector<Kind>& kinds,
-                     size_t model, std::vector<size_t>* chosen) {
+void PullDefinitions(const std::vector<Block>& blocks,
+                     const std::vector<Kind>& kinds, size_t model,
+                     std::vector<size_t>* chosen) {
   std::set<std::string> defined = TopLevelNames(blocks[model].body);
   std::set<std::string> used = UsedNames(blocks[model].body);
   for (size_t j = model; j-- > 0;) {
@@ -370,9 +402,12 @@ void PullDefinitions(const std::vector<Block>& blocks, const std::vector<Kind>& 
 
 std::string_view FormatName(KernelBenchFormat format) {
   switch (format) {
-    case KernelBenchFormat::kCuda: return "cuda";
-    case KernelBenchFormat::kTriton: return "triton";
-    case KernelBenchFormat::kCpp: return "cpp";
+    case KernelBenchFormat::kCuda:
+      return "cuda";
+    case KernelBenchFormat::kTriton:
+      return "triton";
+    case KernelBenchFormat::kCpp:
+      return "cpp";
   }
   return "cuda";
 }
@@ -385,17 +420,21 @@ Result<KernelBenchFormat> ParseFormat(std::string_view name) {
                                  "': expected cuda, triton or cpp");
 }
 
-KernelBenchExtraction Extract(std::string_view text, const KernelBenchExtractOptions& o) {
+KernelBenchExtraction Extract(std::string_view text,
+                              const KernelBenchExtractOptions& o) {
   KernelBenchExtraction ex;
   if (text.size() > o.max_completion_bytes) {
-    ex.unused.push_back("the answer past " + std::to_string(o.max_completion_bytes) +
-                        " bytes (" + std::to_string(text.size() - o.max_completion_bytes) +
+    ex.unused.push_back("the answer past " +
+                        std::to_string(o.max_completion_bytes) + " bytes (" +
+                        std::to_string(text.size() - o.max_completion_bytes) +
                         " bytes)");
     text = text.substr(0, o.max_completion_bytes);
   }
   // Reasoning models think first; code in the thinking is a draft.
-  if (const size_t close = text.rfind("</think>"); close != std::string_view::npos) {
-    ex.unused.push_back("the reasoning before </think> (" + std::to_string(close) + " bytes)");
+  if (const size_t close = text.rfind("</think>");
+      close != std::string_view::npos) {
+    ex.unused.push_back("the reasoning before </think> (" +
+                        std::to_string(close) + " bytes)");
     text = text.substr(close + 8);
   }
   int outside = 0;
@@ -403,12 +442,14 @@ KernelBenchExtraction Extract(std::string_view text, const KernelBenchExtractOpt
   ex.blocks = static_cast<int>(blocks.size());
   if (blocks.size() > o.max_blocks) {
     ex.unused.push_back(std::to_string(blocks.size() - o.max_blocks) +
-                        " code blocks past the first " + std::to_string(o.max_blocks));
+                        " code blocks past the first " +
+                        std::to_string(o.max_blocks));
     blocks.resize(o.max_blocks);
   }
   if (blocks.empty()) {
     auto out = FromPlainText(text, std::move(ex));
-    if (!out.found && text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    if (!out.found &&
+        text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
       out.note = "the answer is empty";
     }
     if (out.found) out.backend = verify::kb::DetectFormat(out.source).backend;
@@ -437,11 +478,13 @@ KernelBenchExtraction Extract(std::string_view text, const KernelBenchExtractOpt
   if (model == blocks.size()) {
     std::string what;
     for (const Block& b : blocks) {
-      what += (what.empty() ? "" : ", ") + Describe(b) + ": " + KindName(KindOf(b));
+      what +=
+          (what.empty() ? "" : ", ") + Describe(b) + ": " + KindName(KindOf(b));
     }
-    ex.note = std::to_string(blocks.size()) + " code block(s), none defines `class ModelNew` (" +
-              what + ")";
-    for (const Block& b : blocks) ex.unused.push_back(Describe(b) + ": no ModelNew");
+    ex.note = std::to_string(blocks.size()) +
+              " code block(s), none defines `class ModelNew` (" + what + ")";
+    for (const Block& b : blocks)
+      ex.unused.push_back(Describe(b) + ": no ModelNew");
     return ex;
   }
   std::vector<size_t> chosen = {model};
@@ -487,19 +530,24 @@ KernelBenchExtraction Extract(std::string_view text, const KernelBenchExtractOpt
       if (c != model) ex.note += " " + std::to_string(blocks[c].index);
     }
   }
-  if (!bound.empty()) ex.note += " (kernel source bound to the name load_inline takes)";
+  if (!bound.empty())
+    ex.note += " (kernel source bound to the name load_inline takes)";
   for (size_t j = 0; j < blocks.size(); ++j) {
     if (std::find(chosen.begin(), chosen.end(), j) != chosen.end()) continue;
-    std::string why = kinds[j] == Kind::kPython
-                          ? (DefinesModelNew(blocks[j].body) ? "an earlier ModelNew, superseded"
-                                                             : "Python the answer does not use")
-                          : KindName(kinds[j]) + " not referenced by the answer";
+    std::string why =
+        kinds[j] == Kind::kPython
+            ? (DefinesModelNew(blocks[j].body)
+                   ? "an earlier ModelNew, superseded"
+                   : "Python the answer does not use")
+            : KindName(kinds[j]) + " not referenced by the answer";
     ex.unused.push_back(Describe(blocks[j]) + ": " + why);
   }
-  if (outside > 0) ex.unused.push_back("prose outside the code blocks (" +
-                                       std::to_string(outside) + " lines)");
+  if (outside > 0)
+    ex.unused.push_back("prose outside the code blocks (" +
+                        std::to_string(outside) + " lines)");
   if (ex.unclosed_fence) {
-    ex.note += "; the last code block is not closed (the answer may be cut off)";
+    ex.note +=
+        "; the last code block is not closed (the answer may be cut off)";
   }
   ex.backend = verify::kb::DetectFormat(ex.source).backend;
   return ex;
@@ -515,8 +563,8 @@ Result<KernelBenchFormat> ParseKernelBenchFormat(std::string_view name) {
   return kb_extract_detail::ParseFormat(name);
 }
 
-KernelBenchExtraction ExtractKernelBenchAnswer(std::string_view completion,
-                                               const KernelBenchExtractOptions& options) {
+KernelBenchExtraction ExtractKernelBenchAnswer(
+    std::string_view completion, const KernelBenchExtractOptions& options) {
   return kb_extract_detail::Extract(completion, options);
 }
 

@@ -9,9 +9,8 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "skilldb/policy/kernelbench_run.h"
 #include "skilldb/util/file.h"
@@ -50,7 +49,8 @@ struct KbTrajectory {
 };
 
 double Ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - since)
       .count();
 }
 
@@ -61,11 +61,14 @@ std::string Num(double v) {
 }
 
 std::string FileName(int level, int problem, int sample) {
-  return "level_" + std::to_string(level) + "_problem_" + std::to_string(problem) + "_sample_" +
-         std::to_string(sample) + "_kernel.py";
+  return "level_" + std::to_string(level) + "_problem_" +
+         std::to_string(problem) + "_sample_" + std::to_string(sample) +
+         "_kernel.py";
 }
 
-bool Credited(const kbv::EvalResult& r) { return r.correct && r.credited && r.verdict == "correct"; }
+bool Credited(const kbv::EvalResult& r) {
+  return r.correct && r.credited && r.verdict == "correct";
+}
 
 // How good an answer is, for choosing the one the layout shows: credited
 // and faster beats credited, which beats correct, which beats compiled.
@@ -98,14 +101,16 @@ kbv::EvalResult Unrunnable(const KbTrajectory& t, const std::string& answer,
 
 std::string SelectionQuery(const kbv::Problem& p) {
   std::string name = p.name;
-  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0) name.resize(name.size() - 3);
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0)
+    name.resize(name.size() - 3);
   std::replace(name.begin(), name.end(), '_', ' ');
   return name + "\n" + p.source.substr(0, 2000);
 }
 
 class Runner {
  public:
-  Runner(const KernelBenchRunOptions& o, llm::Backbone* backbone, kbv::Evaluator* ev)
+  Runner(const KernelBenchRunOptions& o, llm::Backbone* backbone,
+         kbv::Evaluator* ev)
       : o_(o), backbone_(backbone), ev_(ev) {}
 
   Status Prepare() {
@@ -113,13 +118,15 @@ class Runner {
     SKILLDB_RETURN_IF_ERROR(util::MakeDirs(o_.out_dir + "/turns"));
     auto d = ev_->Describe();
     if (!d.ok()) {
-      return Status(d.status().code(), "the verifier cannot describe its device: " +
-                                           std::string(d.status().message()));
+      return Status(d.status().code(),
+                    "the verifier cannot describe its device: " +
+                        std::string(d.status().message()));
     }
     device_ = DescribeKernelBenchDevice(*d);
     trajectories_path_ = o_.out_dir + "/trajectories.jsonl";
     trajectories_.open(trajectories_path_, std::ios::app);
-    if (!trajectories_) return Status::IOError("cannot append to " + trajectories_path_);
+    if (!trajectories_)
+      return Status::IOError("cannot append to " + trajectories_path_);
     // Each sample's result goes where kernelbench eval looks first, as soon
     // as the sample is done: a stopped run's results are kept, and the
     // closing table reads them back instead of recomputing.
@@ -147,7 +154,8 @@ class Runner {
   // IOError if a line could not be written to either file.
   Status WriteStatus() {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!trajectories_) return Status::IOError("cannot append to " + trajectories_path_);
+    if (!trajectories_)
+      return Status::IOError("cannot append to " + trajectories_path_);
     if (!results_) return Status::IOError("cannot append to " + results_path_);
     return Status::Ok();
   }
@@ -166,7 +174,8 @@ class Runner {
     SelectionRequest req;
     req.query = SelectionQuery(t->problem);
     if (o_.format == KernelBenchFormat::kCuda) req.language = Language::kCuda;
-    if (o_.format == KernelBenchFormat::kTriton) req.language = Language::kTriton;
+    if (o_.format == KernelBenchFormat::kTriton)
+      req.language = Language::kTriton;
     req.as_of = o_.library_version;
     auto sel = o_.selector->Select(req);
     if (!sel.ok()) {
@@ -179,7 +188,8 @@ class Runner {
       ks.skill = std::move(s);
       t->skill_ids.push_back(ks.skill.hit.id);
       if (o_.library != nullptr) {
-        auto full = o_.library->Get(ks.skill.hit.id, ReadOptions{.as_of = t->library_version});
+        auto full = o_.library->Get(ks.skill.hit.id,
+                                    ReadOptions{.as_of = t->library_version});
         if (full.ok()) ks.evidence_json = full->evidence_json;
       }
       t->skills.push_back(std::move(ks));
@@ -194,7 +204,8 @@ class Runner {
     in.format = o_.format;
     in.device = device_;
     in.skills = t.skills;
-    for (const KbTurn& p : t.turns) in.prior.push_back({p.completion, p.feedback});
+    for (const KbTurn& p : t.turns)
+      in.prior.push_back({p.completion, p.feedback});
     const std::vector<ChatMessage> chat = BuildKernelBenchChat(in, o_.prompt);
     llm::Chat prompt;
     for (const ChatMessage& m : chat) prompt.push_back({m.role, m.content});
@@ -202,18 +213,21 @@ class Runner {
     sampling.n = 1;
     if (sampling.seed) {
       *sampling.seed += static_cast<uint64_t>(t.problem.id) * 1000003u +
-                        static_cast<uint64_t>(t.sample) * 1009u + static_cast<uint64_t>(k);
+                        static_cast<uint64_t>(t.sample) * 1009u +
+                        static_cast<uint64_t>(k);
     }
     const auto g0 = std::chrono::steady_clock::now();
     auto gen = backbone_->Generate({prompt}, sampling);
     turn.generation_ms = Ms(g0);
-    const std::string where = t.problem.key() + " sample " + std::to_string(t.sample) +
-                              " turn " + std::to_string(k);
+    const std::string where = t.problem.key() + " sample " +
+                              std::to_string(t.sample) + " turn " +
+                              std::to_string(k);
     if (!gen.ok() || gen->empty() || gen->front().samples.empty()) {
-      turn.generation_error =
-          gen.ok() ? "the backbone returned no sample" : std::string(gen.status().message());
+      turn.generation_error = gen.ok() ? "the backbone returned no sample"
+                                       : std::string(gen.status().message());
       ++generation_errors_;
-      Progress(where + ": generation failed: " + util::OneLine(turn.generation_error));
+      Progress(where +
+               ": generation failed: " + util::OneLine(turn.generation_error));
       return turn;
     }
     const llm::Sample& s = gen->front().samples.front();
@@ -222,8 +236,10 @@ class Runner {
     turn.extraction = ExtractKernelBenchAnswer(turn.completion, o_.extract);
     if (!turn.extraction.found) {
       ++no_answer_;
-      turn.feedback = FormatKernelBenchFeedback(turn.extraction, nullptr, o_.feedback);
-      Progress(where + ": no answer (" + util::OneLine(turn.extraction.note) + ")");
+      turn.feedback =
+          FormatKernelBenchFeedback(turn.extraction, nullptr, o_.feedback);
+      Progress(where + ": no answer (" + util::OneLine(turn.extraction.note) +
+               ")");
       return turn;
     }
     turn.answer = turn.extraction.source;
@@ -232,20 +248,27 @@ class Runner {
     turn.verification_ms = Ms(v0);
     if (!r.ok()) {
       turn.verification_error = std::string(r.status().message());
-      kbv::EvalResult e = Unrunnable(t, turn.answer, "error", turn.verification_error,
-                                     ev_->options().protocol);
+      kbv::EvalResult e =
+          Unrunnable(t, turn.answer, "error", turn.verification_error,
+                     ev_->options().protocol);
       e.error_code = "SYSTEM_ERROR";
-      turn.feedback = FormatKernelBenchFeedback(turn.extraction, &e, o_.feedback);
-      Progress(where + ": verifier error: " + util::OneLine(turn.verification_error));
+      turn.feedback =
+          FormatKernelBenchFeedback(turn.extraction, &e, o_.feedback);
+      Progress(where +
+               ": verifier error: " + util::OneLine(turn.verification_error));
       return turn;
     }
     r->sample = t.sample;
     turn.result = *r;
-    turn.feedback = FormatKernelBenchFeedback(turn.extraction, &*r, o_.feedback);
+    turn.feedback =
+        FormatKernelBenchFeedback(turn.extraction, &*r, o_.feedback);
     std::string line = where + ": " + r->verdict;
-    if (r->speedup_eager) line += ", " + Num(*r->speedup_eager) + "x over eager";
+    if (r->speedup_eager)
+      line += ", " + Num(*r->speedup_eager) + "x over eager";
     if (!r->findings.empty()) {
-      line += " [" + std::string(verify::FindingCodeName(r->findings.front().code)) + "]";
+      line += " [" +
+              std::string(verify::FindingCodeName(r->findings.front().code)) +
+              "]";
     }
     Progress(line);
     return turn;
@@ -254,10 +277,12 @@ class Runner {
   // Writes the turns' files, the layout's file and its result, and the
   // trajectory line.
   void Finish(KbTrajectory* t) {
-    const std::string base = FileName(t->problem.level, t->problem.id, t->sample);
+    const std::string base =
+        FileName(t->problem.level, t->problem.id, t->sample);
     for (const KbTurn& turn : t->turns) {
-      const std::string path = o_.out_dir + "/turns/" + base.substr(0, base.size() - 10) +
-                               "_turn_" + std::to_string(turn.turn) + ".py";
+      const std::string path = o_.out_dir + "/turns/" +
+                               base.substr(0, base.size() - 10) + "_turn_" +
+                               std::to_string(turn.turn) + ".py";
       if (!turn.answer.empty()) (void)util::WriteFileAtomic(path, turn.answer);
     }
     double best = -2;
@@ -270,7 +295,8 @@ class Runner {
     }
     std::string answer;
     kbv::EvalResult result;
-    const KbTurn* chosen = t->best >= 0 ? &t->turns[static_cast<size_t>(t->best)] : nullptr;
+    const KbTurn* chosen =
+        t->best >= 0 ? &t->turns[static_cast<size_t>(t->best)] : nullptr;
     if (chosen != nullptr && chosen->result) {
       answer = chosen->answer;
       result = *chosen->result;
@@ -285,7 +311,8 @@ class Runner {
       } else if (chosen != nullptr && !chosen->extraction.found) {
         why = "nothing extracted: " + util::OneLine(chosen->extraction.note);
       } else if (chosen != nullptr && !chosen->verification_error.empty()) {
-        why = "the verifier failed: " + util::OneLine(chosen->verification_error);
+        why =
+            "the verifier failed: " + util::OneLine(chosen->verification_error);
         verdict = "error";
       }
       answer = "# skilldb kernelbench run: " + why + "\n";
@@ -298,7 +325,8 @@ class Runner {
     results_.flush();
     // Model text cut at a byte limit may end inside a UTF-8 sequence: such
     // bytes are replaced, never thrown on.
-    trajectories_ << TrajectoryJson(*t).dump(-1, ' ', false, json::error_handler_t::replace)
+    trajectories_ << TrajectoryJson(*t).dump(-1, ' ', false,
+                                             json::error_handler_t::replace)
                   << "\n";
     trajectories_.flush();
   }
@@ -306,24 +334,28 @@ class Runner {
   json TrajectoryJson(const KbTrajectory& t) const {
     json turns = json::array();
     for (const KbTurn& turn : t.turns) {
-      json tj = {{"turn", turn.turn},
-                 {"completion", turn.completion.substr(0, o_.stored_completion_bytes)},
-                 {"completion_bytes", turn.completion.size()},
-                 {"finish_reason", turn.finish_reason},
-                 {"generation_ms", turn.generation_ms},
-                 {"verification_ms", turn.verification_ms},
-                 {"extraction",
-                  {{"found", turn.extraction.found},
-                   {"note", turn.extraction.note},
-                   {"unused", turn.extraction.unused},
-                   {"blocks", turn.extraction.blocks},
-                   {"blocks_used", turn.extraction.blocks_used},
-                   {"unclosed_fence", turn.extraction.unclosed_fence},
-                   {"backend", turn.extraction.backend}}},
-                 {"feedback", turn.feedback}};
-      if (!turn.generation_error.empty()) tj["generation_error"] = turn.generation_error;
-      if (!turn.verification_error.empty()) tj["verification_error"] = turn.verification_error;
-      if (turn.result) tj["result"] = json::parse(kbv::ResultToJson(*turn.result));
+      json tj = {
+          {"turn", turn.turn},
+          {"completion", turn.completion.substr(0, o_.stored_completion_bytes)},
+          {"completion_bytes", turn.completion.size()},
+          {"finish_reason", turn.finish_reason},
+          {"generation_ms", turn.generation_ms},
+          {"verification_ms", turn.verification_ms},
+          {"extraction",
+           {{"found", turn.extraction.found},
+            {"note", turn.extraction.note},
+            {"unused", turn.extraction.unused},
+            {"blocks", turn.extraction.blocks},
+            {"blocks_used", turn.extraction.blocks_used},
+            {"unclosed_fence", turn.extraction.unclosed_fence},
+            {"backend", turn.extraction.backend}}},
+          {"feedback", turn.feedback}};
+      if (!turn.generation_error.empty())
+        tj["generation_error"] = turn.generation_error;
+      if (!turn.verification_error.empty())
+        tj["verification_error"] = turn.verification_error;
+      if (turn.result)
+        tj["result"] = json::parse(kbv::ResultToJson(*turn.result));
       turns.push_back(std::move(tj));
     }
     json j = {{"level", t.problem.level},
@@ -334,7 +366,8 @@ class Runner {
               {"format", std::string(KernelBenchFormatName(o_.format))},
               {"device", device_},
               {"skills", t.skill_ids},
-              {"best_turn", t.best >= 0 ? t.turns[static_cast<size_t>(t.best)].turn : 0},
+              {"best_turn",
+               t.best >= 0 ? t.turns[static_cast<size_t>(t.best)].turn : 0},
               {"turns", std::move(turns)}};
     if (o_.selector != nullptr) j["library_version"] = t.library_version;
     if (!t.selection_error.empty()) j["selection_error"] = t.selection_error;
@@ -348,7 +381,7 @@ class Runner {
   std::string device_;
   std::string trajectories_path_;
   std::string results_path_;
-  std::mutex mu_;  // guards the two streams and progress
+  std::mutex mu_;               // guards the two streams and progress
   std::ofstream trajectories_;  // GUARDED_BY(mu_)
   std::ofstream results_;       // GUARDED_BY(mu_)
   std::atomic<int> generation_errors_{0};
@@ -358,16 +391,19 @@ class Runner {
 Status Validate(const KernelBenchRunOptions& o) {
   if (o.out_dir.empty()) return Status::InvalidArgument("OUT_DIR is required");
   if (o.level < 1) return Status::InvalidArgument("--level must be 1 or more");
-  if (o.turns < 1 || o.turns > 100) return Status::InvalidArgument("--turns must be 1..100");
+  if (o.turns < 1 || o.turns > 100)
+    return Status::InvalidArgument("--turns must be 1..100");
   if (o.samples < 1 || o.samples > 1000) {
     return Status::InvalidArgument("--samples must be 1..1000");
   }
-  if (o.concurrency < 0) return Status::InvalidArgument("concurrency must be >= 0");
+  if (o.concurrency < 0)
+    return Status::InvalidArgument("concurrency must be >= 0");
   return Status::Ok();
 }
 
 // The best-so-far answer of each trajectory after each turn.
-std::vector<TurnScore> ScoreTurns(const std::vector<KbTrajectory>& all, int turns) {
+std::vector<TurnScore> ScoreTurns(const std::vector<KbTrajectory>& all,
+                                  int turns) {
   std::vector<TurnScore> out;
   for (int k = 1; k <= turns; ++k) {
     TurnScore s;
@@ -387,7 +423,8 @@ std::vector<TurnScore> ScoreTurns(const std::vector<KbTrajectory>& all, int turn
       s.correct += correct;
       s.faster += faster;
     }
-    s.fast_1 = s.trajectories > 0 ? static_cast<double>(s.faster) / s.trajectories : 0;
+    s.fast_1 =
+        s.trajectories > 0 ? static_cast<double>(s.faster) / s.trajectories : 0;
     out.push_back(s);
   }
   return out;
@@ -395,35 +432,39 @@ std::vector<TurnScore> ScoreTurns(const std::vector<KbTrajectory>& all, int turn
 
 }  // namespace kb_generate_detail
 
-Result<KernelBenchRunReport> RunKernelBench(const KernelBenchRunOptions& o,
-                                            llm::Backbone* backbone,
-                                            verify::kb::Evaluator* evaluator,
-                                            const verify::kb::TaskStore& store) {
+Result<KernelBenchRunReport> RunKernelBench(
+    const KernelBenchRunOptions& o, llm::Backbone* backbone,
+    verify::kb::Evaluator* evaluator, const verify::kb::TaskStore& store) {
   namespace gd = kb_generate_detail;
   namespace kbv = verify::kb;
   SKILLDB_RETURN_IF_ERROR(gd::Validate(o));
   SKILLDB_ASSIGN_OR_RETURN(std::vector<int> ids, kbv::ParseIdList(o.problems));
-  SKILLDB_ASSIGN_OR_RETURN(std::vector<kbv::Problem> problems, store.List(o.level));
+  SKILLDB_ASSIGN_OR_RETURN(std::vector<kbv::Problem> problems,
+                           store.List(o.level));
   std::vector<gd::KbTrajectory> all;
   for (const kbv::Problem& p : problems) {
     if (!kbv::InIdList(ids, p.id)) continue;
-    for (int s = 0; s < o.samples; ++s) all.push_back(gd::KbTrajectory{.problem = p, .sample = s});
+    for (int s = 0; s < o.samples; ++s)
+      all.push_back(gd::KbTrajectory{.problem = p, .sample = s});
   }
   if (all.empty()) {
-    return Status::NotFound("no problem of level " + std::to_string(o.level) +
-                            (o.problems.empty() ? "" : " in '" + o.problems + "'") +
-                            " in the task store " + store.dir() +
-                            " (run `skilldb kernelbench import` first)");
+    return Status::NotFound(
+        "no problem of level " + std::to_string(o.level) +
+        (o.problems.empty() ? "" : " in '" + o.problems + "'") +
+        " in the task store " + store.dir() +
+        " (run `skilldb kernelbench import` first)");
   }
   gd::Runner runner(o, backbone, evaluator);
   SKILLDB_RETURN_IF_ERROR(runner.Prepare());
   const size_t workers = std::min<size_t>(
-      all.size(), o.concurrency > 0 ? static_cast<size_t>(o.concurrency) : size_t{16});
+      all.size(),
+      o.concurrency > 0 ? static_cast<size_t>(o.concurrency) : size_t{16});
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
   for (size_t w = 0; w < workers; ++w) {
     pool.emplace_back([&] {
-      for (size_t i = next++; i < all.size(); i = next++) runner.RunOne(&all[i]);
+      for (size_t i = next++; i < all.size(); i = next++)
+        runner.RunOne(&all[i]);
     });
   }
   for (std::thread& th : pool) th.join();
@@ -434,7 +475,8 @@ Result<KernelBenchRunReport> RunKernelBench(const KernelBenchRunOptions& o,
   ro.problems = o.problems;
   ro.results_path = runner.results_path();
   KernelBenchRunReport report;
-  SKILLDB_ASSIGN_OR_RETURN(report.eval, kbv::EvaluateRunDir(ro, evaluator, store));
+  SKILLDB_ASSIGN_OR_RETURN(report.eval,
+                           kbv::EvaluateRunDir(ro, evaluator, store));
   report.turns = gd::ScoreTurns(all, o.turns);
   report.trajectories = static_cast<int>(all.size());
   report.generation_errors = runner.generation_errors();
@@ -471,15 +513,18 @@ std::string KernelBenchRunReportToJson(const KernelBenchRunReport& r) {
 
 std::string FormatKernelBenchRunReport(const KernelBenchRunReport& r) {
   std::string s = verify::kb::FormatRunReport(r.eval);
-  s += "model " + r.model + ", format " + r.format + ", skills " + (r.skills ? "on" : "off") +
-       ": " + std::to_string(r.trajectories) + " trajectories, " +
-       std::to_string(r.generation_errors) + " failed generations, " +
-       std::to_string(r.no_answer) + " answers without code\n";
+  s += "model " + r.model + ", format " + r.format + ", skills " +
+       (r.skills ? "on" : "off") + ": " + std::to_string(r.trajectories) +
+       " trajectories, " + std::to_string(r.generation_errors) +
+       " failed generations, " + std::to_string(r.no_answer) +
+       " answers without code\n";
   s += "per turn (best so far, over trajectories):\n";
   for (const TurnScore& t : r.turns) {
     char buf[200];
-    std::snprintf(buf, sizeof(buf), "  turn %d: answered %d, correct %d, faster %d, fast_1 %.3f\n",
-                  t.turn, t.answered, t.correct, t.faster, t.fast_1);
+    std::snprintf(
+        buf, sizeof(buf),
+        "  turn %d: answered %d, correct %d, faster %d, fast_1 %.3f\n", t.turn,
+        t.answered, t.correct, t.faster, t.fast_1);
     s += buf;
   }
   s += "trajectories: " + r.trajectories_path + "\n";

@@ -20,16 +20,19 @@ namespace kb_generate_test {
 namespace kbv = verify::kb;
 
 std::string Answer(const std::string& tag) {
-  return "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
-         "        return x  # " + tag + "\n";
+  return "import torch\nclass ModelNew(torch.nn.Module):\n    def "
+         "forward(self, x):\n"
+         "        return x  # " +
+         tag + "\n";
 }
 
 // Answers by problem: problem 1 wrong then right, problem 2 no code.
 class FakeBackbone : public llm::Backbone {
  public:
   std::string Model() const override { return "fake"; }
-  Result<std::vector<llm::Generation>> Generate(const std::vector<llm::Chat>& prompts,
-                                                const llm::SamplingOptions&) override {
+  Result<std::vector<llm::Generation>> Generate(
+      const std::vector<llm::Chat>& prompts,
+      const llm::SamplingOptions&) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++calls_;
@@ -47,7 +50,8 @@ class FakeBackbone : public llm::Backbone {
     g.samples.push_back(llm::Sample{.text = text, .finish_reason = "stop"});
     return std::vector<llm::Generation>{g};
   }
-  Result<std::vector<llm::ScoreResult>> Score(const std::vector<llm::ScoreRequest>&) override {
+  Result<std::vector<llm::ScoreResult>> Score(
+      const std::vector<llm::ScoreRequest>&) override {
     return Status::NotSupported("fake");
   }
   llm::TokenUsage Usage() const override { return {}; }
@@ -56,7 +60,8 @@ class FakeBackbone : public llm::Backbone {
   bool WaitNextCall() {
     std::unique_lock<std::mutex> lock(mu_);
     const int n = calls_ + 1;
-    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return calls_ >= n; });
+    return cv_.wait_for(lock, std::chrono::seconds(20),
+                        [&] { return calls_ >= n; });
   }
 
  private:
@@ -71,7 +76,8 @@ class FakeBackbone : public llm::Backbone {
 class FakeEvaluator : public kbv::Evaluator {
  public:
   explicit FakeEvaluator(FakeBackbone* backbone) : backbone_(backbone) {}
-  Result<kbv::EvalResult> Evaluate(const kbv::Problem& p, std::string_view answer,
+  Result<kbv::EvalResult> Evaluate(const kbv::Problem& p,
+                                   std::string_view answer,
                                    std::string_view) override {
     if (first_.exchange(false)) overlapped_ = backbone_->WaitNextCall();
     kbv::EvalResult r;
@@ -95,7 +101,8 @@ class FakeEvaluator : public kbv::Evaluator {
     ++evaluations_;
     return r;
   }
-  void Prebuild(const kbv::Problem&, std::string_view, std::string_view) override {}
+  void Prebuild(const kbv::Problem&, std::string_view,
+                std::string_view) override {}
   Result<kbv::DeviceInfo> Describe() override {
     return kbv::DeviceInfo{.name = "host", .torch_version = "9.9"};
   }
@@ -115,13 +122,16 @@ kbv::Problem MakeProblem(int id, const std::string& name) {
   p.level = 1;
   p.id = id;
   p.name = name;
-  p.source = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
-             "        return x\n";
+  p.source =
+      "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+      "        return x\n";
   p.degenerate = "no";
   return p;
 }
 
-TEST_CASE("kernelbench run overlaps generation with verification and writes the layout") {
+TEST_CASE(
+    "kernelbench run overlaps generation with verification and writes the "
+    "layout") {
   skilldb::testing::TempDir dir;
   auto store = kbv::TaskStore::Open(dir.Sub("store"));
   REQUIRE(store.ok());
@@ -138,7 +148,8 @@ TEST_CASE("kernelbench run overlaps generation with verification and writes the 
   auto report = RunKernelBench(o, &backbone, &evaluator, *store);
   REQUIRE_MESSAGE(report.ok(), report.status().message());
   CHECK(evaluator.overlapped_);
-  CHECK(evaluator.evaluations_ == 4);  // problem 1: 2 samples x 2 turns; eval recomputes none
+  CHECK(evaluator.evaluations_ ==
+        4);  // problem 1: 2 samples x 2 turns; eval recomputes none
   CHECK(report->no_answer == 4);
   CHECK(report->eval.resumed == 4);
   REQUIRE(report->turns.size() == 2);
@@ -150,13 +161,15 @@ TEST_CASE("kernelbench run overlaps generation with verification and writes the 
   CHECK(report->eval.eager[0].pass_at_k.at(1) == doctest::Approx(0.5));
   for (int p : {1, 2}) {
     for (int s : {0, 1}) {
-      CHECK(std::filesystem::exists(o.out_dir + "/level_1_problem_" + std::to_string(p) +
-                                    "_sample_" + std::to_string(s) + "_kernel.py"));
+      CHECK(std::filesystem::exists(o.out_dir + "/level_1_problem_" +
+                                    std::to_string(p) + "_sample_" +
+                                    std::to_string(s) + "_kernel.py"));
     }
   }
   // The layout holds each sample's best turn.
   std::ifstream best(o.out_dir + "/level_1_problem_1_sample_0_kernel.py");
-  std::string text((std::istreambuf_iterator<char>(best)), std::istreambuf_iterator<char>());
+  std::string text((std::istreambuf_iterator<char>(best)),
+                   std::istreambuf_iterator<char>());
   CHECK(text == Answer("right"));
   // Trajectories: the second turn's prompt got the first's feedback.
   std::ifstream traj(o.out_dir + "/trajectories.jsonl");
@@ -168,8 +181,8 @@ TEST_CASE("kernelbench run overlaps generation with verification and writes the 
     REQUIRE(j["turns"].size() == 2);
     if (j["problem"] == 1) {
       CHECK(j["best_turn"] == 2);
-      CHECK(j["turns"][0]["feedback"].get<std::string>().find("element 3: 1.5 vs 1.0") !=
-            std::string::npos);
+      CHECK(j["turns"][0]["feedback"].get<std::string>().find(
+                "element 3: 1.5 vs 1.0") != std::string::npos);
     } else {
       CHECK(j["turns"][0]["extraction"]["found"] == false);
     }

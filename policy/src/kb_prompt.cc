@@ -80,21 +80,25 @@ std::string FormatInputs(const kbv::Problem& p) {
     o << "- input " << i << ": " << util::OneLine(in.kind);
     if (in.kind == "tensor") {
       o << " " << util::OneLine(in.dtype) << " [";
-      for (size_t d = 0; d < in.shape.size(); ++d) o << (d ? ", " : "") << in.shape[d];
+      for (size_t d = 0; d < in.shape.size(); ++d)
+        o << (d ? ", " : "") << in.shape[d];
       o << "]";
-      if (!in.distribution.empty()) o << ", values from " << util::OneLine(in.distribution);
+      if (!in.distribution.empty())
+        o << ", values from " << util::OneLine(in.distribution);
     }
     o << "\n";
   }
   return o.str();
 }
 
-std::string FormatProblem(const kbv::Problem& p, const KernelBenchPromptOptions& o) {
+std::string FormatProblem(const kbv::Problem& p,
+                          const KernelBenchPromptOptions& o) {
   std::ostringstream s;
   s << "KernelBench level " << p.level << ", problem " << p.id << " (`"
     << util::OneLine(p.name) << "`), precision " << util::OneLine(p.precision)
     << ", tolerance atol = rtol = " << Num(p.tolerance) << ".\n";
-  if (!p.inputs.empty()) s << "Inputs of forward, as get_inputs() makes them:\n" << FormatInputs(p);
+  if (!p.inputs.empty())
+    s << "Inputs of forward, as get_inputs() makes them:\n" << FormatInputs(p);
   if (p.degenerate == "yes") {
     s << "Note: this problem's output barely depends on its inputs ("
       << util::OneLine(p.degenerate_reason) << ").\n";
@@ -108,8 +112,9 @@ std::string FormatEvidence(const std::vector<std::string>& evidence,
                            const KernelBenchPromptOptions& o) {
   if (evidence.empty() || o.evidence_reports == 0) return "";
   std::string out = "\nEvidence (verification reports kept with the skill):\n";
-  const size_t first = evidence.size() > o.evidence_reports ? evidence.size() - o.evidence_reports
-                                                            : 0;
+  const size_t first = evidence.size() > o.evidence_reports
+                           ? evidence.size() - o.evidence_reports
+                           : 0;
   for (size_t i = first; i < evidence.size(); ++i) {
     out += "- " + util::OneLine(Truncate(evidence[i], o.evidence_bytes)) + "\n";
   }
@@ -121,11 +126,14 @@ std::string FormatSkill(size_t index, const KernelBenchSkill& ks,
   const Hit& h = ks.skill.hit;
   std::ostringstream quoted;
   quoted << "Title: " << util::OneLine(h.title) << "\n";
-  if (!h.summary.empty()) quoted << "Summary: " << util::OneLine(h.summary) << "\n";
+  if (!h.summary.empty())
+    quoted << "Summary: " << util::OneLine(h.summary) << "\n";
   quoted << "Language: " << LanguageName(h.language) << "\n";
-  if (!h.body.empty()) quoted << "\n" << Truncate(h.body, o.skill_body_bytes) << "\n";
+  if (!h.body.empty())
+    quoted << "\n" << Truncate(h.body, o.skill_body_bytes) << "\n";
   if (!h.code.empty()) {
-    quoted << "\nCode pattern:\n" << util::FencedBlock("", Truncate(h.code, o.skill_code_bytes))
+    quoted << "\nCode pattern:\n"
+           << util::FencedBlock("", Truncate(h.code, o.skill_code_bytes))
            << "\n";
   }
   quoted << FormatEvidence(ks.evidence_json, o);
@@ -165,7 +173,8 @@ std::string QuotedLines(const std::vector<std::string>& lines, size_t max_lines,
 std::string Timing(const kbv::EvalResult& r) {
   std::ostringstream o;
   if (r.candidate_ms >= 0) o << "Your time: " << Num(r.candidate_ms) << " ms";
-  if (r.eager.median_ms > 0) o << ", PyTorch eager " << Num(r.eager.median_ms) << " ms";
+  if (r.eager.median_ms > 0)
+    o << ", PyTorch eager " << Num(r.eager.median_ms) << " ms";
   if (r.compiled_baseline.median_ms > 0) {
     o << ", torch.compile " << Num(r.compiled_baseline.median_ms) << " ms";
   }
@@ -178,47 +187,57 @@ std::string Timing(const kbv::EvalResult& r) {
     }
     o << ".\n";
   }
-  if (r.speedup_compile) o << "Speedup over torch.compile " << Num(*r.speedup_compile) << "x.\n";
+  if (r.speedup_compile)
+    o << "Speedup over torch.compile " << Num(*r.speedup_compile) << "x.\n";
   for (size_t i = 0; i < r.rounds.size(); ++i) {
-    o << "- round " << i + 1 << ": eager " << Num(r.rounds[i].baseline_median_ms)
-      << " ms, yours " << Num(r.rounds[i].candidate_median_ms) << " ms\n";
+    o << "- round " << i + 1 << ": eager "
+      << Num(r.rounds[i].baseline_median_ms) << " ms, yours "
+      << Num(r.rounds[i].candidate_median_ms) << " ms\n";
   }
   if (r.own_share() >= 0) {
-    o << "Share of device time in your own kernels: " << Num(100 * r.own_share()) << "%.\n";
+    o << "Share of device time in your own kernels: "
+      << Num(100 * r.own_share()) << "%.\n";
   }
   return o.str();
 }
 
-std::string Findings(const kbv::EvalResult& r, const KernelBenchFeedbackOptions& o) {
+std::string Findings(const kbv::EvalResult& r,
+                     const KernelBenchFeedbackOptions& o) {
   if (r.findings.empty()) return "";
   std::vector<std::string> lines;
-  for (const verify::Finding& f : r.findings) lines.push_back(verify::FormatFinding(f));
-  return "Findings of the verifier, quoted:\n" + QuotedLines(lines, 16, o.line_bytes);
+  for (const verify::Finding& f : r.findings)
+    lines.push_back(verify::FormatFinding(f));
+  return "Findings of the verifier, quoted:\n" +
+         QuotedLines(lines, 16, o.line_bytes);
 }
 
-std::string Outcome(const kbv::EvalResult& r, const KernelBenchFeedbackOptions& o) {
+std::string Outcome(const kbv::EvalResult& r,
+                    const KernelBenchFeedbackOptions& o) {
   std::ostringstream s;
   const std::string log = HeadTail(r.compile_log, o.compile_log_bytes);
   if (r.verdict == "compile_error") {
     s << "The answer did not build (or its module failed to load). Output, "
          "verbatim and quoted:\n"
       << Quoted("text", log.empty() ? r.error_message : log) << "\n";
-  } else if (r.verdict == "runtime_error" || r.verdict == "timeout" || r.verdict == "error") {
+  } else if (r.verdict == "runtime_error" || r.verdict == "timeout" ||
+             r.verdict == "error") {
     s << (r.verdict == "timeout" ? "The answer ran past its time limit.\n"
                                  : "The answer failed while running.\n");
     if (!r.error_message.empty() || !log.empty()) {
       s << "Output, quoted:\n"
-        << Quoted("text", r.error_message + (log.empty() ? "" : "\n" + log)) << "\n";
+        << Quoted("text", r.error_message + (log.empty() ? "" : "\n" + log))
+        << "\n";
     }
   } else if (r.verdict == "unsupported") {
     s << "The answer's format is not one the verifier runs ("
       << util::OneLine(r.format.reason) << "). Use the answer format above.\n";
   } else if (r.verdict == "incorrect") {
     s << "The output is wrong: " << r.trials_passed << " of " << r.trials
-      << " trials within tolerance; largest absolute difference " << Num(r.max_abs_diff)
-      << ", mean " << Num(r.avg_abs_diff) << ".\n";
+      << " trials within tolerance; largest absolute difference "
+      << Num(r.max_abs_diff) << ", mean " << Num(r.avg_abs_diff) << ".\n";
     if (!r.mismatches.empty()) {
-      s << "Where it differs, quoted:\n" << QuotedLines(r.mismatches, o.mismatches, o.line_bytes);
+      s << "Where it differs, quoted:\n"
+        << QuotedLines(r.mismatches, o.mismatches, o.line_bytes);
     }
   } else if (r.verdict == "hack") {
     s << "The answer was rejected by the verifier's integrity checks and "
@@ -244,9 +263,12 @@ std::string Outcome(const kbv::EvalResult& r, const KernelBenchFeedbackOptions& 
 std::string DescribeDevice(const kbv::DeviceInfo& d) {
   std::string s = d.name.empty() ? "an unnamed device" : util::OneLine(d.name);
   if (d.name == "host") s = "the host CPU (CPU tensors; no GPU)";
-  if (!d.capability.empty()) s += " (compute capability " + util::OneLine(d.capability) + ")";
-  if (!d.torch_version.empty()) s += ", torch " + util::OneLine(d.torch_version);
-  if (!d.triton_version.empty()) s += ", triton " + util::OneLine(d.triton_version);
+  if (!d.capability.empty())
+    s += " (compute capability " + util::OneLine(d.capability) + ")";
+  if (!d.torch_version.empty())
+    s += ", torch " + util::OneLine(d.torch_version);
+  if (!d.triton_version.empty())
+    s += ", triton " + util::OneLine(d.triton_version);
   return s;
 }
 
@@ -254,21 +276,25 @@ std::vector<ChatMessage> BuildChat(const KernelBenchPromptInput& in,
                                    const KernelBenchPromptOptions& o) {
   const kbv::Problem& p = *in.problem;
   std::vector<ChatMessage> chat;
-  chat.push_back({"system", std::string(kRole) + "\n\nThe verifier runs your answer on " +
+  chat.push_back({"system", std::string(kRole) +
+                                "\n\nThe verifier runs your answer on " +
                                 util::OneLine(in.device) + ".\n\n" +
                                 FormatInstructions(in.format)});
   std::string first = "# Problem\n\n" + FormatProblem(p, o);
   if (!in.skills.empty()) {
     first += "\n# Skills from the library that may apply\n\n";
-    for (size_t i = 0; i < in.skills.size(); ++i) first += FormatSkill(i + 1, in.skills[i], o);
+    for (size_t i = 0; i < in.skills.size(); ++i)
+      first += FormatSkill(i + 1, in.skills[i], o);
   }
   first += "\nWrite `ModelNew` for this problem, as fast as you can make it.";
   chat.push_back({"user", first});
   for (const KernelBenchTurn& t : in.prior) {
-    chat.push_back({"assistant", Truncate(t.completion, o.prior_completion_bytes)});
-    chat.push_back({"user", "# Verifier feedback\n\n" + t.feedback +
-                                "\nWrite an improved, complete answer (the whole "
-                                "file with `ModelNew`)."});
+    chat.push_back(
+        {"assistant", Truncate(t.completion, o.prior_completion_bytes)});
+    chat.push_back(
+        {"user", "# Verifier feedback\n\n" + t.feedback +
+                     "\nWrite an improved, complete answer (the whole "
+                     "file with `ModelNew`)."});
   }
   return chat;
 }
@@ -296,14 +322,16 @@ std::string DescribeKernelBenchDevice(const verify::kb::DeviceInfo& device) {
   return kb_prompt_detail::DescribeDevice(device);
 }
 
-std::vector<ChatMessage> BuildKernelBenchChat(const KernelBenchPromptInput& input,
-                                              const KernelBenchPromptOptions& options) {
+std::vector<ChatMessage> BuildKernelBenchChat(
+    const KernelBenchPromptInput& input,
+    const KernelBenchPromptOptions& options) {
   return kb_prompt_detail::BuildChat(input, options);
 }
 
-std::string FormatKernelBenchFeedback(const KernelBenchExtraction& extraction,
-                                      const verify::kb::EvalResult* result,
-                                      const KernelBenchFeedbackOptions& options) {
+std::string FormatKernelBenchFeedback(
+    const KernelBenchExtraction& extraction,
+    const verify::kb::EvalResult* result,
+    const KernelBenchFeedbackOptions& options) {
   return kb_prompt_detail::Feedback(extraction, result, options);
 }
 

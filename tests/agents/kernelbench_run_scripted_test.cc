@@ -10,13 +10,13 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
-#include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -59,7 +59,8 @@ class Model(nn.Module):
     def forward(self, x, y):
         return self.alpha * x + y
 
-N = )PY" + std::to_string(n) + R"PY(
+N = )PY" +
+         std::to_string(n) + R"PY(
 
 def get_inputs():
     return [torch.randn(N), torch.randn(N)]
@@ -122,7 +123,8 @@ const std::string kCached = Answer(R"PY(
         return self.last
 )PY");
 
-ScriptedReply Reply(const std::string& contains, const std::string& text, int delay_ms = 0) {
+ScriptedReply Reply(const std::string& contains, const std::string& text,
+                    int delay_ms = 0) {
   ScriptedReply r = scripted::TextReply({text});
   r.prompt_contains = contains;
   r.times = -1;
@@ -145,7 +147,8 @@ struct World {
     std::filesystem::create_directories(kb);
     const char* names[] = {"1_Scale_add_learner.py", "2_Scale_add_garbage.py",
                            "3_Scale_add_hacker.py", "4_Scale_add_sleeper.py"};
-    for (int i = 0; i < 4; ++i) std::ofstream(kb + "/" + names[i]) << Problem(1 << 16);
+    for (int i = 0; i < 4; ++i)
+      std::ofstream(kb + "/" + names[i]) << Problem(1 << 16);
     Options o;
     o.create_if_missing = true;
     o.field_weights = kSkillLibraryWeights;
@@ -163,11 +166,14 @@ struct World {
     // output is wrong) before its first.
     server->Add(Reply("The output is wrong: ",
                       "Fixed the offset.\n```python\n" + kCorrect + "```\n"));
-    server->Add(Reply("1_Scale_add_learner", "Here is a fused kernel.\n```python\n" + kWrong +
-                                                 "```\nIt should be fast."));
-    server->Add(Reply("2_Scale_add_garbage", "As an AI I will not write code today. }}}{{{"));
+    server->Add(
+        Reply("1_Scale_add_learner", "Here is a fused kernel.\n```python\n" +
+                                         kWrong + "```\nIt should be fast."));
+    server->Add(Reply("2_Scale_add_garbage",
+                      "As an AI I will not write code today. }}}{{{"));
     server->Add(Reply("3_Scale_add_hacker", "```python\n" + kCached + "```"));
-    server->Add(Reply("4_Scale_add_sleeper", "```python\n" + kCorrect + "```", 60000));
+    server->Add(
+        Reply("4_Scale_add_sleeper", "```python\n" + kCorrect + "```", 60000));
   }
 
   skilldb::testing::Run Cli(std::vector<std::string> args) {
@@ -176,12 +182,44 @@ struct World {
   }
 
   std::vector<std::string> RunArgs(const std::string& out_dir) const {
-    return {"kernelbench", "run", out_dir, "--store", store, "--level", "1",
-            "--problems", "1-4", "--llm-url", server->base_url(), "--llm-model",
-            "scripted-model", "--llm-timeout", "4", "--llm-retries", "0", "--turns", "2",
-            "--samples", "2", "--skills", "on", "--device", "cpu", "--python",
-            Python(), "--cache", cache, "--trials", "2", "--rounds", "2",
-            "--calls", "8", "--seed", "12345", "--no-compile-baseline"};
+    return {"kernelbench",
+            "run",
+            out_dir,
+            "--store",
+            store,
+            "--level",
+            "1",
+            "--problems",
+            "1-4",
+            "--llm-url",
+            server->base_url(),
+            "--llm-model",
+            "scripted-model",
+            "--llm-timeout",
+            "4",
+            "--llm-retries",
+            "0",
+            "--turns",
+            "2",
+            "--samples",
+            "2",
+            "--skills",
+            "on",
+            "--device",
+            "cpu",
+            "--python",
+            Python(),
+            "--cache",
+            cache,
+            "--trials",
+            "2",
+            "--rounds",
+            "2",
+            "--calls",
+            "8",
+            "--seed",
+            "12345",
+            "--no-compile-baseline"};
   }
 };
 
@@ -192,30 +230,37 @@ World& W() {
 
 TEST_CASE("kernelbench run refuses bad input with a clear error") {
   World& w = W();
-  auto no_level = w.Cli({"kernelbench", "run", w.out, "--store", w.store, "--llm-url",
-                         w.server->base_url()});
+  auto no_level = w.Cli({"kernelbench", "run", w.out, "--store", w.store,
+                         "--llm-url", w.server->base_url()});
   CHECK(no_level.code == 1);
   CHECK(Contains(no_level.err, "--level"));
-  auto bad_turns = w.Cli({"kernelbench", "run", w.out, "--level", "1", "--turns", "0"});
+  auto bad_turns =
+      w.Cli({"kernelbench", "run", w.out, "--level", "1", "--turns", "0"});
   CHECK(bad_turns.code != 0);
-  auto bad_format = w.Cli({"kernelbench", "run", w.out, "--level", "1", "--format", "cute"});
+  auto bad_format =
+      w.Cli({"kernelbench", "run", w.out, "--level", "1", "--format", "cute"});
   CHECK(bad_format.code != 0);
-  auto bad_url = w.Cli({"kernelbench", "run", w.out, "--level", "1", "--store", w.store,
-                        "--skills", "off", "--llm-url", "ftp://nowhere"});
+  auto bad_url =
+      w.Cli({"kernelbench", "run", w.out, "--level", "1", "--store", w.store,
+             "--skills", "off", "--llm-url", "ftp://nowhere"});
   CHECK(bad_url.code == 1);
   CHECK(Contains(bad_url.err, "ftp"));
 }
 
-TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and eval's table") {
+TEST_CASE(
+    "scripted model: kernelbench run writes the layout, trajectories and "
+    "eval's table") {
   if (!g_torch) return;
   World& w = W();
-  auto imported = w.Cli({"--json", "kernelbench", "import", w.dir.Sub("KernelBench"), "--store",
-                         w.store, "--device", "cpu", "--python", Python()});
+  auto imported =
+      w.Cli({"--json", "kernelbench", "import", w.dir.Sub("KernelBench"),
+             "--store", w.store, "--device", "cpu", "--python", Python()});
   REQUIRE_MESSAGE(imported.code == 0, imported.err);
 
-  auto missing = w.Cli({"kernelbench", "run", w.dir.Sub("none"), "--store", w.store, "--level",
-                        "1", "--problems", "90-99", "--skills", "off", "--llm-url",
-                        w.server->base_url(), "--device", "cpu", "--python", Python()});
+  auto missing = w.Cli({"kernelbench", "run", w.dir.Sub("none"), "--store",
+                        w.store, "--level", "1", "--problems", "90-99",
+                        "--skills", "off", "--llm-url", w.server->base_url(),
+                        "--device", "cpu", "--python", Python()});
   CHECK(missing.code == 1);
   CHECK(Contains(missing.err, "kernelbench import"));
 
@@ -230,12 +275,15 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
   // Every sample of every problem is in KernelBench's layout.
   for (int p = 1; p <= 4; ++p) {
     for (int s = 0; s < 2; ++s) {
-      CHECK(std::filesystem::exists(w.out + "/level_1_problem_" + std::to_string(p) +
-                                    "_sample_" + std::to_string(s) + "_kernel.py"));
+      CHECK(std::filesystem::exists(w.out + "/level_1_problem_" +
+                                    std::to_string(p) + "_sample_" +
+                                    std::to_string(s) + "_kernel.py"));
     }
   }
-  CHECK(std::filesystem::exists(w.out + "/turns/level_1_problem_1_sample_0_turn_1.py"));
-  CHECK(std::filesystem::exists(w.out + "/turns/level_1_problem_1_sample_0_turn_2.py"));
+  CHECK(std::filesystem::exists(w.out +
+                                "/turns/level_1_problem_1_sample_0_turn_1.py"));
+  CHECK(std::filesystem::exists(w.out +
+                                "/turns/level_1_problem_1_sample_0_turn_2.py"));
 
   // Verdicts as kernelbench eval reports them, per problem.
   std::map<int, std::set<std::string>> verdicts;
@@ -271,8 +319,9 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
     ++lines;
     const Json t = Json::parse(line);
     if (t["problem"] == 3) {
-      hack_named = hack_named || Contains(t["turns"][0]["feedback"].get<std::string>(),
-                                          "cached_output");
+      hack_named =
+          hack_named || Contains(t["turns"][0]["feedback"].get<std::string>(),
+                                 "cached_output");
     }
     if (t["problem"] == 1) CHECK(t["skills"].size() > 0);
   }
@@ -296,9 +345,28 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
   CHECK(saw_second_turn);
 
   // kernelbench eval over the directory agrees and recomputes nothing.
-  auto eval = w.Cli({"--json", "kernelbench", "eval", w.out, "--store", w.store, "--level", "1",
-                     "--device", "cpu", "--python", Python(), "--cache", w.cache,
-                     "--trials", "2", "--rounds", "2", "--calls", "8", "--seed", "12345",
+  auto eval = w.Cli({"--json",
+                     "kernelbench",
+                     "eval",
+                     w.out,
+                     "--store",
+                     w.store,
+                     "--level",
+                     "1",
+                     "--device",
+                     "cpu",
+                     "--python",
+                     Python(),
+                     "--cache",
+                     w.cache,
+                     "--trials",
+                     "2",
+                     "--rounds",
+                     "2",
+                     "--calls",
+                     "8",
+                     "--seed",
+                     "12345",
                      "--no-compile-baseline"});
   REQUIRE_MESSAGE(eval.code == 0, eval.err);
   const Json again = Json::parse(eval.out);
@@ -309,10 +377,14 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
   // then the per-turn lines, and no skill in any prompt.
   w.server->ClearLog();
   std::vector<std::string> human = w.RunArgs(w.dir.Sub("run-human"));
-  human[std::find(human.begin(), human.end(), "--skills") - human.begin() + 1] = "off";
-  human[std::find(human.begin(), human.end(), "--turns") - human.begin() + 1] = "1";
-  human[std::find(human.begin(), human.end(), "--samples") - human.begin() + 1] = "1";
-  human[std::find(human.begin(), human.end(), "--problems") - human.begin() + 1] = "1-3";
+  human[std::find(human.begin(), human.end(), "--skills") - human.begin() + 1] =
+      "off";
+  human[std::find(human.begin(), human.end(), "--turns") - human.begin() + 1] =
+      "1";
+  human[std::find(human.begin(), human.end(), "--samples") - human.begin() +
+        1] = "1";
+  human[std::find(human.begin(), human.end(), "--problems") - human.begin() +
+        1] = "1-3";
   auto text = w.Cli(human);
   REQUIRE_MESSAGE(text.code == 0, text.err);
   CHECK(Contains(text.out, "level 1 over eager: n=3"));
@@ -326,8 +398,9 @@ TEST_CASE("scripted model: kernelbench run writes the layout, trajectories and e
 }
 
 bool TorchAvailable() {
-  const std::string cmd = "'" + Python() +
-                          "' -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1";
+  const std::string cmd =
+      "'" + Python() +
+      "' -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;
 }
 
@@ -337,16 +410,20 @@ bool TorchAvailable() {
 int main(int argc, char** argv) {
   bool listing = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--list", 6) == 0 || std::strncmp(argv[i], "-l", 2) == 0) {
+    if (std::strncmp(argv[i], "--list", 6) == 0 ||
+        std::strncmp(argv[i], "-l", 2) == 0) {
       listing = true;
     }
   }
-  skilldb::kb_run_scripted::g_torch = listing || skilldb::kb_run_scripted::TorchAvailable();
+  skilldb::kb_run_scripted::g_torch =
+      listing || skilldb::kb_run_scripted::TorchAvailable();
   doctest::Context context(argc, argv);
   const int rc = context.run();
   if (rc == 0 && !skilldb::kb_run_scripted::g_torch) {
-    std::printf("no Python with torch ($SKILLDB_KB_PYTHON or /usr/bin/python3 cannot import "
-                "torch): the scripted kernelbench run was skipped\n");
+    std::printf(
+        "no Python with torch ($SKILLDB_KB_PYTHON or /usr/bin/python3 cannot "
+        "import "
+        "torch): the scripted kernelbench run was skipped\n");
     return 77;
   }
   return rc;

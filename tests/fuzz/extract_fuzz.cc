@@ -1,9 +1,9 @@
 // The Policy Agent's readings of a completion on arbitrary bytes: the
 // kernel extractor (fences, open fences, no fences), the KernelBench
 // ModelNew extractor with the feedback made from what it found, and the
-// template family's parameter reader (the trainer's completions). Never a crash, in
-// time linear in the input (libFuzzer's -timeout catches a blow-up), and a
-// found candidate has a source.
+// template family's parameter reader (the trainer's completions). Never a
+// crash, in time linear in the input (libFuzzer's -timeout catches a blow-up),
+// and a found candidate has a source.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (data[0] % 4 == 1) {
-    const policy::KernelBenchExtraction e = policy::ExtractKernelBenchAnswer(text);
+    const policy::KernelBenchExtraction e =
+        policy::ExtractKernelBenchAnswer(text);
     if (e.found && e.source.empty()) std::abort();
     (void)policy::FormatKernelBenchFeedback(e, nullptr);
     return 0;

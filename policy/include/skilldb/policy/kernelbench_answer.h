@@ -23,7 +23,8 @@
 
 namespace skilldb::policy {
 
-// ---- Answer formats ----------------------------------------------------------
+// ---- Answer formats
+// ----------------------------------------------------------
 
 // What the model is asked to write. Never renumber (trajectories name it).
 enum class KernelBenchFormat {
@@ -31,11 +32,13 @@ enum class KernelBenchFormat {
   kTriton,  // ModelNew + @triton.jit kernels
   kCpp,     // ModelNew + C++ through load_inline, cpp_sources only (CPU)
 };
-std::string_view KernelBenchFormatName(KernelBenchFormat format);  // cuda|triton|cpp
+std::string_view KernelBenchFormatName(
+    KernelBenchFormat format);  // cuda|triton|cpp
 // InvalidArgument naming the value for anything but cuda, triton, cpp.
 Result<KernelBenchFormat> ParseKernelBenchFormat(std::string_view name);
 
-// ---- Extraction ------------------------------------------------------------------
+// ---- Extraction
+// ------------------------------------------------------------------
 
 struct KernelBenchExtractOptions {
   // Longer completions are cut to this before reading (model output is
@@ -46,8 +49,8 @@ struct KernelBenchExtractOptions {
 };
 
 struct KernelBenchExtraction {
-  bool found = false;   // false: nothing the verifier could run
-  std::string source;   // the answer (Python) when found
+  bool found = false;  // false: nothing the verifier could run
+  std::string source;  // the answer (Python) when found
   // DetectFormat's backend of the source ("cuda" | "triton" | "" when the
   // format is not one the verifier runs).
   std::string backend;
@@ -77,7 +80,8 @@ struct KernelBenchExtraction {
 KernelBenchExtraction ExtractKernelBenchAnswer(
     std::string_view completion, const KernelBenchExtractOptions& options = {});
 
-// ---- Prompt ------------------------------------------------------------------------
+// ---- Prompt
+// ------------------------------------------------------------------------
 
 // A selected skill with the evidence the library keeps for it (verification
 // reports, JSON, as Skill::evidence_json).

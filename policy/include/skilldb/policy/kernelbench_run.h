@@ -30,11 +30,11 @@
 namespace skilldb::policy {
 
 struct KernelBenchRunOptions {
-  std::string out_dir;     // created if missing. Required.
-  int level = 1;           // >= 1
-  std::string problems;    // ParseIdList syntax; "" = every imported one
-  int turns = 1;           // per trajectory, >= 1. Default: 1.
-  int samples = 1;         // trajectories per problem, >= 1. Default: 1.
+  std::string out_dir;   // created if missing. Required.
+  int level = 1;         // >= 1
+  std::string problems;  // ParseIdList syntax; "" = every imported one
+  int turns = 1;         // per trajectory, >= 1. Default: 1.
+  int samples = 1;       // trajectories per problem, >= 1. Default: 1.
   KernelBenchFormat format = KernelBenchFormat::kCuda;
   // Sampling of each turn (n is forced to 1: a sample is a trajectory).
   // seed, when set, is offset per problem, sample and turn.
@@ -68,8 +68,8 @@ struct KernelBenchRunReport {
   verify::kb::RunReport eval;  // kernelbench eval's report over the layout
   std::vector<TurnScore> turns;
   int trajectories = 0;
-  int generation_errors = 0;   // turns whose generation failed
-  int no_answer = 0;           // turns with nothing extracted
+  int generation_errors = 0;  // turns whose generation failed
+  int no_answer = 0;          // turns with nothing extracted
   std::string model;
   std::string format;
   bool skills = false;
@@ -80,10 +80,9 @@ struct KernelBenchRunReport {
 // the store has none of the selected problems, IOError for the run
 // directory; a failed generation or verification of one answer is a value
 // in its trajectory, not an error.
-Result<KernelBenchRunReport> RunKernelBench(const KernelBenchRunOptions& options,
-                                            llm::Backbone* backbone,
-                                            verify::kb::Evaluator* evaluator,
-                                            const verify::kb::TaskStore& store);
+Result<KernelBenchRunReport> RunKernelBench(
+    const KernelBenchRunOptions& options, llm::Backbone* backbone,
+    verify::kb::Evaluator* evaluator, const verify::kb::TaskStore& store);
 
 std::string KernelBenchRunReportToJson(const KernelBenchRunReport& report);
 // kernelbench eval's table, then the per-turn improvement (not escaped:
