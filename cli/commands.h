@@ -21,6 +21,11 @@
 #include "skilldb/library.h"
 #include "skilldb/util/exit_code.h"
 
+namespace skilldb::verify::kb {
+struct RunnerOptions;
+struct EvalOptions;
+}  // namespace skilldb::verify::kb
+
 namespace skilldb::cli {
 
 using util::kExitInternalError;
@@ -231,10 +236,12 @@ struct ServeArgs {
 Result<VerificationPolicy> ParsePolicy(const std::vector<std::string>& items);
 
 // skilldb kernelbench ACTION (kernelbench_command.cc): import PATH, eval
-// RUN_DIR, list. The options map onto verify/kernelbench's (see
-// skilldb/verify/kernelbench.h for their meaning and defaults).
+// RUN_DIR, list, run OUT_DIR (kernelbench_run_command.cc: the Policy Agent
+// through an OpenAI-compatible server, verified as answers arrive). The options
+// map onto verify/kernelbench's (see skilldb/verify/kernelbench.h for their
+// meaning and defaults).
 struct KernelbenchArgs {
-  std::string action;     // import | eval | list
+  std::string action;     // import | eval | list | run
   std::string path;       // import: a checkout, level folder or file; eval: RUN_DIR
   std::string store;      // "" = $SKILLDB_KB_STORE or the user data dir
   int level = 0;
@@ -256,6 +263,17 @@ struct KernelbenchArgs {
   bool credit_torch_ops = false;
   bool no_compile_baseline = false;
   int64_t max_screen_bytes = int64_t{2} << 30;
+  // run: the model, the trajectories and what the prompt shows.
+  LlmClientArgs llm;
+  int turns = 1;
+  int samples = 1;
+  std::string skills = "on";  // on | off (the ablation)
+  int select_k = 3;           // skills in the prompt
+  std::string
+      format;  // cuda | triton | cpp ("" = cpp on --device cpu, else cuda)
+  double temperature = 0.8;
+  int max_tokens = 4096;
+  int concurrency = 0;  // trajectories in flight (0: min(16, all))
 };
 
 // Prints a usage error (bad arguments, found before any command ran) with
@@ -302,6 +320,11 @@ int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io);
 // Serves until SIGINT or SIGTERM; exit 0 after a clean stop.
 int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io);
 int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io);
+// kernelbench run (kernelbench_run_command.cc; NotSupported without the
+// agents' modules), with the runner and evaluation options already made.
+int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs& a,
+                      const Io& io, const verify::kb::RunnerOptions& runner,
+                      const verify::kb::EvalOptions& eval);
 // export --sqlite (export_sqlite.cc)
 int RunExportSqlite(const GlobalArgs& g, const ExportArgs& a, const Io& io);
 

@@ -1,5 +1,6 @@
 // skilldb kernelbench import|eval|list: the commands of verify/kernelbench
-// (kernelbench_commands.h), with this CLI's global options.
+// (kernelbench_commands.h), with this CLI's global options; run is
+// kernelbench_run_command.cc's.
 #include "context.h"
 #include "skilldb/verify/kernelbench_commands.h"
 
@@ -50,7 +51,19 @@ int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io) 
   e.eval.seed = a.seed;
   e.eval.credit_torch_ops = a.credit_torch_ops;
   e.eval.compile_baseline = !a.no_compile_baseline;
+  if (a.action == "run") return RunKernelbenchRun(g, a, io, runner, e.eval);
   return kb::RunEvalCommand(e, kio);
 }
+
+#ifndef SKILLDB_CLI_AGENTS
+int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs&, const Io& io,
+                      const verify::kb::RunnerOptions&,
+                      const verify::kb::EvalOptions&) {
+  return Fail(g, io,
+              Status::NotSupported(
+                  "kernelbench run needs the agents (policy/, summarize/, "
+                  "rerank/): this skilldb was built without them"));
+}
+#endif
 
 }  // namespace skilldb::cli

@@ -644,13 +644,17 @@ void AddKernelbench(CLI::App& app, Cli& c) {
   auto* cmd = app.add_subcommand(
       "kernelbench",
       "KernelBench: import PATH (problems -> the task store), eval RUN_DIR "
-      "(judge answers by level/problem/sample; fast_p per level), list");
-  cmd->add_option("action", k.action, "import, eval or list")
+      "(judge answers by level/problem/sample; fast_p per level), list, run "
+      "OUT_DIR (answers from a model, verified as they arrive, then eval's "
+      "table)");
+  cmd->add_option("action", k.action, "import, eval, list or run")
       ->required()
-      ->check(CLI::IsMember({"import", "eval", "list"}));
-  cmd->add_option("path", k.path,
-                  "import: a KernelBench checkout, its KernelBench/ or level<N>/ "
-                  "folder, or one problem file; eval: the run directory");
+      ->check(CLI::IsMember({"import", "eval", "list", "run"}));
+  cmd->add_option(
+      "path", k.path,
+      "import: a KernelBench checkout, its KernelBench/ or level<N>/ "
+      "folder, or one problem file; eval: the run directory; run: "
+      "the output directory (KernelBench's generation layout)");
   cmd->add_option("--store", k.store,
                   "task store (default: $SKILLDB_KB_STORE, else "
                   "~/.local/share/skilldb/kernelbench)");
@@ -694,6 +698,30 @@ void AddKernelbench(CLI::App& app, Cli& c) {
   c.numbers.Int(cmd, "--max-screen-bytes", &k.max_screen_bytes, {0, int64_t{1} << 46},
                 "import: inputs larger than this are not screened for degenerate "
                 "problems");
+  AddLlmOptions(cmd, c, &k.llm, /*agent=*/true);
+  c.numbers.Int(cmd, "--turns", &k.turns, {1, 100},
+                "run: turns per trajectory");
+  c.numbers.Int(cmd, "--samples", &k.samples, {1, 1000},
+                "run: trajectories per problem (pass@k over them)");
+  cmd->add_option(
+         "--skills", k.skills,
+         "run: on (skills from the library, --db, in the prompt) or off "
+         "(the ablation)")
+      ->check(CLI::IsMember({"on", "off"}));
+  c.numbers.Int(cmd, "--select", &k.select_k, {1, 20},
+                "run: skills per prompt");
+  cmd->add_option(
+         "--format", k.format,
+         "run: the answer format asked for: cuda (load_inline), triton, "
+         "or cpp (load_inline cpp_sources, CPU) (default: cpp with "
+         "--device cpu, else cuda)")
+      ->check(CLI::IsMember({"cuda", "triton", "cpp"}));
+  c.numbers.Real(cmd, "--temperature", &k.temperature, {.min = 0, .max = 2},
+                 "run: sampling temperature");
+  c.numbers.Int(cmd, "--max-tokens", &k.max_tokens, {1, 1 << 20},
+                "run: completion tokens per turn at most");
+  c.numbers.Int(cmd, "--concurrency", &k.concurrency, {0, 4096},
+                "run: trajectories in flight (0: min(16, all))");
   Runs(cmd, c, [&c] { return RunKernelbench(c.g, c.kernelbench, c.io); });
 }
 

@@ -17,10 +17,6 @@ using QOut = nlohmann::ordered_json;
 using QIn = nlohmann::json;
 using util::FieldReader;
 
-std::string QDump(const QOut& j) {
-  return j.dump(-1, ' ', false, QOut::error_handler_t::replace);
-}
-
 QOut QEmbed(const std::string& json_text) {
   return QOut::parse(json_text, nullptr, /*allow_exceptions=*/false);
 }
@@ -204,26 +200,27 @@ Status ValidateQueuedRequest(const QueuedRequest& request) {
 // ---- Writers ----
 
 std::string ToJson(const VerificationRequest& r) {
-  return QDump(QOut{{"task", r.task},
-                    {"baseline", ArtifactJson(r.baseline)},
-                    {"candidate", ArtifactJson(r.candidate)},
-                    {"rounds", r.rounds},
-                    {"timed_calls_per_round", r.timed_calls_per_round},
-                    {"check_correctness", r.check_correctness},
-                    {"device_class", r.device_class},
-                    {"seed", r.seed}});
+  return util::DumpLossy(
+      QOut{{"task", r.task},
+           {"baseline", ArtifactJson(r.baseline)},
+           {"candidate", ArtifactJson(r.candidate)},
+           {"rounds", r.rounds},
+           {"timed_calls_per_round", r.timed_calls_per_round},
+           {"check_correctness", r.check_correctness},
+           {"device_class", r.device_class},
+           {"seed", r.seed}});
 }
 
 std::string ToJson(const ProposalOptions& options) {
-  return QDump(ProposalOptionsJson(options));
+  return util::DumpLossy(ProposalOptionsJson(options));
 }
 
 std::string ToJson(const QueuedRequest& request) {
-  return QDump(QueuedRequestJson(request));
+  return util::DumpLossy(QueuedRequestJson(request));
 }
 
 std::string ToJson(const QueueCounts& counts) {
-  return QDump(CountsJson(counts));
+  return util::DumpLossy(CountsJson(counts));
 }
 
 std::string ToJson(const QueuedProposal& q) {
@@ -238,7 +235,7 @@ std::string ToJson(const QueuedProposal& q) {
   if (q.outcome) j["outcome"] = QEmbed(ToJson(*q.outcome));
   if (q.report) j["report"] = QEmbed(ReportToJson(*q.report));
   j["reasons"] = q.reasons;
-  return QDump(j);
+  return util::DumpLossy(j);
 }
 
 std::string ToJson(const QueryOptions& o) {
@@ -252,7 +249,7 @@ std::string ToJson(const QueryOptions& o) {
   j["all_statuses"] = o.all_statuses;
   j["fields"] = FormatHitFields(o.fields);
   j["record_retrieved"] = o.record_retrieved;
-  return QDump(j);
+  return util::DumpLossy(j);
 }
 
 // ---- Readers ----

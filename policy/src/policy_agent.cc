@@ -231,6 +231,9 @@ Status PolicyAgent::Run::Turn(int index, TurnRecord* rec) {
   input.task = &task_;
   input.prior = prior_;
   input.new_skills = new_skills_;
+  if (task_.backend == verify::Backend::kCuda) {
+    input.device_class = agent_.DeviceClass();
+  }
   const std::vector<ChatMessage> prompt = deps_.prompts->Build(input);
   rec->times.prompt_ms = util::MsSince(start);
   SKILLDB_RETURN_IF_ERROR(Generate(rec, prompt));

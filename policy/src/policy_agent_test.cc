@@ -122,6 +122,37 @@ TEST_CASE(
   CHECK(t->status == "finished");
 }
 
+// A verifier that reports a device class and judges nothing (the test's
+// answer holds no code, so nothing reaches Verify).
+class DeviceClassVerifier : public Verifier {
+ public:
+  std::string_view Name() const override { return "device-class"; }
+  Result<VerificationReport> Verify(const VerificationRequest&) override {
+    return Status::Unavailable("this verifier judges nothing");
+  }
+  Result<std::string> DeviceClass() override { return std::string("sm_80"); }
+};
+
+TEST_CASE("a CUDA task's prompt names the verifier's device class") {
+  Rig rig({"No code in this answer."});
+  DeviceClassVerifier sm80;
+  PolicyAgentDeps d;
+  d.backbone = &rig.backbone;
+  d.selector = &rig.selector;
+  d.verifier = &sm80;
+  auto agent = PolicyAgent::Make(d);
+  REQUIRE(agent.ok());
+  PolicyTask task = testing::HostTask("sum_dim1_fp32");
+  task.backend = verify::Backend::kCuda;
+  auto t = (*agent)->Solve(task, Small(1, 1));
+  REQUIRE_MESSAGE(t.ok(), t.status().ToString());
+  const std::vector<llm::Chat> prompts = rig.backbone.prompts();
+  REQUIRE(prompts.size() == 1);
+  const std::string& system = prompts[0].at(0).content;
+  CHECK(system.find("Backend: CUDA on an NVIDIA GPU of device class sm_80.") !=
+        std::string::npos);
+}
+
 TEST_CASE(
     "a source over the verifier's limit is judged too large without running") {
   verify::VerifierOptions o = testing::HostOptions();

@@ -18,10 +18,21 @@ constexpr char kRole[] =
     "(caching results, skipping work, touching timers, other streams or "
     "threads) are detected and score zero.";
 
-std::string BackendNote(const PolicyTask& task) {
-  if (task.backend == verify::Backend::kCuda) {
-    return "Backend: CUDA on an NVIDIA H100/H200 (sm_90a). Write CUDA C++ "
-           "(a .cu file) compiled with nvcc as the protocol says.";
+// The GPU a CUDA prompt names: the verifier's device class when the agent
+// knows it (a prompt that said Hopper to a model on an sm_80 verifier
+// would steer it to instructions that device lacks), else the default.
+std::string CudaDevice(const std::string& device_class) {
+  if (device_class.empty()) {
+    return std::string("an NVIDIA H100/H200 (") + kDefaultCudaArch + ")";
+  }
+  return "an NVIDIA GPU of device class " + util::OneLine(device_class);
+}
+
+std::string BackendNote(const PromptInput& input) {
+  if (input.task->backend == verify::Backend::kCuda) {
+    return "Backend: CUDA on " + CudaDevice(input.device_class) +
+           ". Write CUDA C++ (a .cu file) compiled with nvcc as the protocol "
+           "says.";
   }
   return "Backend: host CPU. Write plain C++17 (a .cc file) compiled with "
          "`g++ -O3 -std=c++17 -shared`; the entry point's last parameter is "
@@ -289,7 +300,7 @@ std::vector<ChatMessage> KernelPromptBuilder::Build(
     const PromptInput& input) const {
   const PolicyTask& task = *input.task;
   std::vector<ChatMessage> chat;
-  chat.push_back({"system", std::string(kRole) + "\n\n" + BackendNote(task) +
+  chat.push_back({"system", std::string(kRole) + "\n\n" + BackendNote(input) +
                                 "\n\n" + AnswerFormat(task) +
                                 "\n\n# The candidate protocol\n\n" +
                                 task.protocol});

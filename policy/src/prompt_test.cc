@@ -82,6 +82,35 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a CUDA prompt names the device class it is given, sm_90a when none is") {
+  PolicyTask task = testing::HostTask("sum_dim1_fp32");
+  task.backend = verify::Backend::kCuda;
+  PromptInput in;
+  in.task = &task;
+  // The system prompt's line on the backend (the protocol it quotes names
+  // its own compiler flags).
+  auto backend_line = [&] {
+    const std::string system = KernelPromptBuilder().Build(in)[0].content;
+    const size_t at = system.find("Backend: ");
+    REQUIRE(at != std::string::npos);
+    return system.substr(at, system.find('\n', at) - at);
+  };
+  in.device_class = "sm_80";
+  const std::string given = backend_line();
+  CHECK(given.find("device class sm_80") != std::string::npos);
+  CHECK(given.find("sm_90a") == std::string::npos);
+  in.device_class.clear();
+  const std::string unknown = backend_line();
+  CHECK(unknown.find(std::string("(") + kDefaultCudaArch + ")") !=
+        std::string::npos);
+  CHECK(std::string(kDefaultCudaArch) == "sm_90a");
+  // A host task names no GPU whatever it is given.
+  task.backend = verify::Backend::kHost;
+  in.device_class = "sm_80";
+  CHECK(backend_line().find("sm_") == std::string::npos);
+}
+
+TEST_CASE(
     "later prompts replay each turn's answer and feedback and show each skill "
     "once") {
   PolicyTask task = testing::HostTask("sum_dim1_fp32");

@@ -185,6 +185,35 @@ ProposalOutcome ProposeNow(Library& lib, const Skill& candidate,
   return Take(proposal->Commit());
 }
 
+// What a binding returns for a call's result: a Result's value, nothing
+// for a Status, any other value as it is; raises StatusError for an error.
+inline void Unwrap(const Status& s) { Check(s); }
+template <typename T>
+T Unwrap(Result<T> r) {
+  return Take(std::move(r));
+}
+template <typename T>
+T Unwrap(T value) {
+  return value;
+}
+
+// Runs `call()` with the GIL released (other Python threads go on while
+// it reads, verifies or commits) and returns Unwrap's value.
+template <typename Call>
+auto Released(Call call) {
+  GilRelease release;
+  return Unwrap(call());
+}
+
+// Released over the open library: `call(Library&)`. The reference is taken
+// first, under the GIL, so a close() from another thread waits for this
+// call instead of pulling the library from under it.
+template <typename Call>
+auto OnLibrary(const PyLibrary& self, Call call) {
+  std::shared_ptr<Library> lib = self.get();
+  return Released([&] { return call(*lib); });
+}
+
 #define SKILLDB_QUERY_ARGS                                                    \
   nb::arg("k") = 10, nb::arg("as_of") = nb::none(),                          \
       nb::arg("tags") = std::vector<std::string>(),                          \
@@ -206,9 +235,8 @@ void BindLibraryReads(nb::class_<PyLibrary>& cls) {
             MakeQueryOptions(k, as_of, std::move(tags), std::move(ops),
                              std::move(arch), language, status, all_statuses,
                              fields, record_retrieved);
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Query(o, text));
+        return OnLibrary(self,
+                         [&](Library& lib) { return lib.Query(o, text); });
       },
       nb::arg("text"), SKILLDB_QUERY_ARGS,
       "The top k skills for `text` by BM25 as of `as_of` (default: head).");
@@ -223,96 +251,87 @@ void BindLibraryReads(nb::class_<PyLibrary>& cls) {
             MakeQueryOptions(k, as_of, std::move(tags), std::move(ops),
                              std::move(arch), language, status, all_statuses,
                              fields, record_retrieved);
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->QueryBatch(o, texts, threads));
+        return OnLibrary(self, [&](Library& lib) {
+          return lib.QueryBatch(o, texts, threads);
+        });
       },
       nb::arg("texts"), nb::arg("threads") = 0, SKILLDB_QUERY_ARGS,
       "query() for every text, all as of one version, on `threads` threads.");
   cls.def(
       "get",
       [](PyLibrary& self, const std::string& id, std::optional<Version> as_of) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Get(id, ReadOptions{as_of}));
+        return OnLibrary(self, [&](Library& lib) {
+          return lib.Get(id, ReadOptions{as_of});
+        });
       },
       nb::arg("id"), nb::arg("as_of") = nb::none());
   cls.def(
       "history",
       [](PyLibrary& self, const std::string& id) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->History(id));
+        return OnLibrary(self, [&](Library& lib) { return lib.History(id); });
       },
       nb::arg("id"), "Every retained revision of `id`, newest first.");
   cls.def(
       "log",
       [](PyLibrary& self, size_t limit, std::optional<Version> from_version) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Log(LogOptions{limit, from_version}));
+        return OnLibrary(self, [&](Library& lib) {
+          return lib.Log(LogOptions{limit, from_version});
+        });
       },
       nb::arg("limit") = 0, nb::arg("from_version") = nb::none(),
       "Commit records, newest first (limit 0: all).");
   cls.def(
       "commit_info",
       [](PyLibrary& self, Version v) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->GetCommit(v));
+        return OnLibrary(self, [&](Library& lib) { return lib.GetCommit(v); });
       },
       nb::arg("version"));
   cls.def(
       "changes",
       [](PyLibrary& self, Version v) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->CommitChanges(v));
+        return OnLibrary(self,
+                         [&](Library& lib) { return lib.CommitChanges(v); });
       },
       nb::arg("version"));
   cls.def(
       "diff",
       [](PyLibrary& self, Version from, Version to) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Diff(from, to));
+        return OnLibrary(self,
+                         [&](Library& lib) { return lib.Diff(from, to); });
       },
       nb::arg("from_version"), nb::arg("to_version"));
   cls.def(
       "stats",
       [](PyLibrary& self, std::optional<Version> as_of) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Stats(ReadOptions{as_of}));
+        return OnLibrary(
+            self, [&](Library& lib) { return lib.Stats(ReadOptions{as_of}); });
       },
       nb::arg("as_of") = nb::none());
   cls.def(
       "skills",
       [](PyLibrary& self, std::optional<Version> as_of) {
-        auto lib = self.get();
         std::vector<Skill> out;
-        GilRelease release;
-        Check(lib->Scan(ReadOptions{as_of}, [&](const Skill& s) {
-          out.push_back(s);
-          return true;
-        }));
+        OnLibrary(self, [&](Library& lib) {
+          return lib.Scan(ReadOptions{as_of}, [&](const Skill& s) {
+            out.push_back(s);
+            return true;
+          });
+        });
         return out;
       },
       nb::arg("as_of") = nb::none(), "Every skill live at the version, by id.");
   cls.def(
       "audit",
       [](PyLibrary& self, size_t limit, uint64_t after_seq) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Audit(AuditOptions{limit, after_seq}));
+        return OnLibrary(self, [&](Library& lib) {
+          return lib.Audit(AuditOptions{limit, after_seq});
+        });
       },
       nb::arg("limit") = 0, nb::arg("after_seq") = 0);
   cls.def(
       "usage",
       [](PyLibrary& self, const std::string& id) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->GetUsage(id));
+        return OnLibrary(self, [&](Library& lib) { return lib.GetUsage(id); });
       },
       nb::arg("id"));
 }
@@ -322,9 +341,9 @@ void BindLibraryWrites(nb::class_<PyLibrary>& cls) {
       "put",
       [](PyLibrary& self, const Skill& skill, const std::string& message,
          const std::string& author) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Put(skill, Commit(message, author)));
+        return OnLibrary(self, [&](Library& lib) {
+          return lib.Put(skill, Commit(message, author));
+        });
       },
       nb::arg("skill"), nb::arg("message") = "", nb::arg("author") = "",
       "Adds or revises `skill` in one commit; returns the new version.");
@@ -332,27 +351,25 @@ void BindLibraryWrites(nb::class_<PyLibrary>& cls) {
       "put_many",
       [](PyLibrary& self, const std::vector<Skill>& skills,
          const std::string& message, const std::string& author) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->PutMany(skills, Commit(message, author)));
+        return OnLibrary(self, [&](Library& lib) {
+          return lib.PutMany(skills, Commit(message, author));
+        });
       },
       nb::arg("skills"), nb::arg("message") = "", nb::arg("author") = "");
   cls.def(
       "delete",
       [](PyLibrary& self, const std::string& id, const std::string& message,
          const std::string& author) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Delete(id, Commit(message, author)));
+        return OnLibrary(self, [&](Library& lib) {
+          return lib.Delete(id, Commit(message, author));
+        });
       },
       nb::arg("id"), nb::arg("message") = "", nb::arg("author") = "");
   cls.def(
       "record_usage",
       [](PyLibrary& self, nb::handle records) {
         const std::vector<UsageRecord> r = UsageArg(records);
-        auto lib = self.get();
-        GilRelease release;
-        Check(lib->RecordUsage(r));
+        OnLibrary(self, [&](Library& lib) { return lib.RecordUsage(r); });
       },
       nb::arg("records"),
       "Records usage events in one batched write: a list of (id, event[, "
@@ -371,8 +388,9 @@ void BindLibraryWrites(nb::class_<PyLibrary>& cls) {
           ReplayVerifier replay(ReportArg(report));
           VerificationRequest req;
           req.task = ReportArg(report).task;
-          GilRelease release;
-          return ProposeNow(*lib, candidate, options, replay, req);
+          return Released([&] {
+            return ProposeNow(*lib, candidate, options, replay, req);
+          });
         }
         if (verifier.is_none() && !request.is_none() && self.remote()) {
           // A server verifies with its own verifier (RemoteProposal sends
@@ -380,8 +398,9 @@ void BindLibraryWrites(nb::class_<PyLibrary>& cls) {
           ServerSideVerifier server_side;
           const VerificationRequest req =
               FromPython<VerificationRequest>(request, "request");
-          GilRelease release;
-          return ProposeNow(*lib, candidate, options, server_side, req);
+          return Released([&] {
+            return ProposeNow(*lib, candidate, options, server_side, req);
+          });
         }
         if (verifier.is_none() || request.is_none()) {
           throw StatusError(Status::InvalidArgument(
@@ -392,8 +411,8 @@ void BindLibraryWrites(nb::class_<PyLibrary>& cls) {
             nb::cast<PyVerifier&>(verifier).verifier;
         const VerificationRequest req =
             FromPython<VerificationRequest>(request, "request");
-        GilRelease release;
-        return ProposeNow(*lib, candidate, options, *v, req);
+        return Released(
+            [&] { return ProposeNow(*lib, candidate, options, *v, req); });
       },
       nb::arg("candidate"), nb::kw_only(), nb::arg("verifier") = nb::none(),
       nb::arg("request") = nb::none(), nb::arg("report") = nb::none(),
@@ -415,9 +434,7 @@ void BindLibraryWrites(nb::class_<PyLibrary>& cls) {
         if (!request.is_none()) {
           q.verification = FromPython<VerificationRequest>(request, "request");
         }
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->Enqueue(q));
+        return OnLibrary(self, [&](Library& lib) { return lib.Enqueue(q); });
       },
       nb::arg("candidate"), nb::kw_only(), nb::arg("request") = nb::none(),
       nb::arg("report") = nb::none(), nb::arg("dedup") = "reject",
@@ -428,9 +445,7 @@ void BindLibraryWrites(nb::class_<PyLibrary>& cls) {
   cls.def(
       "queued",
       [](PyLibrary& self, const std::string& id) {
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->GetQueued(id));
+        return OnLibrary(self, [&](Library& lib) { return lib.GetQueued(id); });
       },
       nb::arg("id"));
   cls.def(
@@ -439,9 +454,7 @@ void BindLibraryWrites(nb::class_<PyLibrary>& cls) {
         QueueListOptions o;
         if (state) o.state = Take(ParseQueueState(*state));
         o.limit = limit;
-        auto lib = self.get();
-        GilRelease release;
-        return Take(lib->ListQueued(o));
+        return OnLibrary(self, [&](Library& lib) { return lib.ListQueued(o); });
       },
       nb::arg("state") = nb::none(), nb::arg("limit") = 0);
 }
@@ -461,12 +474,8 @@ void BindVerifier(nb::module_& m) {
         if (b == verify::Backend::kHost) o.host_workers = workers;
         if (!task_dir.empty()) o.task_dir = task_dir;
         if (!cache_dir.empty()) o.cache_dir = cache_dir;
-        std::unique_ptr<verify::TaskVerifier> v;
-        {
-          GilRelease release;
-          v = Take(verify::MakeVerifier(o));
-        }
-        new (self) PyVerifier{std::move(v)};
+        new (self)
+            PyVerifier{Released([&] { return verify::MakeVerifier(o); })};
       },
       nb::arg("backend") = "host", nb::arg("workers") = 1,
       nb::arg("task_dir") = "", nb::arg("cache_dir") = "");
@@ -490,8 +499,7 @@ void BindVerifier(nb::module_& m) {
         r.check_correctness = check_correctness;
         r.seed = seed;
         auto v = self.verifier;
-        GilRelease release;
-        return Take(v->Verify(r));
+        return Released([&] { return v->Verify(r); });
       },
       nb::arg("task"), nb::arg("source"), nb::arg("language") = nb::none(),
       nb::arg("name") = "candidate", nb::arg("baseline") = nb::none(),
@@ -519,28 +527,28 @@ void BindLibrary(nb::module_& m) {
       m, "Library",
       "A versioned skill library: local (skilldb.open) or behind a server "
       "(skilldb.connect). Safe to use from several threads.");
-  cls.def_prop_ro("version", [](PyLibrary& self) {
-       auto lib = self.get();
-       GilRelease release;
-       return lib->CurrentVersion();
-     })
+  cls.def_prop_ro("version",
+                  [](PyLibrary& self) {
+                    return OnLibrary(self, [](Library& lib) {
+                      return lib.CurrentVersion();
+                    });
+                  })
       .def_prop_ro("remote", &PyLibrary::remote)
       .def_prop_ro("closed", &PyLibrary::closed)
       .def("info",
            [](PyLibrary& self) {
-             auto lib = self.get();
-             GilRelease release;
-             return lib->Info();
+             return OnLibrary(self, [](Library& lib) { return lib.Info(); });
            })
       .def("close", &PyLibrary::close,
            "Closes the library (a read-write one releases its lock).")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
-      .def("__exit__",
-           [](PyLibrary& self, nb::handle, nb::handle, nb::handle) {
-             self.close();
-           },
-           nb::arg("exc_type").none(), nb::arg("exc").none(),
-           nb::arg("traceback").none())
+      .def(
+          "__exit__",
+          [](PyLibrary& self, nb::handle, nb::handle, nb::handle) {
+            self.close();
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(),
+          nb::arg("traceback").none())
       .def("__repr__", [](PyLibrary& self) {
         if (self.closed()) return std::string("Library(closed)");
         const LibraryInfo info = self.get()->Info();
@@ -562,12 +570,8 @@ void BindLibrary(nb::module_& m) {
         o.create_if_missing = create;
         o.sync_commits = sync_commits;
         o.lock_timeout_ms = lock_timeout_ms;
-        std::unique_ptr<Library> lib;
-        {
-          GilRelease release;
-          lib = Take(Library::Open(o, path));
-        }
-        return PyLibrary(std::move(lib), false);
+        return PyLibrary(Released([&] { return Library::Open(o, path); }),
+                         false);
       },
       nb::arg("path"), nb::kw_only(), nb::arg("read_only") = false,
       nb::arg("create") = false, nb::arg("sync_commits") = true,
@@ -584,12 +588,8 @@ void BindLibrary(nb::module_& m) {
         o.token = token;
         o.timeout_ms = timeout_ms;
         o.retries = retries;
-        std::unique_ptr<Library> lib;
-        {
-          GilRelease release;
-          lib = Take(server::OpenRemoteLibrary(o));
-        }
-        return PyLibrary(std::move(lib), true);
+        return PyLibrary(Released([&] { return server::OpenRemoteLibrary(o); }),
+                         true);
       },
       nb::arg("url"), nb::kw_only(), nb::arg("token") = "",
       nb::arg("timeout_ms") = 30000, nb::arg("retries") = 3,

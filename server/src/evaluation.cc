@@ -325,8 +325,7 @@ EvaluationResult FailedResult(std::string_view code, std::string message) {
   r.reference_runtime = -1.0;
   r.kernel_runtime = -1.0;
   r.speedup = 0.0;
-  r.metadata_json = Json{{"error", message}}.dump(
-      -1, ' ', false, Json::error_handler_t::replace);
+  r.metadata_json = util::DumpLossy(Json{{"error", message}});
   r.error_message = std::move(message);
   r.error_code = std::string(code);
   return r;
@@ -412,8 +411,7 @@ EvaluationResult ResultFromReport(const VerificationReport& report) {
   if (!report.correctness.errors.empty()) {
     metadata["correctness_issue"] = report.correctness.errors.front();
   }
-  r.metadata_json =
-      metadata.dump(-1, ' ', false, Json::error_handler_t::replace);
+  r.metadata_json = util::DumpLossy(metadata);
   return r;
 }
 

@@ -17,6 +17,7 @@
 
 #include "server_impl.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::server::internal {
 namespace {
@@ -54,13 +55,13 @@ void SendValidationError(httplib::Response& res, const std::string& message) {
          {"message", message},
          {"error_code", "VALIDATION_ERROR"},
          {"timestamp", IsoNow()}};
-  SendJson(res, 400, j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  SendJson(res, 400, util::DumpLossy(j));
 }
 
 void SendNoTask(httplib::Response& res, const std::string& task_id,
                 const char* what) {
   Json j{{"detail", "Task " + task_id + " " + what}};
-  SendJson(res, 404, j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  SendJson(res, 404, util::DumpLossy(j));
 }
 
 }  // namespace
@@ -87,7 +88,7 @@ void ServerImpl::SendEvaluation(httplib::Response& res,
                               ? Json(nullptr)
                               : Json(record.completed_at)},
          {"processing_time", record.processing_time_s}};
-  SendJson(res, 200, j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  SendJson(res, 200, util::DumpLossy(j));
 }
 
 void ServerImpl::Evaluate(const httplib::Request& req, httplib::Response& res) {
@@ -194,8 +195,7 @@ void ServerImpl::AddKernelGymRoutes() {
                  {"estimated_completion", nullptr},
                  {"queue_position", nullptr},
                  {"assigned_device", nullptr}};
-          SendJson(res, 200, j.dump(-1, ' ', false,
-                                    Json::error_handler_t::replace));
+          SendJson(res, 200, util::DumpLossy(j));
         });
   Route("GET", R"(/results/([^/]+))", "results", Access::kRead,
         [this](const httplib::Request& req, httplib::Response& res) {

@@ -374,8 +374,7 @@ class RemoteLibrary final : public Library {
               {"options", RJson::parse(ToJson(options))}};
     SKILLDB_ASSIGN_OR_RETURN(
         std::string body,
-        http_->Call("POST", "/v1/search",
-                    req.dump(-1, ' ', false, RJson::error_handler_t::replace)));
+        http_->Call("POST", "/v1/search", util::DumpLossy(req)));
     SKILLDB_ASSIGN_OR_RETURN(auto results, ListOf<QueryResult>(body, "results"));
     if (results.size() != 1) {
       return Status::Internal("the server answered one query with " +
@@ -391,8 +390,7 @@ class RemoteLibrary final : public Library {
     RJson req{{"queries", texts}, {"options", RJson::parse(ToJson(options))}};
     SKILLDB_ASSIGN_OR_RETURN(
         std::string body,
-        http_->Call("POST", "/v1/search",
-                    req.dump(-1, ' ', false, RJson::error_handler_t::replace)));
+        http_->Call("POST", "/v1/search", util::DumpLossy(req)));
     return ListOf<QueryResult>(body, "results");
   }
 

@@ -38,8 +38,7 @@ void SendCoded(httplib::Response& res, int http_status, const char* code,
                const std::string& message) {
   Json j{{"error",
           {{"code", code}, {"status", http_status}, {"message", message}}}};
-  SendJson(res, http_status,
-           j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  SendJson(res, http_status, util::DumpLossy(j));
 }
 
 }  // namespace
@@ -82,7 +81,7 @@ void SendError(httplib::Response& res, const Status& status) {
           {{"code", StatusCodeName(status.code())},
            {"status", http},
            {"message", status.message()}}}};
-  SendJson(res, http, j.dump(-1, ' ', false, Json::error_handler_t::replace));
+  SendJson(res, http, util::DumpLossy(j));
 }
 
 void SendTooBusy(httplib::Response& res, const std::string& message,

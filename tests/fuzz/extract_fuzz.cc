@@ -1,14 +1,16 @@
 // The Policy Agent's readings of a completion on arbitrary bytes: the
-// kernel extractor (fences, open fences, no fences) and the template
-// family's parameter reader (the trainer's completions). Never a crash, in
-// time linear in the input (libFuzzer's -timeout catches a blow-up), and a
-// found candidate has a source.
+// kernel extractor (fences, open fences, no fences), the KernelBench
+// ModelNew extractor with the feedback made from what it found, and the
+// template family's parameter reader (the trainer's completions). Never a
+// crash, in time linear in the input (libFuzzer's -timeout catches a blow-up),
+// and a found candidate has a source.
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "build_paths.h"
 #include "skilldb/policy/extract.h"
+#include "skilldb/policy/kernelbench_answer.h"
 #include "skilldb/trainer/param_task.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -24,6 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!e.ok()) std::abort();  // nothing found is a value, not an error
     if (e->found && e->source.empty()) std::abort();
     (void)policy::DefinesEntryPoint(text);
+    return 0;
+  }
+  if (data[0] % 4 == 1) {
+    const policy::KernelBenchExtraction e =
+        policy::ExtractKernelBenchAnswer(text);
+    if (e.found && e.source.empty()) std::abort();
+    (void)policy::FormatKernelBenchFeedback(e, nullptr);
     return 0;
   }
   static const trainer::TaskFamily* family = [] {

@@ -6,9 +6,13 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <nlohmann/json.hpp>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
 #include "skilldb/util/json.h"
 
@@ -33,38 +37,87 @@ namespace {
 // A field reader: (json value, key path) -> Status.
 using Reader = std::function<Status(const json&, const std::string&)>;
 
-// The range of every integer key: the one table both the JSON reader and
-// ValidateTrainConfig (configs built in code, e.g. `train demo`'s flags)
-// check against. The bounds say what a run can mean, and keep the sizes
-// they drive (threads, worker processes, tensors) from exhausting memory
-// long before the run could start.
+// An integer range, inclusive.
 struct IntRange {
   int64_t lo, hi;
 };
 constexpr IntRange kSteps{0, 1000000};
-constexpr IntRange kTasksPerStep{1, 1024};
-constexpr IntRange kGroups{1, 4096};
-constexpr IntRange kMaxTurns{1, 64};
-constexpr IntRange kMaxNewTokens{1, 1 << 20};
-constexpr IntRange kVerifyRounds{1, 100};
-constexpr IntRange kTimedCalls{1, 10000};
-constexpr IntRange kWarmupCalls{0, 1000};
-// As the verifier accepts (verify::kMaxHostWorkers).
-constexpr IntRange kHostWorkers{1, 256};
-constexpr IntRange kSftDemoRecords{0, 1000000};
-constexpr IntRange kSftEpochs{0, 1000};
-constexpr IntRange kCheckpointEvery{0, 1000000};
-constexpr IntRange kWarmupSteps{0, 1000000};
-constexpr IntRange kMicroBatch{1, 4096};
-constexpr IntRange kUtilityCap{0, 1000000};
-constexpr IntRange kShingleChars{1, 64};
-constexpr IntRange kNumHashes{1, 1024};
-constexpr IntRange kBands{1, 1024};
 constexpr IntRange kMaxPer{0, 1000000000};
-// The loop object's counts and byte cuts (ValidateLoopConfig says which
-// must be positive).
+// The loop object's counts and byte cuts: most must be positive (a cut of
+// 0 bytes would show nothing).
 constexpr IntRange kLoopPositive{1, 1 << 20};
 constexpr IntRange kLoopCount{0, 1 << 20};
+
+// An integer key of the configuration: its path, where it lives in a
+// TrainConfig and its range.
+struct IntField {
+  const char* path;  // "steps", "optim.micro_batch"
+  std::variant<int*, size_t*> field;
+  IntRange range;
+};
+
+// Every integer key of `c` (pointers into it): the one table both the JSON
+// reader and ValidateTrainConfig (configs built in code, e.g. `train
+// demo`'s flags) check against. The bounds say what a run can mean, and
+// keep the sizes they drive (threads, worker processes, tensors) from
+// exhausting memory long before the run could start.
+std::vector<IntField> IntFields(TrainConfig& c) {
+  auto& l = c.loop;
+  auto& s = c.sft_filter;
+  return {
+      {"steps", &c.steps, kSteps},
+      {"tasks_per_step", &c.tasks_per_step, {1, 1024}},
+      {"groups", &c.groups, {1, 4096}},
+      {"max_turns", &c.max_turns, {1, 64}},
+      {"max_new_tokens", &c.max_new_tokens, {1, 1 << 20}},
+      {"verify_rounds", &c.verify_rounds, {1, 100}},
+      {"timed_calls", &c.timed_calls, {1, 10000}},
+      {"warmup_calls", &c.warmup_calls, {0, 1000}},
+      // As the verifier accepts (verify::kMaxHostWorkers).
+      {"host_workers", &c.host_workers, {1, 256}},
+      {"sft_demo_records", &c.sft_demo_records, {0, 1000000}},
+      {"sft_epochs", &c.sft_epochs, {0, 1000}},
+      {"checkpoint_every", &c.checkpoint_every, {0, 1000000}},
+      {"optim.warmup_steps", &c.optim.warmup_steps, {0, 1000000}},
+      {"optim.micro_batch", &c.optim.micro_batch, {1, 4096}},
+      {"rewards.summary_utility_cap",
+       &c.rewards.summary_utility_cap,
+       {0, 1000000}},
+      {"sft_filter.shingle_chars", &s.shingle_chars, {1, 64}},
+      {"sft_filter.num_hashes", &s.num_hashes, {1, 1024}},
+      {"sft_filter.bands", &s.bands, {1, 1024}},
+      {"sft_filter.max_per_task", &s.max_per_task, kMaxPer},
+      {"sft_filter.max_per_agent", &s.max_per_agent, kMaxPer},
+      {"loop.retrieve_k", &l.retrieve_k, kLoopPositive},
+      {"loop.select_k", &l.select_k, kLoopPositive},
+      {"loop.description_bytes", &l.description_bytes, kLoopPositive},
+      {"loop.skills_shown", &l.skills_shown, kLoopPositive},
+      {"loop.skill_title_bytes", &l.skill_title_bytes, kLoopPositive},
+      {"loop.answer_bytes", &l.answer_bytes, kLoopPositive},
+      {"loop.feedback_bytes", &l.feedback_bytes, kLoopPositive},
+      {"loop.rerank_title_bytes", &l.rerank_title_bytes, kLoopPositive},
+      {"loop.rerank_summary_bytes", &l.rerank_summary_bytes, kLoopPositive},
+      {"loop.rerank_query_bytes", &l.rerank_query_bytes, kLoopPositive},
+      {"loop.rerank_max_tokens", &l.rerank_max_tokens, kLoopPositive},
+      {"loop.summary_attempts", &l.summary_attempts, kLoopPositive},
+      {"loop.summary_max_tokens", &l.summary_max_tokens, kLoopPositive},
+      {"loop.fixture_context_tokens", &l.fixture_context_tokens, kLoopPositive},
+      {"loop.skill_code_bytes", &l.skill_code_bytes, kLoopCount},
+      {"loop.skill_demo_records", &l.skill_demo_records, kLoopCount},
+      {"loop.summary_demo_records", &l.summary_demo_records, kLoopCount},
+      {"loop.summaries_per_step", &l.summaries_per_step, kLoopCount},
+  };
+}
+
+// The field's value (a size above INT64_MAX as INT64_MAX: out of range
+// all the same).
+int64_t Value(const IntField& f) {
+  if (size_t* const* size = std::get_if<size_t*>(&f.field)) {
+    return static_cast<int64_t>(
+        std::min<size_t>(**size, std::numeric_limits<int64_t>::max()));
+  }
+  return *std::get<int*>(f.field);
+}
 
 std::string KeyName(const std::string& key) { return "config: '" + key + "'"; }
 
@@ -72,13 +125,14 @@ Status TypeError(const std::string& key, const char* want) {
   return Status::InvalidArgument(KeyName(key) + " must be " + want);
 }
 
-template <typename T>
-Reader Int(T* out, IntRange range) {
-  return [out, range](const json& v, const std::string& k) {
+Reader Int(const IntField& f) {
+  return [f](const json& v, const std::string& k) {
     int64_t x = 0;
     SKILLDB_RETURN_IF_ERROR(
-        util::ReadInt64(v, KeyName(k), range.lo, range.hi, &x));
-    *out = static_cast<T>(x);
+        util::ReadInt64(v, KeyName(k), f.range.lo, f.range.hi, &x));
+    std::visit(
+        [x](auto* out) { *out = static_cast<std::decay_t<decltype(*out)>>(x); },
+        f.field);
     return Status::Ok();
   };
 }
@@ -146,34 +200,6 @@ Reader Nested(std::map<std::string, Reader> fields) {
   };
 }
 
-Reader LoopFields(LoopConfig& l) {
-  return Nested({{"retrieve_k", Int(&l.retrieve_k, kLoopPositive)},
-                 {"select_k", Int(&l.select_k, kLoopPositive)},
-                 {"description_bytes", Int(&l.description_bytes, kLoopPositive)},
-                 {"skills_shown", Int(&l.skills_shown, kLoopPositive)},
-                 {"skill_title_bytes", Int(&l.skill_title_bytes, kLoopPositive)},
-                 {"answer_bytes", Int(&l.answer_bytes, kLoopPositive)},
-                 {"feedback_bytes", Int(&l.feedback_bytes, kLoopPositive)},
-                 {"rerank_title_bytes", Int(&l.rerank_title_bytes, kLoopPositive)},
-                 {"rerank_summary_bytes", Int(&l.rerank_summary_bytes, kLoopPositive)},
-                 {"rerank_query_bytes", Int(&l.rerank_query_bytes, kLoopPositive)},
-                 {"rerank_max_tokens", Int(&l.rerank_max_tokens, kLoopPositive)},
-                 {"summary_attempts", Int(&l.summary_attempts, kLoopPositive)},
-                 {"summary_max_tokens", Int(&l.summary_max_tokens, kLoopPositive)},
-                 {"fixture_context_tokens", Int(&l.fixture_context_tokens, kLoopPositive)},
-                 {"rollout_step_stride", U64(&l.rollout_step_stride)},
-                 {"rollout_task_stride", U64(&l.rollout_task_stride)},
-                 {"selection_salt", U64(&l.selection_salt)},
-                 {"summary_salt", U64(&l.summary_salt)},
-                 {"rank_stride", U64(&l.rank_stride)},
-                 {"skill_code_bytes", Int(&l.skill_code_bytes, kLoopCount)},
-                 {"skill_demo_records", Int(&l.skill_demo_records, kLoopCount)},
-                 {"summary_demo_records", Int(&l.summary_demo_records, kLoopCount)},
-                 {"family_summary_prompt", Bool(&l.family_summary_prompt)},
-                 {"summaries_per_step", Int(&l.summaries_per_step, kLoopCount)},
-                 {"summary_temperature", Dbl(&l.summary_temperature)}});
-}
-
 json LoopJson(const LoopConfig& l) {
   return {{"retrieve_k", l.retrieve_k},
           {"select_k", l.select_k},
@@ -202,41 +228,8 @@ json LoopJson(const LoopConfig& l) {
           {"summary_temperature", l.summary_temperature}};
 }
 
-// Every count of the loop is at least 1 (a cut of 0 bytes would show
-// nothing; retrieval needs select_k <= retrieve_k).
+// Retrieval needs select_k <= retrieve_k (the ranges are IntFields').
 Status ValidateLoopConfig(const LoopConfig& l) {
-  const std::pair<const char*, int> positive[] = {
-      {"retrieve_k", l.retrieve_k},
-      {"select_k", l.select_k},
-      {"description_bytes", l.description_bytes},
-      {"skills_shown", l.skills_shown},
-      {"skill_title_bytes", l.skill_title_bytes},
-      {"answer_bytes", l.answer_bytes},
-      {"feedback_bytes", l.feedback_bytes},
-      {"rerank_title_bytes", l.rerank_title_bytes},
-      {"rerank_summary_bytes", l.rerank_summary_bytes},
-      {"rerank_query_bytes", l.rerank_query_bytes},
-      {"rerank_max_tokens", l.rerank_max_tokens},
-      {"summary_attempts", l.summary_attempts},
-      {"summary_max_tokens", l.summary_max_tokens},
-      {"fixture_context_tokens", l.fixture_context_tokens}};
-  for (const auto& [key, value] : positive) {
-    if (value < 1) {
-      return Status::InvalidArgument(std::string("config: 'loop.") + key +
-                                     "' must be >= 1");
-    }
-  }
-  const std::pair<const char*, int> counts[] = {
-      {"skill_code_bytes", l.skill_code_bytes},
-      {"skill_demo_records", l.skill_demo_records},
-      {"summary_demo_records", l.summary_demo_records},
-      {"summaries_per_step", l.summaries_per_step}};
-  for (const auto& [key, value] : counts) {
-    if (value < 0) {
-      return Status::InvalidArgument(std::string("config: 'loop.") + key +
-                                     "' must be >= 0");
-    }
-  }
   if (l.select_k > l.retrieve_k) {
     return Status::InvalidArgument(
         "config: 'loop.select_k' must be <= 'loop.retrieve_k'");
@@ -244,75 +237,82 @@ Status ValidateLoopConfig(const LoopConfig& l) {
   return Status::Ok();
 }
 
+// Every key's reader: the integers from IntFields, the others here, each
+// in the object it sits in ("" for the top level).
 std::map<std::string, Reader> Fields(TrainConfig& c) {
   auto& a = c.advantages;
   auto& r = c.rewards;
   auto& o = c.optim;
+  auto& l = c.loop;
   auto& s = c.sft_filter;
-  return {
-      {"model_dir", Str(&c.model_dir)},
-      {"backend", Str(&c.backend)},
-      {"device", Str(&c.device)},
-      {"family", Str(&c.family)},
-      {"out_dir", Str(&c.out_dir)},
-      {"seed", U64(&c.seed)},
-      {"steps", Int(&c.steps, kSteps)},
-      {"tasks_per_step", Int(&c.tasks_per_step, kTasksPerStep)},
-      {"groups", Int(&c.groups, kGroups)},
-      {"max_turns", Int(&c.max_turns, kMaxTurns)},
-      {"max_new_tokens", Int(&c.max_new_tokens, kMaxNewTokens)},
-      {"temperature", Dbl(&c.temperature, 0.0)},
-      {"selection", Bool(&c.selection)},
-      {"summary", Bool(&c.summary)},
-      {"skills", Bool(&c.skills)},
-      {"verify_rounds", Int(&c.verify_rounds, kVerifyRounds)},
-      {"timed_calls", Int(&c.timed_calls, kTimedCalls)},
-      {"warmup_calls", Int(&c.warmup_calls, kWarmupCalls)},
-      {"host_workers", Int(&c.host_workers, kHostWorkers)},
-      {"sft_data", Str(&c.sft_data)},
-      {"sft_demo_records", Int(&c.sft_demo_records, kSftDemoRecords)},
-      {"sft_epochs", Int(&c.sft_epochs, kSftEpochs)},
-      {"sft_lr", Dbl(&c.sft_lr, 0.0)},
-      {"checkpoint_every", Int(&c.checkpoint_every, kCheckpointEvery)},
-      {"resume", Str(&c.resume)},
+  std::map<std::string, std::map<std::string, Reader>> in = {
+      {"",
+       {{"model_dir", Str(&c.model_dir)},
+        {"backend", Str(&c.backend)},
+        {"device", Str(&c.device)},
+        {"family", Str(&c.family)},
+        {"out_dir", Str(&c.out_dir)},
+        {"seed", U64(&c.seed)},
+        {"temperature", Dbl(&c.temperature, 0.0)},
+        {"selection", Bool(&c.selection)},
+        {"summary", Bool(&c.summary)},
+        {"skills", Bool(&c.skills)},
+        {"sft_data", Str(&c.sft_data)},
+        {"sft_lr", Dbl(&c.sft_lr, 0.0)},
+        {"resume", Str(&c.resume)}}},
       {"advantages",
-       Nested({{"gamma", Dbl(&a.gamma)},
-               {"baseline", Enum(&a.baseline, &ParseBaseline)},
-               {"normalization", Enum(&a.normalization, &ParseNormalization)},
-               {"std_epsilon", Dbl(&a.std_epsilon)}})},
+       {{"gamma", Dbl(&a.gamma)},
+        {"baseline", Enum(&a.baseline, &ParseBaseline)},
+        {"normalization", Enum(&a.normalization, &ParseNormalization)},
+        {"std_epsilon", Dbl(&a.std_epsilon)}}},
       {"rewards",
-       Nested({{"correct_weight", Dbl(&r.correct_weight)},
-               {"speedup_weight", Dbl(&r.speedup_weight)},
-               {"speedup_cap", Dbl(&r.speedup_cap)},
-               {"hack_reward", Dbl(&r.hack_reward)},
-               {"selection_relative", Bool(&r.selection_relative)},
-               {"selection_weight", Dbl(&r.selection_weight)},
-               {"summary_inserted", Dbl(&r.summary_inserted)},
-               {"summary_rejected", Dbl(&r.summary_rejected)},
-               {"summary_utility", Dbl(&r.summary_utility)},
-               {"summary_utility_cap", Int(&r.summary_utility_cap, kUtilityCap)}})},
+       {{"correct_weight", Dbl(&r.correct_weight)},
+        {"speedup_weight", Dbl(&r.speedup_weight)},
+        {"speedup_cap", Dbl(&r.speedup_cap)},
+        {"hack_reward", Dbl(&r.hack_reward)},
+        {"selection_relative", Bool(&r.selection_relative)},
+        {"selection_weight", Dbl(&r.selection_weight)},
+        {"summary_inserted", Dbl(&r.summary_inserted)},
+        {"summary_rejected", Dbl(&r.summary_rejected)},
+        {"summary_utility", Dbl(&r.summary_utility)}}},
       {"optim",
-       Nested({{"lr", Dbl(&o.lr, 0.0)},
-               {"warmup_steps", Int(&o.warmup_steps, kWarmupSteps)},
-               {"weight_decay", Dbl(&o.weight_decay)},
-               {"beta1", Dbl(&o.beta1)},
-               {"beta2", Dbl(&o.beta2)},
-               {"eps", Dbl(&o.eps)},
-               {"max_grad_norm", Dbl(&o.max_grad_norm)},
-               {"micro_batch", Int(&o.micro_batch, kMicroBatch)},
-               {"aggregation", Enum(&o.aggregation, &ParseLossAggregation)},
-               {"kl_coef", Dbl(&o.kl_coef, 0.0)},
-               {"bf16_autocast", Bool(&o.bf16_autocast)}})},
-      {"loop", LoopFields(c.loop)},
-      {"sft_filter", Nested({{"max_similarity", Dbl(&s.max_similarity, 0.0)},
-                             {"shingle_chars", Int(&s.shingle_chars, kShingleChars)},
-                             {"num_hashes", Int(&s.num_hashes, kNumHashes)},
-                             {"bands", Int(&s.bands, kBands)},
-                             {"max_per_task", Int(&s.max_per_task, kMaxPer)},
-                             {"max_per_agent", Int(&s.max_per_agent, kMaxPer)},
-                             {"seed", U64(&s.seed)},
-                             {"compare_prompts", Bool(&s.compare_prompts)}})},
+       {{"lr", Dbl(&o.lr, 0.0)},
+        {"weight_decay", Dbl(&o.weight_decay)},
+        {"beta1", Dbl(&o.beta1)},
+        {"beta2", Dbl(&o.beta2)},
+        {"eps", Dbl(&o.eps)},
+        {"max_grad_norm", Dbl(&o.max_grad_norm)},
+        {"aggregation", Enum(&o.aggregation, &ParseLossAggregation)},
+        {"kl_coef", Dbl(&o.kl_coef, 0.0)},
+        {"bf16_autocast", Bool(&o.bf16_autocast)}}},
+      {"loop",
+       {{"rollout_step_stride", U64(&l.rollout_step_stride)},
+        {"rollout_task_stride", U64(&l.rollout_task_stride)},
+        {"selection_salt", U64(&l.selection_salt)},
+        {"summary_salt", U64(&l.summary_salt)},
+        {"rank_stride", U64(&l.rank_stride)},
+        {"family_summary_prompt", Bool(&l.family_summary_prompt)},
+        {"summary_temperature", Dbl(&l.summary_temperature)}}},
+      {"sft_filter",
+       {{"max_similarity", Dbl(&s.max_similarity, 0.0)},
+        {"seed", U64(&s.seed)},
+        {"compare_prompts", Bool(&s.compare_prompts)}}},
   };
+  for (const IntField& f : IntFields(c)) {
+    const std::string_view path = f.path;
+    const size_t dot = path.find('.');
+    if (dot == std::string_view::npos) {
+      in[""][f.path] = Int(f);
+    } else {
+      in[std::string(path.substr(0, dot))][std::string(path.substr(dot + 1))] =
+          Int(f);
+    }
+  }
+  std::map<std::string, Reader> top = std::move(in[""]);
+  for (auto& [object, fields] : in) {
+    if (!object.empty()) top[object] = Nested(std::move(fields));
+  }
+  return top;
 }
 
 // InvalidArgument "config: 'key' must be between lo and hi" unless `value`
@@ -325,38 +325,10 @@ Status InRange(const char* key, int64_t value, IntRange range) {
                                  std::to_string(value));
 }
 
-Status CheckRanges(const TrainConfig& c) {
-  const std::pair<const char*, std::pair<int64_t, IntRange>> checks[] = {
-      {"steps", {c.steps, kSteps}},
-      {"tasks_per_step", {c.tasks_per_step, kTasksPerStep}},
-      {"groups", {c.groups, kGroups}},
-      {"max_turns", {c.max_turns, kMaxTurns}},
-      {"max_new_tokens", {c.max_new_tokens, kMaxNewTokens}},
-      {"verify_rounds", {c.verify_rounds, kVerifyRounds}},
-      {"timed_calls", {c.timed_calls, kTimedCalls}},
-      {"warmup_calls", {c.warmup_calls, kWarmupCalls}},
-      {"host_workers", {c.host_workers, kHostWorkers}},
-      {"sft_demo_records", {c.sft_demo_records, kSftDemoRecords}},
-      {"sft_epochs", {c.sft_epochs, kSftEpochs}},
-      {"checkpoint_every", {c.checkpoint_every, kCheckpointEvery}},
-      {"optim.warmup_steps", {c.optim.warmup_steps, kWarmupSteps}},
-      {"optim.micro_batch", {c.optim.micro_batch, kMicroBatch}},
-      {"rewards.summary_utility_cap",
-       {c.rewards.summary_utility_cap, kUtilityCap}},
-      {"sft_filter.shingle_chars", {c.sft_filter.shingle_chars, kShingleChars}},
-      {"sft_filter.num_hashes", {c.sft_filter.num_hashes, kNumHashes}},
-      {"sft_filter.bands", {c.sft_filter.bands, kBands}},
-      {"sft_filter.max_per_task",
-       {static_cast<int64_t>(std::min<size_t>(c.sft_filter.max_per_task,
-                                               INT64_MAX)),
-        kMaxPer}},
-      {"sft_filter.max_per_agent",
-       {static_cast<int64_t>(std::min<size_t>(c.sft_filter.max_per_agent,
-                                               INT64_MAX)),
-        kMaxPer}},
-  };
-  for (const auto& [key, check] : checks) {
-    SKILLDB_RETURN_IF_ERROR(InRange(key, check.first, check.second));
+// By value: the table points into a config it could write.
+Status CheckRanges(TrainConfig c) {
+  for (const IntField& f : IntFields(c)) {
+    SKILLDB_RETURN_IF_ERROR(InRange(f.path, Value(f), f.range));
   }
   return Status::Ok();
 }

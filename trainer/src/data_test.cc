@@ -256,6 +256,30 @@ TEST_CASE("config integers are read whole and within their ranges") {
   CHECK(ValidateTrainConfig(code).code() == StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("the loop's counts have one range, read from JSON or set in code") {
+  auto edge = TrainConfigFromJson(
+      R"({"loop": {"answer_bytes": 1048576, "skill_code_bytes": 0}})");
+  REQUIRE_MESSAGE(edge.ok(), edge.status().ToString());
+  CHECK(edge->loop.answer_bytes == 1048576);
+  CHECK(TrainConfigFromJson(R"({"loop": {"answer_bytes": 1048577}})")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
+  CHECK(
+      TrainConfigFromJson(R"({"loop": {"answer_bytes": 0}})").status().code() ==
+      StatusCode::kInvalidArgument);
+  // A config built in code is held to the same bounds, above as below.
+  TrainConfig code;
+  code.loop.answer_bytes = 1048577;
+  CHECK(ValidateTrainConfig(code).code() == StatusCode::kInvalidArgument);
+  code.loop.answer_bytes = 0;
+  CHECK(ValidateTrainConfig(code).code() == StatusCode::kInvalidArgument);
+  code.loop.answer_bytes = 200;
+  code.loop.summaries_per_step = -1;
+  CHECK(ValidateTrainConfig(code).code() == StatusCode::kInvalidArgument);
+  code.loop.summaries_per_step = 0;
+  CHECK(ValidateTrainConfig(code).ok());
+}
+
 TEST_CASE("a repeated config key and an infinite number are refused") {
   auto twice = TrainConfigFromJson(R"({"steps": 1, "steps": 2})");
   REQUIRE_FALSE(twice.ok());

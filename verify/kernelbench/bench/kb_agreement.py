@@ -4,7 +4,7 @@
 protocol reproduced), answer by answer, with what each answer is and why a
 difference is expected; and the throughput of each on the same answers.
 
-Usage: kb_agreement.py --manifest FILE --map FILE --kb FILE --ours FILE
+Usage: kb_agreement.py --manifest FILE --map FILE --kb FILE --ours FILE|JSONL
                        [--ours-kb FILE] [--ours-wall S] [--ours-kb-wall S]
                        --out-md FILE --out-json FILE
 The map file lists {"file", "level", "problem", "sample"} per answer (the
@@ -31,6 +31,20 @@ def kb_speedup(r):
     if res.get("correctness") and rt and rt > 0 and ref and ref > 0:
         return ref / rt
     return None
+
+
+def load_report(path):
+    """An eval report (--json), or the --results file a stopped run leaves
+    (one result per line; a line cut by the stop is skipped)."""
+    if not path.endswith(".jsonl"):
+        return json.load(open(path))
+    results = []
+    for line in open(path):
+        try:
+            results.append(json.loads(line))
+        except ValueError:
+            pass
+    return {"results": results}
 
 
 def ours_index(report):
@@ -60,8 +74,8 @@ def main():
     mapping = {m["file"]: m for m in json.load(open(a.map))}
     kb = json.load(open(a.kb))
     kb_by_file = {r["file"]: r for r in kb["results"]}
-    ours = ours_index(json.load(open(a.ours)))
-    ours_kb = ours_index(json.load(open(a.ours_kb))) if a.ours_kb else {}
+    ours = ours_index(load_report(a.ours))
+    ours_kb = ours_index(load_report(a.ours_kb)) if a.ours_kb else {}
     rows = []
     for f, m in mapping.items():
         key = (m["level"], m["problem"], m["sample"])

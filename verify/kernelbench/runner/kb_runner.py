@@ -78,13 +78,14 @@ def set_seed(seed):
 
 
 def flatten_output(out):
-    """(tensors, kind): kind is "tensor", "tuple", "subclass" or "other"."""
+    """(tensors, kind): kind is "tensor", "tuple", "subclass" (one tensor of a
+    subclass), "subclass_tuple" or "other"."""
     if isinstance(out, torch.Tensor):
         exact = type(out) is torch.Tensor or isinstance(out, torch.nn.Parameter)
         return [out], ("tensor" if exact else "subclass")
     if isinstance(out, (tuple, list)) and out and all(isinstance(o, torch.Tensor) for o in out):
         exact = all(type(o) is torch.Tensor for o in out)
-        return list(out), ("tuple" if exact else "subclass")
+        return list(out), ("tuple" if exact else "subclass_tuple")
     return [], "other"
 
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kb_internal.h"
+#include "skilldb/util/json.h"
 
 namespace skilldb::verify::kb::internal {
 namespace {
@@ -192,9 +193,7 @@ std::vector<int64_t> SampleIndices(int64_t numel, int64_t count, int64_t edge,
   return out;
 }
 
-std::string Dump(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string Dump(const json& j) { return util::DumpLossy(j); }
 
 Result<json> ParseJson(std::string_view text, std::string_view what) {
   json j = json::parse(text, nullptr, false);

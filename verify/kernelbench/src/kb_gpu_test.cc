@@ -8,10 +8,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "file_util.h"
 #include "kb_internal.h"
+#include "kb_test_util.h"
 #include "subprocess.h"
 
 namespace skilldb::verify::kb {
@@ -212,28 +212,12 @@ TEST_CASE("PyTorch doing the work is not credited on the GPU") {
   CHECK(r->own_kernels == 0);
 }
 
-bool CudaAvailable() {
-  verify::internal::RunOptions ro;
-  ro.argv = {Python(), "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"};
-  ro.timeout_s = 120;
-  auto r = verify::internal::Run(ro);
-  return r.ok() && r->ok();
-}
-
 }  // namespace
 }  // namespace skilldb::verify::kb
 
 int main(int argc, char** argv) {
-  bool listing = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--list", 6) == 0 || std::strncmp(argv[i], "-l", 2) == 0) {
-      listing = true;
-    }
-  }
-  if (!listing && !skilldb::verify::kb::CudaAvailable()) {
-    std::printf("no Python with a CUDA device: KernelBench GPU tests skipped\n");
-    return 77;
-  }
-  doctest::Context context(argc, argv);
-  return context.run();
+  return skilldb::verify::kb::testing::RunUnlessSkipped(
+      argc, argv, skilldb::verify::kb::Python(),
+      "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)",
+      "no Python with a CUDA device: KernelBench GPU tests skipped");
 }

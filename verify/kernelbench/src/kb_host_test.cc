@@ -13,11 +13,11 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 
 #include "file_util.h"
 #include "kb_internal.h"
+#include "kb_test_util.h"
 #include "subprocess.h"
 
 namespace skilldb::verify::kb {
@@ -525,6 +525,13 @@ TEST_CASE("KernelBench's protocol: its trials, its timing loop, its speedup") {
   REQUIRE(wrong.ok());
   CHECK(wrong->verdict == "incorrect");
   CHECK(wrong->trials == 2);  // KernelBench runs every trial
+  // A tensor subclass is compared like a tensor by eval.py (the H200 study's
+  // lazy-subclass answer is correct under KernelBench's harness).
+  auto lazy = w.kernelbench->Evaluate(w.scale_add, kLazy);
+  REQUIRE(lazy.ok());
+  INFO(Codes(*lazy));
+  CHECK(lazy->verdict == "correct");
+  CHECK_FALSE(HasFinding(lazy->findings, FindingCode::kLazyOutput));
 }
 
 TEST_CASE("a run directory is evaluated, scored by level and resumed") {
@@ -553,30 +560,14 @@ TEST_CASE("a run directory is evaluated, scored by level and resumed") {
   CHECK(json.find("\"fast_p\"") != std::string::npos);
 }
 
-bool TorchAvailable() {
-  verify::internal::RunOptions ro;
-  ro.argv = {Python(), "-c", "import torch, torch.utils.cpp_extension"};
-  ro.timeout_s = 120;
-  auto r = verify::internal::Run(ro);
-  return r.ok() && r->ok();
-}
-
 }  // namespace
 }  // namespace skilldb::verify::kb
 
 int main(int argc, char** argv) {
-  bool listing = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--list", 6) == 0 || std::strncmp(argv[i], "-l", 2) == 0) {
-      listing = true;
-    }
-  }
-  if (!listing && !skilldb::verify::kb::TorchAvailable()) {
-    std::printf("no Python with torch: KernelBench host tests skipped\n");
-    return 77;
-  }
-  doctest::Context context(argc, argv);
-  const int rc = context.run();
+  const int rc = skilldb::verify::kb::testing::RunUnlessSkipped(
+      argc, argv, skilldb::verify::kb::Python(),
+      "import torch, torch.utils.cpp_extension",
+      "no Python with torch: KernelBench host tests skipped");
   delete skilldb::verify::kb::g_world;  // stops the runners and the build pool
   return rc;
 }

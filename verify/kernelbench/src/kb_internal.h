@@ -159,7 +159,8 @@ bool IsOwnKernel(const std::string& kernel, const std::vector<std::string>& own)
 
 // ---- JSON --------------------------------------------------------------------
 
-// The JSON text of `j`, invalid UTF-8 replaced.
+// util::DumpLossy(j), for this module's json type: the one non-template
+// name lets callers pass a braced initializer list.
 std::string Dump(const json& j);
 // Parses; Corruption naming `what` on failure.
 Result<json> ParseJson(std::string_view text, std::string_view what);

@@ -98,7 +98,8 @@ struct PolicyAgentDeps {
   SkillSelector* selector = nullptr;         // required
   // required: the API's Verifier (its reports carry the findings and
   // phase times the rewards and feedback read; DeviceClass() gives the
-  // arch filter of a CUDA task's selections).
+  // arch filter of a CUDA task's selections and the device its prompts
+  // name).
   Verifier* verifier = nullptr;
   Library* library = nullptr;     // usage events; null: none are recorded
   RolloutStore* store = nullptr;  // null: trajectories are not stored
@@ -134,8 +135,9 @@ class PolicyAgent {
   class Run;
 
   PolicyAgentDeps deps_;
-  // The verifier's device class, asked once (the first CUDA selection);
-  // "" when it cannot say (no arch filter then).
+  // The verifier's device class, asked once (the first CUDA selection or
+  // prompt); "" when it cannot say (no arch filter then, and the prompt
+  // names kDefaultCudaArch).
   std::string DeviceClass() const;
 
   std::unique_ptr<CompletionExtractor> own_extractor_;

@@ -37,7 +37,16 @@ struct PromptInput {
   // This turn's selected skills not shown in an earlier turn (the agent
   // leaves out the ones already shown, so each skill appears once).
   std::vector<SelectedSkill> new_skills;
+  // The device class candidates are verified on (the Verifier's
+  // DeviceClass(), e.g. "sm_90"), which a CUDA task's prompt names; "" when
+  // not known: the prompt then names kDefaultCudaArch. Default: "".
+  std::string device_class;
 };
+
+// What a CUDA prompt names when the device class is not known: sm_90a
+// (Hopper: H100/H200), the verifier's default code generation target
+// (verify::CompilerOptions::cuda_gencode).
+inline constexpr char kDefaultCudaArch[] = "sm_90a";
 
 class PromptBuilder {
  public:

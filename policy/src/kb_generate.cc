@@ -1,0 +1,534 @@
+// `skilldb kernelbench run`: trajectories over KernelBench problems, each
+// turn generated, extracted and verified as it arrives. Trajectories run on
+// a pool of threads, so the model generates for some while the evaluator
+// builds and judges others (the evaluator itself builds on its pool and
+// queues evaluations for the device).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "skilldb/policy/kernelbench_run.h"
+#include "skilldb/util/file.h"
+#include "skilldb/util/sha256.h"
+#include "skilldb/util/text.h"
+
+namespace skilldb::policy {
+namespace kb_generate_detail {
+
+namespace kbv = verify::kb;
+using json = nlohmann::json;
+
+struct KbTurn {
+  int turn = 0;
+  std::string completion;
+  std::string finish_reason;
+  std::string generation_error;
+  KernelBenchExtraction extraction;
+  std::optional<kbv::EvalResult> result;
+  std::string verification_error;
+  std::string feedback;
+  std::string answer;  // the file written for this turn
+  double generation_ms = 0;
+  double verification_ms = 0;
+};
+
+struct KbTrajectory {
+  kbv::Problem problem;
+  int sample = 0;
+  std::vector<std::string> skill_ids;
+  std::vector<KernelBenchSkill> skills;  // shown in the first user message
+  Version library_version = 0;
+  std::string selection_error;
+  std::vector<KbTurn> turns;
+  int best = -1;  // index into turns of the answer written to the layout
+};
+
+double Ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
+
+std::string FileName(int level, int problem, int sample) {
+  return "level_" + std::to_string(level) + "_problem_" +
+         std::to_string(problem) + "_sample_" + std::to_string(sample) +
+         "_kernel.py";
+}
+
+bool Credited(const kbv::EvalResult& r) {
+  return r.correct && r.credited && r.verdict == "correct";
+}
+
+// How good an answer is, for choosing the one the layout shows: credited
+// and faster beats credited, which beats correct, which beats compiled.
+double Merit(const KbTurn& t) {
+  if (!t.result) return -1;
+  const kbv::EvalResult& r = *t.result;
+  if (Credited(r)) return 3 + std::min(r.speedup_eager.value_or(0), 1e6);
+  if (r.correct) return 2;
+  if (r.compiled) return 1;
+  return 0;
+}
+
+// A result for a turn that produced nothing to run, so the layout's file
+// scores as kernelbench eval would count it (not compiled) without a runner.
+kbv::EvalResult Unrunnable(const KbTrajectory& t, const std::string& answer,
+                           const std::string& verdict, const std::string& why,
+                           kbv::Protocol protocol) {
+  kbv::EvalResult r;
+  r.level = t.problem.level;
+  r.problem = t.problem.id;
+  r.sample = t.sample;
+  r.problem_name = t.problem.name;
+  r.answer_hash = util::Sha256Hex(answer);
+  r.protocol = protocol;
+  r.verdict = verdict;
+  r.error_code = "COMPILATION_ERROR";
+  r.error_message = why;
+  return r;
+}
+
+std::string SelectionQuery(const kbv::Problem& p) {
+  std::string name = p.name;
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0)
+    name.resize(name.size() - 3);
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return name + "\n" + p.source.substr(0, 2000);
+}
+
+class Runner {
+ public:
+  Runner(const KernelBenchRunOptions& o, llm::Backbone* backbone,
+         kbv::Evaluator* ev)
+      : o_(o), backbone_(backbone), ev_(ev) {}
+
+  Status Prepare() {
+    SKILLDB_RETURN_IF_ERROR(util::MakeDirs(o_.out_dir));
+    SKILLDB_RETURN_IF_ERROR(util::MakeDirs(o_.out_dir + "/turns"));
+    auto d = ev_->Describe();
+    if (!d.ok()) {
+      return Status(d.status().code(),
+                    "the verifier cannot describe its device: " +
+                        std::string(d.status().message()));
+    }
+    device_ = DescribeKernelBenchDevice(*d);
+    trajectories_path_ = o_.out_dir + "/trajectories.jsonl";
+    trajectories_.open(trajectories_path_, std::ios::app);
+    if (!trajectories_)
+      return Status::IOError("cannot append to " + trajectories_path_);
+    // Each sample's result goes where kernelbench eval looks first, as soon
+    // as the sample is done: a stopped run's results are kept, and the
+    // closing table reads them back instead of recomputing.
+    results_path_ = o_.out_dir + "/skilldb_eval.jsonl";
+    results_.open(results_path_, std::ios::app);
+    if (!results_) return Status::IOError("cannot append to " + results_path_);
+    return Status::Ok();
+  }
+
+  void RunOne(KbTrajectory* t) {
+    SelectSkills(t);
+    for (int k = 1; k <= o_.turns; ++k) {
+      KbTurn turn = RunTurn(*t, k);
+      // A failed generation ends the trajectory: the next prompt would
+      // have no answer to give feedback on.
+      const bool stop = !turn.generation_error.empty();
+      t->turns.push_back(std::move(turn));
+      if (stop) break;
+    }
+    Finish(t);
+  }
+
+  const std::string& trajectories_path() const { return trajectories_path_; }
+  const std::string& results_path() const { return results_path_; }
+  // IOError if a line could not be written to either file.
+  Status WriteStatus() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!trajectories_)
+      return Status::IOError("cannot append to " + trajectories_path_);
+    if (!results_) return Status::IOError("cannot append to " + results_path_);
+    return Status::Ok();
+  }
+  int generation_errors() const { return generation_errors_.load(); }
+  int no_answer() const { return no_answer_.load(); }
+
+ private:
+  void Progress(const std::string& line) {
+    if (!o_.progress) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    o_.progress(line);
+  }
+
+  void SelectSkills(KbTrajectory* t) {
+    if (o_.selector == nullptr) return;
+    SelectionRequest req;
+    req.query = SelectionQuery(t->problem);
+    if (o_.format == KernelBenchFormat::kCuda) req.language = Language::kCuda;
+    if (o_.format == KernelBenchFormat::kTriton)
+      req.language = Language::kTriton;
+    req.as_of = o_.library_version;
+    auto sel = o_.selector->Select(req);
+    if (!sel.ok()) {
+      t->selection_error = std::string(sel.status().message());
+      return;
+    }
+    t->library_version = sel->record.library_version;
+    for (SelectedSkill& s : sel->skills) {
+      KernelBenchSkill ks;
+      ks.skill = std::move(s);
+      t->skill_ids.push_back(ks.skill.hit.id);
+      if (o_.library != nullptr) {
+        auto full = o_.library->Get(ks.skill.hit.id,
+                                    ReadOptions{.as_of = t->library_version});
+        if (full.ok()) ks.evidence_json = full->evidence_json;
+      }
+      t->skills.push_back(std::move(ks));
+    }
+  }
+
+  KbTurn RunTurn(const KbTrajectory& t, int k) {
+    KbTurn turn;
+    turn.turn = k;
+    KernelBenchPromptInput in;
+    in.problem = &t.problem;
+    in.format = o_.format;
+    in.device = device_;
+    in.skills = t.skills;
+    for (const KbTurn& p : t.turns)
+      in.prior.push_back({p.completion, p.feedback});
+    const std::vector<ChatMessage> chat = BuildKernelBenchChat(in, o_.prompt);
+    llm::Chat prompt;
+    for (const ChatMessage& m : chat) prompt.push_back({m.role, m.content});
+    llm::SamplingOptions sampling = o_.sampling;
+    sampling.n = 1;
+    if (sampling.seed) {
+      *sampling.seed += static_cast<uint64_t>(t.problem.id) * 1000003u +
+                        static_cast<uint64_t>(t.sample) * 1009u +
+                        static_cast<uint64_t>(k);
+    }
+    const auto g0 = std::chrono::steady_clock::now();
+    auto gen = backbone_->Generate({prompt}, sampling);
+    turn.generation_ms = Ms(g0);
+    const std::string where = t.problem.key() + " sample " +
+                              std::to_string(t.sample) + " turn " +
+                              std::to_string(k);
+    if (!gen.ok() || gen->empty() || gen->front().samples.empty()) {
+      turn.generation_error = gen.ok() ? "the backbone returned no sample"
+                                       : std::string(gen.status().message());
+      ++generation_errors_;
+      Progress(where +
+               ": generation failed: " + util::OneLine(turn.generation_error));
+      return turn;
+    }
+    const llm::Sample& s = gen->front().samples.front();
+    turn.completion = s.text;
+    turn.finish_reason = s.finish_reason;
+    turn.extraction = ExtractKernelBenchAnswer(turn.completion, o_.extract);
+    if (!turn.extraction.found) {
+      ++no_answer_;
+      turn.feedback =
+          FormatKernelBenchFeedback(turn.extraction, nullptr, o_.feedback);
+      Progress(where + ": no answer (" + util::OneLine(turn.extraction.note) +
+               ")");
+      return turn;
+    }
+    turn.answer = turn.extraction.source;
+    const auto v0 = std::chrono::steady_clock::now();
+    auto r = ev_->Evaluate(t.problem, turn.answer, turn.extraction.backend);
+    turn.verification_ms = Ms(v0);
+    if (!r.ok()) {
+      turn.verification_error = std::string(r.status().message());
+      kbv::EvalResult e =
+          Unrunnable(t, turn.answer, "error", turn.verification_error,
+                     ev_->options().protocol);
+      e.error_code = "SYSTEM_ERROR";
+      turn.feedback =
+          FormatKernelBenchFeedback(turn.extraction, &e, o_.feedback);
+      Progress(where +
+               ": verifier error: " + util::OneLine(turn.verification_error));
+      return turn;
+    }
+    r->sample = t.sample;
+    turn.result = *r;
+    turn.feedback =
+        FormatKernelBenchFeedback(turn.extraction, &*r, o_.feedback);
+    std::string line = where + ": " + r->verdict;
+    if (r->speedup_eager)
+      line += ", " + Num(*r->speedup_eager) + "x over eager";
+    if (!r->findings.empty()) {
+      line += " [" +
+              std::string(verify::FindingCodeName(r->findings.front().code)) +
+              "]";
+    }
+    Progress(line);
+    return turn;
+  }
+
+  // Writes the turns' files, the layout's file and its result, and the
+  // trajectory line.
+  void Finish(KbTrajectory* t) {
+    const std::string base =
+        FileName(t->problem.level, t->problem.id, t->sample);
+    for (const KbTurn& turn : t->turns) {
+      const std::string path = o_.out_dir + "/turns/" +
+                               base.substr(0, base.size() - 10) + "_turn_" +
+                               std::to_string(turn.turn) + ".py";
+      if (!turn.answer.empty()) (void)util::WriteFileAtomic(path, turn.answer);
+    }
+    double best = -2;
+    for (size_t i = 0; i < t->turns.size(); ++i) {
+      const double m = Merit(t->turns[i]);
+      if (m > best) {
+        best = m;
+        t->best = static_cast<int>(i);
+      }
+    }
+    std::string answer;
+    kbv::EvalResult result;
+    const KbTurn* chosen =
+        t->best >= 0 ? &t->turns[static_cast<size_t>(t->best)] : nullptr;
+    if (chosen != nullptr && chosen->result) {
+      answer = chosen->answer;
+      result = *chosen->result;
+    } else {
+      // Nothing ran: the layout still has the sample (KernelBench counts
+      // it), as a file saying why, with its result recorded here.
+      std::string why = "no turn produced an answer";
+      std::string verdict = "no_answer";
+      if (chosen != nullptr && !chosen->generation_error.empty()) {
+        why = "generation failed: " + util::OneLine(chosen->generation_error);
+        verdict = "generation_error";
+      } else if (chosen != nullptr && !chosen->extraction.found) {
+        why = "nothing extracted: " + util::OneLine(chosen->extraction.note);
+      } else if (chosen != nullptr && !chosen->verification_error.empty()) {
+        why =
+            "the verifier failed: " + util::OneLine(chosen->verification_error);
+        verdict = "error";
+      }
+      answer = "# skilldb kernelbench run: " + why + "\n";
+      result = Unrunnable(*t, answer, verdict, why, ev_->options().protocol);
+    }
+    result.sample = t->sample;
+    (void)util::WriteFileAtomic(o_.out_dir + "/" + base, answer);
+    std::lock_guard<std::mutex> lock(mu_);
+    results_ << kbv::ResultToJson(result) << "\n";
+    results_.flush();
+    // Model text cut at a byte limit may end inside a UTF-8 sequence: such
+    // bytes are replaced, never thrown on.
+    trajectories_ << TrajectoryJson(*t).dump(-1, ' ', false,
+                                             json::error_handler_t::replace)
+                  << "\n";
+    trajectories_.flush();
+  }
+
+  json TrajectoryJson(const KbTrajectory& t) const {
+    json turns = json::array();
+    for (const KbTurn& turn : t.turns) {
+      json tj = {
+          {"turn", turn.turn},
+          {"completion", turn.completion.substr(0, o_.stored_completion_bytes)},
+          {"completion_bytes", turn.completion.size()},
+          {"finish_reason", turn.finish_reason},
+          {"generation_ms", turn.generation_ms},
+          {"verification_ms", turn.verification_ms},
+          {"extraction",
+           {{"found", turn.extraction.found},
+            {"note", turn.extraction.note},
+            {"unused", turn.extraction.unused},
+            {"blocks", turn.extraction.blocks},
+            {"blocks_used", turn.extraction.blocks_used},
+            {"unclosed_fence", turn.extraction.unclosed_fence},
+            {"backend", turn.extraction.backend}}},
+          {"feedback", turn.feedback}};
+      if (!turn.generation_error.empty())
+        tj["generation_error"] = turn.generation_error;
+      if (!turn.verification_error.empty())
+        tj["verification_error"] = turn.verification_error;
+      if (turn.result)
+        tj["result"] = json::parse(kbv::ResultToJson(*turn.result));
+      turns.push_back(std::move(tj));
+    }
+    json j = {{"level", t.problem.level},
+              {"problem", t.problem.id},
+              {"problem_name", t.problem.name},
+              {"sample", t.sample},
+              {"model", backbone_->Model()},
+              {"format", std::string(KernelBenchFormatName(o_.format))},
+              {"device", device_},
+              {"skills", t.skill_ids},
+              {"best_turn",
+               t.best >= 0 ? t.turns[static_cast<size_t>(t.best)].turn : 0},
+              {"turns", std::move(turns)}};
+    if (o_.selector != nullptr) j["library_version"] = t.library_version;
+    if (!t.selection_error.empty()) j["selection_error"] = t.selection_error;
+    return j;
+  }
+
+ private:
+  const KernelBenchRunOptions& o_;
+  llm::Backbone* backbone_;
+  kbv::Evaluator* ev_;
+  std::string device_;
+  std::string trajectories_path_;
+  std::string results_path_;
+  std::mutex mu_;               // guards the two streams and progress
+  std::ofstream trajectories_;  // GUARDED_BY(mu_)
+  std::ofstream results_;       // GUARDED_BY(mu_)
+  std::atomic<int> generation_errors_{0};
+  std::atomic<int> no_answer_{0};
+};
+
+Status Validate(const KernelBenchRunOptions& o) {
+  if (o.out_dir.empty()) return Status::InvalidArgument("OUT_DIR is required");
+  if (o.level < 1) return Status::InvalidArgument("--level must be 1 or more");
+  if (o.turns < 1 || o.turns > 100)
+    return Status::InvalidArgument("--turns must be 1..100");
+  if (o.samples < 1 || o.samples > 1000) {
+    return Status::InvalidArgument("--samples must be 1..1000");
+  }
+  if (o.concurrency < 0)
+    return Status::InvalidArgument("concurrency must be >= 0");
+  return Status::Ok();
+}
+
+// The best-so-far answer of each trajectory after each turn.
+std::vector<TurnScore> ScoreTurns(const std::vector<KbTrajectory>& all,
+                                  int turns) {
+  std::vector<TurnScore> out;
+  for (int k = 1; k <= turns; ++k) {
+    TurnScore s;
+    s.turn = k;
+    s.trajectories = static_cast<int>(all.size());
+    for (const KbTrajectory& t : all) {
+      bool answered = false, correct = false, faster = false;
+      for (const KbTurn& turn : t.turns) {
+        if (turn.turn > k) break;
+        answered = answered || turn.extraction.found;
+        if (turn.result && Credited(*turn.result)) {
+          correct = true;
+          faster = faster || turn.result->speedup_eager.value_or(0) > 1.0;
+        }
+      }
+      s.answered += answered;
+      s.correct += correct;
+      s.faster += faster;
+    }
+    s.fast_1 =
+        s.trajectories > 0 ? static_cast<double>(s.faster) / s.trajectories : 0;
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace kb_generate_detail
+
+Result<KernelBenchRunReport> RunKernelBench(
+    const KernelBenchRunOptions& o, llm::Backbone* backbone,
+    verify::kb::Evaluator* evaluator, const verify::kb::TaskStore& store) {
+  namespace gd = kb_generate_detail;
+  namespace kbv = verify::kb;
+  SKILLDB_RETURN_IF_ERROR(gd::Validate(o));
+  SKILLDB_ASSIGN_OR_RETURN(std::vector<int> ids, kbv::ParseIdList(o.problems));
+  SKILLDB_ASSIGN_OR_RETURN(std::vector<kbv::Problem> problems,
+                           store.List(o.level));
+  std::vector<gd::KbTrajectory> all;
+  for (const kbv::Problem& p : problems) {
+    if (!kbv::InIdList(ids, p.id)) continue;
+    for (int s = 0; s < o.samples; ++s)
+      all.push_back(gd::KbTrajectory{.problem = p, .sample = s});
+  }
+  if (all.empty()) {
+    return Status::NotFound(
+        "no problem of level " + std::to_string(o.level) +
+        (o.problems.empty() ? "" : " in '" + o.problems + "'") +
+        " in the task store " + store.dir() +
+        " (run `skilldb kernelbench import` first)");
+  }
+  gd::Runner runner(o, backbone, evaluator);
+  SKILLDB_RETURN_IF_ERROR(runner.Prepare());
+  const size_t workers = std::min<size_t>(
+      all.size(),
+      o.concurrency > 0 ? static_cast<size_t>(o.concurrency) : size_t{16});
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < workers; ++w) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < all.size(); i = next++)
+        runner.RunOne(&all[i]);
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  SKILLDB_RETURN_IF_ERROR(runner.WriteStatus());
+  kbv::RunOptions ro;
+  ro.run_dir = o.out_dir;
+  ro.level = o.level;
+  ro.problems = o.problems;
+  ro.results_path = runner.results_path();
+  KernelBenchRunReport report;
+  SKILLDB_ASSIGN_OR_RETURN(report.eval,
+                           kbv::EvaluateRunDir(ro, evaluator, store));
+  report.turns = gd::ScoreTurns(all, o.turns);
+  report.trajectories = static_cast<int>(all.size());
+  report.generation_errors = runner.generation_errors();
+  report.no_answer = runner.no_answer();
+  report.model = backbone->Model();
+  report.format = std::string(KernelBenchFormatName(o.format));
+  report.skills = o.selector != nullptr;
+  report.trajectories_path = runner.trajectories_path();
+  return report;
+}
+
+std::string KernelBenchRunReportToJson(const KernelBenchRunReport& r) {
+  using json = nlohmann::json;
+  json turns = json::array();
+  for (const TurnScore& t : r.turns) {
+    turns.push_back({{"turn", t.turn},
+                     {"trajectories", t.trajectories},
+                     {"answered", t.answered},
+                     {"correct", t.correct},
+                     {"faster", t.faster},
+                     {"fast_1", t.fast_1}});
+  }
+  json j = {{"model", r.model},
+            {"format", r.format},
+            {"skills", r.skills},
+            {"trajectories", r.trajectories},
+            {"generation_errors", r.generation_errors},
+            {"no_answer", r.no_answer},
+            {"trajectories_path", r.trajectories_path},
+            {"per_turn", std::move(turns)},
+            {"eval", json::parse(verify::kb::RunReportToJson(r.eval))}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string FormatKernelBenchRunReport(const KernelBenchRunReport& r) {
+  std::string s = verify::kb::FormatRunReport(r.eval);
+  s += "model " + r.model + ", format " + r.format + ", skills " +
+       (r.skills ? "on" : "off") + ": " + std::to_string(r.trajectories) +
+       " trajectories, " + std::to_string(r.generation_errors) +
+       " failed generations, " + std::to_string(r.no_answer) +
+       " answers without code\n";
+  s += "per turn (best so far, over trajectories):\n";
+  for (const TurnScore& t : r.turns) {
+    char buf[200];
+    std::snprintf(
+        buf, sizeof(buf),
+        "  turn %d: answered %d, correct %d, faster %d, fast_1 %.3f\n", t.turn,
+        t.answered, t.correct, t.faster, t.fast_1);
+    s += buf;
+  }
+  s += "trajectories: " + r.trajectories_path + "\n";
+  return s;
+}
+
+}  // namespace skilldb::policy

@@ -1,0 +1,214 @@
+// RunKernelBench with an in-test Backbone and Evaluator (no model, no
+// Python): the layout, the results kernelbench eval reads back, the
+// trajectories, per-turn scores, and that generation overlaps verification.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "skilldb/policy/kernelbench_run.h"
+#include "skilldb/util/sha256.h"
+#include "test_util.h"
+
+namespace skilldb::policy {
+namespace kb_generate_test {
+
+namespace kbv = verify::kb;
+
+std::string Answer(const std::string& tag) {
+  return "import torch\nclass ModelNew(torch.nn.Module):\n    def "
+         "forward(self, x):\n"
+         "        return x  # " +
+         tag + "\n";
+}
+
+// Answers by problem: problem 1 wrong then right, problem 2 no code.
+class FakeBackbone : public llm::Backbone {
+ public:
+  std::string Model() const override { return "fake"; }
+  Result<std::vector<llm::Generation>> Generate(
+      const std::vector<llm::Chat>& prompts,
+      const llm::SamplingOptions&) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++calls_;
+      cv_.notify_all();
+    }
+    const std::string& user = prompts.front()[1].content;
+    const bool second = prompts.front().size() > 2;
+    std::string text;
+    if (user.find("1_One.py") != std::string::npos) {
+      text = "```python\n" + Answer(second ? "right" : "wrong") + "```";
+    } else {
+      text = "no code from me";
+    }
+    llm::Generation g;
+    g.samples.push_back(llm::Sample{.text = text, .finish_reason = "stop"});
+    return std::vector<llm::Generation>{g};
+  }
+  Result<std::vector<llm::ScoreResult>> Score(
+      const std::vector<llm::ScoreRequest>&) override {
+    return Status::NotSupported("fake");
+  }
+  llm::TokenUsage Usage() const override { return {}; }
+
+  // Blocks until Generate is called once more (false after 20 s).
+  bool WaitNextCall() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const int n = calls_ + 1;
+    return cv_.wait_for(lock, std::chrono::seconds(20),
+                        [&] { return calls_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int calls_ = 0;
+};
+
+// Judges by the answer's tag. Its first evaluation waits until the backbone
+// is called again: it can only return (in time) if generation goes on while
+// an answer is being verified, not in batches between verifications.
+class FakeEvaluator : public kbv::Evaluator {
+ public:
+  explicit FakeEvaluator(FakeBackbone* backbone) : backbone_(backbone) {}
+  Result<kbv::EvalResult> Evaluate(const kbv::Problem& p,
+                                   std::string_view answer,
+                                   std::string_view) override {
+    if (first_.exchange(false)) overlapped_ = backbone_->WaitNextCall();
+    kbv::EvalResult r;
+    r.level = p.level;
+    r.problem = p.id;
+    r.problem_name = p.name;
+    r.answer_hash = util::Sha256Hex(answer);
+    r.compiled = true;
+    const bool right = answer.find("# right") != std::string_view::npos;
+    r.correct = right;
+    r.credited = right;
+    r.verdict = right ? "correct" : "incorrect";
+    if (right) {
+      r.candidate_ms = 1;
+      r.eager.median_ms = 2;
+      r.speedup_eager = 2.0;
+    } else {
+      r.trials = 5;
+      r.mismatches = {"element 3: 1.5 vs 1.0"};
+    }
+    ++evaluations_;
+    return r;
+  }
+  void Prebuild(const kbv::Problem&, std::string_view,
+                std::string_view) override {}
+  Result<kbv::DeviceInfo> Describe() override {
+    return kbv::DeviceInfo{.name = "host", .torch_version = "9.9"};
+  }
+  const kbv::EvalOptions& options() const override { return options_; }
+
+  std::atomic<bool> first_{true};
+  std::atomic<bool> overlapped_{false};
+  std::atomic<int> evaluations_{0};
+
+ private:
+  FakeBackbone* backbone_;
+  kbv::EvalOptions options_;
+};
+
+kbv::Problem MakeProblem(int id, const std::string& name) {
+  kbv::Problem p;
+  p.level = 1;
+  p.id = id;
+  p.name = name;
+  p.source =
+      "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+      "        return x\n";
+  p.degenerate = "no";
+  return p;
+}
+
+TEST_CASE(
+    "kernelbench run overlaps generation with verification and writes the "
+    "layout") {
+  skilldb::testing::TempDir dir;
+  auto store = kbv::TaskStore::Open(dir.Sub("store"));
+  REQUIRE(store.ok());
+  REQUIRE(store->Put(MakeProblem(1, "1_One.py")).ok());
+  REQUIRE(store->Put(MakeProblem(2, "2_Two.py")).ok());
+  FakeBackbone backbone;
+  FakeEvaluator evaluator(&backbone);
+  KernelBenchRunOptions o;
+  o.out_dir = dir.Sub("run");
+  o.level = 1;
+  o.turns = 2;
+  o.samples = 2;
+  o.format = KernelBenchFormat::kCpp;
+  auto report = RunKernelBench(o, &backbone, &evaluator, *store);
+  REQUIRE_MESSAGE(report.ok(), report.status().message());
+  CHECK(evaluator.overlapped_);
+  CHECK(evaluator.evaluations_ ==
+        4);  // problem 1: 2 samples x 2 turns; eval recomputes none
+  CHECK(report->no_answer == 4);
+  CHECK(report->eval.resumed == 4);
+  REQUIRE(report->turns.size() == 2);
+  CHECK(report->turns[0].correct == 0);
+  CHECK(report->turns[1].correct == 2);
+  CHECK(report->turns[1].fast_1 == doctest::Approx(0.5));
+  REQUIRE(report->eval.eager.size() == 1);
+  CHECK(report->eval.eager[0].fast_p.at(1.0) == doctest::Approx(0.5));
+  CHECK(report->eval.eager[0].pass_at_k.at(1) == doctest::Approx(0.5));
+  for (int p : {1, 2}) {
+    for (int s : {0, 1}) {
+      CHECK(std::filesystem::exists(o.out_dir + "/level_1_problem_" +
+                                    std::to_string(p) + "_sample_" +
+                                    std::to_string(s) + "_kernel.py"));
+    }
+  }
+  // The layout holds each sample's best turn.
+  std::ifstream best(o.out_dir + "/level_1_problem_1_sample_0_kernel.py");
+  std::string text((std::istreambuf_iterator<char>(best)),
+                   std::istreambuf_iterator<char>());
+  CHECK(text == Answer("right"));
+  // Trajectories: the second turn's prompt got the first's feedback.
+  std::ifstream traj(o.out_dir + "/trajectories.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(traj, line)) {
+    ++lines;
+    const auto j = nlohmann::json::parse(line);
+    REQUIRE(j["turns"].size() == 2);
+    if (j["problem"] == 1) {
+      CHECK(j["best_turn"] == 2);
+      CHECK(j["turns"][0]["feedback"].get<std::string>().find(
+                "element 3: 1.5 vs 1.0") != std::string::npos);
+    } else {
+      CHECK(j["turns"][0]["extraction"]["found"] == false);
+    }
+  }
+  CHECK(lines == 4);
+}
+
+TEST_CASE("kernelbench run refuses bad options and an empty selection") {
+  skilldb::testing::TempDir dir;
+  auto store = kbv::TaskStore::Open(dir.Sub("store"));
+  REQUIRE(store.ok());
+  FakeBackbone backbone;
+  FakeEvaluator evaluator(&backbone);
+  KernelBenchRunOptions o;
+  o.out_dir = dir.Sub("run");
+  o.turns = 0;
+  CHECK(RunKernelBench(o, &backbone, &evaluator, *store).status().code() ==
+        StatusCode::kInvalidArgument);
+  o.turns = 1;
+  o.problems = "1-x";
+  CHECK(RunKernelBench(o, &backbone, &evaluator, *store).status().code() ==
+        StatusCode::kInvalidArgument);
+  o.problems = "5";
+  CHECK(RunKernelBench(o, &backbone, &evaluator, *store).status().code() ==
+        StatusCode::kNotFound);
+}
+
+}  // namespace kb_generate_test
+}  // namespace skilldb::policy

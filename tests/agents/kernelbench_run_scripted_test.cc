@@ -1,0 +1,430 @@
+// `skilldb kernelbench run` end to end against a scripted OpenAI-compatible
+// server (tests/llm_server, in process): a problem set this test writes,
+// imported by `kernelbench import`; CPU answers whose kernels are C++
+// through load_inline (cpp_sources only), judged by the real confined
+// torch runner; a model that answers wrong then right, one that answers
+// garbage, one that answers a hack (a cached output), one that times out.
+// Only the model is scripted. Needs a Python with torch (Debian's
+// python3-torch): without one, the cases that run answers are skipped with
+// a message (exit 77 after the cases that need no torch).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "agents_test_util.h"
+#include "cli_util.h"
+#include "scripted_llm_server.h"
+
+namespace skilldb::kb_run_scripted {
+namespace {
+
+using Json = nlohmann::json;
+using scripted::ScriptedLlmServer;
+using scripted::ScriptedReply;
+using skilldb::testing::Contains;
+
+bool g_torch = false;
+
+// The Python with torch: $SKILLDB_KB_PYTHON, else /usr/bin/python3.
+std::string Python() {
+  const char* v = std::getenv("SKILLDB_KB_PYTHON");
+  return v != nullptr && v[0] != '\0' ? v : "/usr/bin/python3";
+}
+
+std::string Tmp() {
+  const char* t = std::getenv("TMPDIR");
+  return t ? t : "/tmp";
+}
+
+// One problem, under four names: the scripted model tells them apart by
+// the name the prompt quotes.
+std::string Problem(int n) {
+  return R"PY(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y):
+        return self.alpha * x + y
+
+N = )PY" +
+         std::to_string(n) + R"PY(
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N)]
+
+def get_init_inputs():
+    return [2.0]
+)PY";
+}
+
+// The extension of verify/kernelbench's host test (same load_inline
+// arguments, so the same cached build).
+constexpr char kExtension[] = R"PY(import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_cpp = r'''
+torch::Tensor scale_add(torch::Tensor x, torch::Tensor y, double a) {
+  TORCH_CHECK(x.is_contiguous() && y.is_contiguous(), "contiguous inputs");
+  auto out = torch::empty_like(x);
+  const float* px = x.data_ptr<float>();
+  const float* py = y.data_ptr<float>();
+  float* po = out.data_ptr<float>();
+  const float fa = static_cast<float>(a);
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) po[i] = fa * px[i] + py[i];
+  return out;
+}
+'''
+ext = load_inline(name="kbt_scale_add", cpp_sources=_cpp, functions=["scale_add"],
+                  extra_cflags=["-O2"])
+)PY";
+
+std::string Answer(const std::string& body) {
+  return std::string(kExtension) +
+         "\nclass ModelNew(nn.Module):\n"
+         "    def __init__(self, alpha):\n"
+         "        super().__init__()\n"
+         "        self.alpha = alpha\n" +
+         body;
+}
+
+const std::string kCorrect = Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha)
+)PY");
+
+const std::string kWrong = Answer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha) + 1e-2
+)PY");
+
+const std::string kCached = Answer(R"PY(
+        self.calls = 0
+        self.last = None
+
+    def forward(self, x, y):
+        self.calls += 1
+        if self.calls > 4 and self.last is not None:
+            return self.last
+        self.last = ext.scale_add(x, y, self.alpha)
+        return self.last
+)PY");
+
+ScriptedReply Reply(const std::string& contains, const std::string& text,
+                    int delay_ms = 0) {
+  ScriptedReply r = scripted::TextReply({text});
+  r.prompt_contains = contains;
+  r.times = -1;
+  r.delay_ms = delay_ms;
+  return r;
+}
+
+struct World {
+  skilldb::testing::TempDir dir;
+  std::string home = dir.Sub("home");
+  std::string db = dir.Sub("lib");
+  std::string store = dir.Sub("store");
+  std::string out = dir.Sub("run");
+  std::string cache = Tmp() + "/skilldb-kb-test-cache";
+  std::unique_ptr<ScriptedLlmServer> server;
+
+  World() {
+    std::filesystem::create_directories(home);
+    const std::string kb = dir.Sub("KernelBench/level1");
+    std::filesystem::create_directories(kb);
+    const char* names[] = {"1_Scale_add_learner.py", "2_Scale_add_garbage.py",
+                           "3_Scale_add_hacker.py", "4_Scale_add_sleeper.py"};
+    for (int i = 0; i < 4; ++i)
+      std::ofstream(kb + "/" + names[i]) << Problem(1 << 16);
+    Options o;
+    o.create_if_missing = true;
+    o.field_weights = kSkillLibraryWeights;
+    {
+      auto lib = Library::Open(o, db);
+      REQUIRE(lib.ok());
+      REQUIRE((*lib)->PutMany(policy::testing::SeedSkills()).ok());
+    }
+    scripted::ServerOptions so;
+    so.protocol.max_model_len = 1 << 20;
+    auto s = ScriptedLlmServer::Start(so);
+    REQUIRE(s.ok());
+    server = std::move(*s);
+    // First match wins: the learner's second turn (its feedback says the
+    // output is wrong) before its first.
+    server->Add(Reply("The output is wrong: ",
+                      "Fixed the offset.\n```python\n" + kCorrect + "```\n"));
+    server->Add(
+        Reply("1_Scale_add_learner", "Here is a fused kernel.\n```python\n" +
+                                         kWrong + "```\nIt should be fast."));
+    server->Add(Reply("2_Scale_add_garbage",
+                      "As an AI I will not write code today. }}}{{{"));
+    server->Add(Reply("3_Scale_add_hacker", "```python\n" + kCached + "```"));
+    server->Add(
+        Reply("4_Scale_add_sleeper", "```python\n" + kCorrect + "```", 60000));
+  }
+
+  skilldb::testing::Run Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--db", db});
+    return skilldb::testing::Cli(home, args, "", {"TMPDIR=" + Tmp()});
+  }
+
+  std::vector<std::string> RunArgs(const std::string& out_dir) const {
+    return {"kernelbench",
+            "run",
+            out_dir,
+            "--store",
+            store,
+            "--level",
+            "1",
+            "--problems",
+            "1-4",
+            "--llm-url",
+            server->base_url(),
+            "--llm-model",
+            "scripted-model",
+            "--llm-timeout",
+            "4",
+            "--llm-retries",
+            "0",
+            "--turns",
+            "2",
+            "--samples",
+            "2",
+            "--skills",
+            "on",
+            "--device",
+            "cpu",
+            "--python",
+            Python(),
+            "--cache",
+            cache,
+            "--trials",
+            "2",
+            "--rounds",
+            "2",
+            "--calls",
+            "8",
+            "--seed",
+            "12345",
+            "--no-compile-baseline"};
+  }
+};
+
+World& W() {
+  static World* w = new World();  // lives to the end: the server's threads
+  return *w;
+}
+
+TEST_CASE("kernelbench run refuses bad input with a clear error") {
+  World& w = W();
+  auto no_level = w.Cli({"kernelbench", "run", w.out, "--store", w.store,
+                         "--llm-url", w.server->base_url()});
+  CHECK(no_level.code == 1);
+  CHECK(Contains(no_level.err, "--level"));
+  auto bad_turns =
+      w.Cli({"kernelbench", "run", w.out, "--level", "1", "--turns", "0"});
+  CHECK(bad_turns.code != 0);
+  auto bad_format =
+      w.Cli({"kernelbench", "run", w.out, "--level", "1", "--format", "cute"});
+  CHECK(bad_format.code != 0);
+  auto bad_url =
+      w.Cli({"kernelbench", "run", w.out, "--level", "1", "--store", w.store,
+             "--skills", "off", "--llm-url", "ftp://nowhere"});
+  CHECK(bad_url.code == 1);
+  CHECK(Contains(bad_url.err, "ftp"));
+}
+
+TEST_CASE(
+    "scripted model: kernelbench run writes the layout, trajectories and "
+    "eval's table") {
+  if (!g_torch) return;
+  World& w = W();
+  auto imported =
+      w.Cli({"--json", "kernelbench", "import", w.dir.Sub("KernelBench"),
+             "--store", w.store, "--device", "cpu", "--python", Python()});
+  REQUIRE_MESSAGE(imported.code == 0, imported.err);
+
+  auto missing = w.Cli({"kernelbench", "run", w.dir.Sub("none"), "--store",
+                        w.store, "--level", "1", "--problems", "90-99",
+                        "--skills", "off", "--llm-url", w.server->base_url(),
+                        "--device", "cpu", "--python", Python()});
+  CHECK(missing.code == 1);
+  CHECK(Contains(missing.err, "kernelbench import"));
+
+  std::vector<std::string> args = w.RunArgs(w.out);
+  args.insert(args.begin(), "--json");
+  args.insert(args.begin(), "--progress");
+  auto run = w.Cli(args);
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+  const Json report = Json::parse(run.out);
+
+  // Every sample of every problem is in KernelBench's layout.
+  for (int p = 1; p <= 4; ++p) {
+    for (int s = 0; s < 2; ++s) {
+      CHECK(std::filesystem::exists(w.out + "/level_1_problem_" +
+                                    std::to_string(p) + "_sample_" +
+                                    std::to_string(s) + "_kernel.py"));
+    }
+  }
+  CHECK(std::filesystem::exists(w.out +
+                                "/turns/level_1_problem_1_sample_0_turn_1.py"));
+  CHECK(std::filesystem::exists(w.out +
+                                "/turns/level_1_problem_1_sample_0_turn_2.py"));
+
+  // Verdicts as kernelbench eval reports them, per problem.
+  std::map<int, std::set<std::string>> verdicts;
+  for (const Json& r : report["eval"]["results"]) {
+    verdicts[r["problem"].get<int>()].insert(r["verdict"].get<std::string>());
+  }
+  CHECK(verdicts[1] == std::set<std::string>{"correct"});
+  CHECK(verdicts[2] == std::set<std::string>{"no_answer"});
+  CHECK(verdicts[3] == std::set<std::string>{"hack"});
+  CHECK(verdicts[4] == std::set<std::string>{"generation_error"});
+  CHECK(report["generation_errors"] == 2);
+  CHECK(report["no_answer"] == 4);  // two turns of two samples
+  // The learner was wrong at turn 1 and right at turn 2.
+  REQUIRE(report["per_turn"].size() == 2);
+  CHECK(report["per_turn"][0]["correct"] == 0);
+  CHECK(report["per_turn"][1]["correct"] == 2);
+  // fast_p per level and pass@k over the two samples.
+  const Json& level = report["eval"]["levels_eager"][0];
+  CHECK(level["total_count"] == 4);
+  CHECK(level.contains("fast_p"));
+  // pass@1 over two samples: the learner 2 of 2, the others 0 of 2.
+  CHECK(level["pass_at_k"]["1"].get<double>() == doctest::Approx(0.25));
+  // Progress on stderr, one line per turn.
+  CHECK(Contains(run.err, "level1/1 sample 0 turn 2: correct"));
+  CHECK(Contains(run.err, "level1/3 sample 0 turn 1: hack [cached_output]"));
+
+  // The hack was named, and the model was told so at its second turn.
+  std::ifstream traj(w.out + "/trajectories.jsonl");
+  std::string line;
+  int lines = 0;
+  bool hack_named = false;
+  while (std::getline(traj, line)) {
+    ++lines;
+    const Json t = Json::parse(line);
+    if (t["problem"] == 3) {
+      hack_named =
+          hack_named || Contains(t["turns"][0]["feedback"].get<std::string>(),
+                                 "cached_output");
+    }
+    if (t["problem"] == 1) CHECK(t["skills"].size() > 0);
+  }
+  CHECK(lines == 8);
+  CHECK(hack_named);
+
+  // What the model was sent: the problem's source, skills, the device from
+  // the verifier; at turn 2 the feedback on the wrong output.
+  bool saw_second_turn = false;
+  for (const auto& req : w.server->Requests()) {
+    if (!Contains(req.prompt, "1_Scale_add_learner")) continue;
+    CHECK(Contains(req.prompt, "return self.alpha * x + y"));
+    CHECK(Contains(req.prompt, "# Skills from the library that may apply"));
+    CHECK(Contains(req.prompt, "host CPU"));
+    CHECK(Contains(req.prompt, "cpp_sources"));
+    if (Contains(req.prompt, "# Verifier feedback")) {
+      saw_second_turn = true;
+      CHECK(Contains(req.prompt, "trials within tolerance"));
+    }
+  }
+  CHECK(saw_second_turn);
+
+  // kernelbench eval over the directory agrees and recomputes nothing.
+  auto eval = w.Cli({"--json",
+                     "kernelbench",
+                     "eval",
+                     w.out,
+                     "--store",
+                     w.store,
+                     "--level",
+                     "1",
+                     "--device",
+                     "cpu",
+                     "--python",
+                     Python(),
+                     "--cache",
+                     w.cache,
+                     "--trials",
+                     "2",
+                     "--rounds",
+                     "2",
+                     "--calls",
+                     "8",
+                     "--seed",
+                     "12345",
+                     "--no-compile-baseline"});
+  REQUIRE_MESSAGE(eval.code == 0, eval.err);
+  const Json again = Json::parse(eval.out);
+  CHECK(again["resumed"] == 8);
+  CHECK(again["levels_eager"][0]["fast_p"] == level["fast_p"]);
+
+  // As a person runs it, with --skills off (the ablation): eval's table,
+  // then the per-turn lines, and no skill in any prompt.
+  w.server->ClearLog();
+  std::vector<std::string> human = w.RunArgs(w.dir.Sub("run-human"));
+  human[std::find(human.begin(), human.end(), "--skills") - human.begin() + 1] =
+      "off";
+  human[std::find(human.begin(), human.end(), "--turns") - human.begin() + 1] =
+      "1";
+  human[std::find(human.begin(), human.end(), "--samples") - human.begin() +
+        1] = "1";
+  human[std::find(human.begin(), human.end(), "--problems") - human.begin() +
+        1] = "1-3";
+  auto text = w.Cli(human);
+  REQUIRE_MESSAGE(text.code == 0, text.err);
+  CHECK(Contains(text.out, "level 1 over eager: n=3"));
+  CHECK(Contains(text.out, "fast_1.0 0.000"));
+  CHECK(Contains(text.out, "turn 1: answered 2, correct 0"));
+  CHECK(Contains(text.out, "skills off"));
+  REQUIRE(w.server->RequestCount() >= 3);
+  for (const auto& req : w.server->Requests()) {
+    CHECK_FALSE(Contains(req.prompt, "# Skills from the library"));
+  }
+}
+
+bool TorchAvailable() {
+  const std::string cmd =
+      "'" + Python() +
+      "' -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+}  // namespace
+}  // namespace skilldb::kb_run_scripted
+
+int main(int argc, char** argv) {
+  bool listing = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--list", 6) == 0 ||
+        std::strncmp(argv[i], "-l", 2) == 0) {
+      listing = true;
+    }
+  }
+  skilldb::kb_run_scripted::g_torch =
+      listing || skilldb::kb_run_scripted::TorchAvailable();
+  doctest::Context context(argc, argv);
+  const int rc = context.run();
+  if (rc == 0 && !skilldb::kb_run_scripted::g_torch) {
+    std::printf(
+        "no Python with torch ($SKILLDB_KB_PYTHON or /usr/bin/python3 cannot "
+        "import "
+        "torch): the scripted kernelbench run was skipped\n");
+    return 77;
+  }
+  return rc;
+}
