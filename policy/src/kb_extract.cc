@@ -220,12 +220,12 @@ std::set<std::string> TopLevelNames(std::string_view src) {
     } else {
       std::string name = ident(line, 0);
       std::string_view rest = TrimLeft(line.substr(name.size()));
-      if (!rest.empty() && rest[0] == '=' &&
-          (rest.size() == 1 || rest[1] != '=')) {
-        out.insert(name);
-      } else if (!rest.empty() && rest[0] == ',') {
-        out.insert(name);  // a, b = ...
-      }
+      // `name = ...` (not `name == ...`), or `a, b = ...`.
+      const bool assigned =
+          !rest.empty() &&
+          (rest[0] == ',' ||
+           (rest[0] == '=' && (rest.size() == 1 || rest[1] != '=')));
+      if (assigned) out.insert(name);
     }
   }
   return out;
@@ -457,6 +457,7 @@ KernelBenchExtraction Extract(std::string_view text,
   }
   ex.unclosed_fence = !blocks.back().closed;
   std::vector<Kind> kinds;
+  kinds.reserve(blocks.size());
   for (const Block& b : blocks) kinds.push_back(KindOf(b));
   size_t model = blocks.size();
   for (size_t i = blocks.size(); i-- > 0;) {
