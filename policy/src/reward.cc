@@ -28,6 +28,10 @@ bool IsHackFinding(std::string_view code) {
       "foreign_stream",       "late_work",
       "hidden_work",          "timer_mismatch",
       "inconsistent_results", "implausible_speedup",
+      // KernelBench answers' (verify/kernelbench/README.md, "Findings").
+      "hidden_thread",        "cached_output",
+      "untimed_work",         "patched_function",
+      "precision_lowered",    "lazy_output",
   };
   for (std::string_view h : kHacks) {
     if (code == h) return true;
