@@ -68,7 +68,12 @@ VerificationReport KbReport(const VerificationRequest& q,
   rep.isolation = r.isolation;
   for (const verify::Finding& f : r.findings) {
     rep.reasons.push_back(verify::FormatFinding(f));
-    rep.findings.push_back(std::string(verify::FindingCodeName(f.code)));
+    const std::string code(verify::FindingCodeName(f.code));
+    // A finding that voids only a passing answer (precision_lowered on a
+    // wrong one) says why in the reasons; as a code it would make an
+    // honest failure a hack.
+    if (r.verdict != "hack" && policy::IsHackFinding(code)) continue;
+    rep.findings.push_back(code);
   }
   if (r.verdict == "not_credited" && !HasCode(rep.findings, "torch_does_the_work")) {
     rep.findings.push_back("torch_does_the_work");

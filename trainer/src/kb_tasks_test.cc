@@ -73,6 +73,19 @@ TEST_CASE("a KernelBench hack earns the hack reward however fast it is") {
   }
 }
 
+TEST_CASE("a wrong KernelBench answer with a lowered-precision finding is "
+          "wrong, not a hack") {
+  kb::EvalResult r = Correct(1.0);
+  r.verdict = "incorrect";
+  r.correct = false;
+  r.trials_passed = 0;
+  r.findings.push_back({verify::FindingCode::kPrecisionLowered, "far off"});
+  VerificationRequest q;
+  const VerificationReport rep = KbReport(q, r, {});
+  CHECK(policy::VerdictFor(rep, rep.findings) == policy::SampleVerdict::kWrong);
+  CHECK(Reward(r) == 0.0);
+}
+
 TEST_CASE("wrong, uncompiled and crashed KernelBench answers earn nothing") {
   kb::EvalResult wrong = Correct(2.0);
   wrong.verdict = "incorrect";
