@@ -176,6 +176,8 @@ TEST_CASE("the loop learns KernelBench answers from the torch runner's "
   c.verify_rounds = 2;
   c.timed_calls = 8;
   c.warmup_calls = 1;
+  // The Summary Agent on the first verified win of a step (not
+  // cold-started on summaries: skills are the co-evolution test's).
   c.loop.summaries_per_step = 1;
   c.kernelbench.store = root + "/store";
   c.kernelbench.level = 1;
@@ -228,6 +230,16 @@ TEST_CASE("the loop learns KernelBench answers from the torch runner's "
     CHECK(h["pass_rate"].get<double>() >= h["fast_p"]["1"].get<double>());
   }
   CHECK(evaluated == 2);  // steps 5 and 10
+  // Verified wins depend on this machine's timings (a speedup whose
+  // interval is above 1): what the Summary Agent made of them is reported,
+  // not asserted.
+  int distilled = 0, added = 0;
+  for (const auto& j : steps) {
+    distilled += j["distilled"].get<int>();
+    added += j["skills_added"].get<int>();
+  }
+  MESSAGE("Summary Agent: " << distilled << " distillations, " << added
+                            << " skills added");
   CHECK(steps.back()["reward_cache"]["hits"].get<int>() > 0);
 }
 

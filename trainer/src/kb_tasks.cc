@@ -169,7 +169,9 @@ Result<TaskFamily> LoadKbFamily(const KernelBenchConfig& config, int id,
     return Status::InvalidArgument(path + ": 'backend' must be " + backend +
                                    " (the run's), got " + f.backend);
   }
-  const std::string language = config.format == "cpp" ? "cpp" : "cuda";
+  // The language is the declared backend the evaluator is told (cuda,
+  // triton); cpp answers are detected (load_inline with cpp_sources).
+  const std::string& language = config.format;
   if (f.language != language) {
     return Status::InvalidArgument(path + ": 'language' must be " + language +
                                    " for format " + config.format + ", got " +

@@ -79,7 +79,7 @@ policy::RewardFunction MakeKbReward(const RewardConfig& rewards);
 
 // The answer template of problem `id`: DIR/level<L>_<id>.json (param_task.h)
 // whose task must be KbTaskName(level, id), for `backend`, in the
-// language of `format` (cpp: "cpp", cuda: "cuda"). Errors: LoadTaskFamily's,
+// language `format` names ("cpp", "cuda" or "triton"). Errors: LoadTaskFamily's,
 // InvalidArgument naming the file and the field that does not match.
 Result<TaskFamily> LoadKbFamily(const KernelBenchConfig& config, int id,
                                 const std::string& backend);

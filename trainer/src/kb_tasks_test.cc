@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include "skilldb/trainer/config.h"
+#include "skilldb/trainer/rl_loop.h"
+#include "test_dir.h"
 
 namespace skilldb::trainer::internal {
 namespace {
@@ -134,6 +136,26 @@ TEST_CASE("the kernelbench config names the key it refuses") {
   CHECK(bad.status().IsInvalidArgument());
   auto unknown = TrainConfigFromJson(R"({"kernelbench": {"split": 1}})");
   CHECK(unknown.status().IsInvalidArgument());
+}
+
+TEST_CASE("a run refuses a split naming a problem the task store lacks, "
+          "naming the key") {
+  ScopedTempDir temp("skilldb_kb_split_test");
+  const std::string root = temp.path();
+  auto store = kb::TaskStore::Open(root + "/store");  // empty
+  REQUIRE(store.ok());
+  TrainConfig c;
+  c.out_dir = root + "/run";
+  c.sft_epochs = 0;
+  c.kernelbench.store = root + "/store";
+  c.kernelbench.families = root + "/families";
+  c.kernelbench.train = {1};
+  c.kernelbench.heldout = {2};
+  auto trainer = Trainer::Create(c, DefaultTrainerPaths());
+  REQUIRE_FALSE(trainer.ok());
+  CHECK(trainer.status().IsInvalidArgument());
+  CHECK(trainer.status().message().find("'kernelbench.train' names problem 1") !=
+        std::string::npos);
 }
 
 }  // namespace

@@ -121,7 +121,9 @@ std::string DemoSkillJson(const std::string& when, const std::string& op,
                    "## How to tell it worked\nA speedup in every round."},
       {"code", params},
       {"tags", {"template"}},
-      {"ops", nlohmann::json::array({op})},
+      // A KernelBench problem has no op family: no op rather than "".
+      {"ops", op.empty() ? nlohmann::json::array()
+                         : nlohmann::json::array({op})},
       {"arch", nlohmann::json::array()}};
   return j.dump();
 }

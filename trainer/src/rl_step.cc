@@ -350,14 +350,16 @@ Status StepRun::TagStep() {
   return st.code() == StatusCode::kAlreadyExists ? Status::Ok() : st;
 }
 
-// Every kernelbench.eval_every steps, one trajectory per held-out problem
-// (greedy, its own seed, no usage recorded, nothing trained on), reading
-// the library version the next step will read; scored as KernelBench's
+// Every kernelbench.eval_every steps (rank 0), one trajectory per held-out
+// problem (greedy, its own seed, no usage recorded, nothing trained on),
+// reading the library version the next step will read; scored as KernelBench's
 // score.py scores a level (verify/kernelbench: fast_p over all held-out
 // problems, PyTorch eager the baseline, torch-only answers not credited).
 Status StepRun::HeldOut() {
   const KernelBenchConfig& k = config_.kernelbench;
-  if (!k.enabled() || k.eval_every == 0 || run_.step % k.eval_every != 0) {
+  // Rank 0 alone: the held-out figures are the run's, not each rank's.
+  if (!k.enabled() || k.eval_every == 0 || run_.step % k.eval_every != 0 ||
+      run_.rank != 0) {
     return Status::Ok();
   }
   const auto start = util::SteadyClock::now();
