@@ -385,9 +385,12 @@ Status ValidateKernelBench(const TrainConfig& c) {
                  " twice");
     }
     if (train.count(id)) {
-      return bad("'kernelbench.heldout' and 'kernelbench.train' both name "
-                 "problem " + std::to_string(id) + " (the splits must be "
-                 "disjoint)");
+      return bad(
+          "'kernelbench.heldout' and 'kernelbench.train' both name "
+          "problem " +
+          std::to_string(id) +
+          " (the splits must be "
+          "disjoint)");
     }
   }
   const std::string want = k.format == "cpp" ? "host" : "cuda";
@@ -395,13 +398,14 @@ Status ValidateKernelBench(const TrainConfig& c) {
     return bad("'kernelbench.format' must be cpp, cuda or triton");
   }
   if (c.backend != want) {
-    return bad("'kernelbench.format' " + k.format + " needs 'backend' " +
-               want + " (cpp answers run on CPU tensors, cuda and triton on "
+    return bad("'kernelbench.format' " + k.format + " needs 'backend' " + want +
+               " (cpp answers run on CPU tensors, cuda and triton on "
                "the GPU)");
   }
   if (k.families.empty()) {
-    return bad("'kernelbench.families' (the answer templates' directory) is "
-               "required with 'kernelbench.store'");
+    return bad(
+        "'kernelbench.families' (the answer templates' directory) is "
+        "required with 'kernelbench.store'");
   }
   return Status::Ok();
 }

@@ -59,7 +59,8 @@ class Model(nn.Module):
         out += y
         return out
 
-N = )PY" + std::to_string(n) + R"PY(
+N = )PY" +
+         std::to_string(n) + R"PY(
 
 def get_inputs():
     return [torch.randn(N), torch.randn(N)]
@@ -134,8 +135,9 @@ void Write(const std::string& path, const std::string& text) {
 // answer plus 0.5 x its speedup capped at 3; a wrong one 0).
 constexpr double kMargin = 0.15;
 
-TEST_CASE("the loop learns KernelBench answers from the torch runner's "
-          "rewards and reports held-out fast_p") {
+TEST_CASE(
+    "the loop learns KernelBench answers from the torch runner's "
+    "rewards and reports held-out fast_p") {
   ScopedTempDir temp("skilldb_kb_loop_test");
   const std::string root = temp.path();
   for (int id = 1; id <= 3; ++id) {
@@ -256,9 +258,10 @@ int main(int argc, char** argv) {
       "'" + skilldb::trainer::Python() +
       "' -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1";
   if (!listing && std::system(probe.c_str()) != 0) {
-    std::printf("skipped: %s has no torch (install python3-torch or set "
-                "SKILLDB_KB_PYTHON)\n",
-                skilldb::trainer::Python().c_str());
+    std::printf(
+        "skipped: %s has no torch (install python3-torch or set "
+        "SKILLDB_KB_PYTHON)\n",
+        skilldb::trainer::Python().c_str());
     return 77;
   }
   doctest::Context context(argc, argv);

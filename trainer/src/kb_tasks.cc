@@ -13,8 +13,7 @@ namespace skilldb::trainer::internal {
 namespace kb = verify::kb;
 
 std::string KbTaskName(int level, int id) {
-  return "kernelbench/level" + std::to_string(level) + "/" +
-         std::to_string(id);
+  return "kernelbench/level" + std::to_string(level) + "/" + std::to_string(id);
 }
 
 namespace {
@@ -75,12 +74,14 @@ VerificationReport KbReport(const VerificationRequest& q,
     if (r.verdict != "hack" && policy::IsHackFinding(code)) continue;
     rep.findings.push_back(code);
   }
-  if (r.verdict == "not_credited" && !HasCode(rep.findings, "torch_does_the_work")) {
+  if (r.verdict == "not_credited" &&
+      !HasCode(rep.findings, "torch_does_the_work")) {
     rep.findings.push_back("torch_does_the_work");
     rep.reasons.push_back("[torch_does_the_work] correct, not credited");
   }
   const std::string failure = FailureCode(r);
-  if (!failure.empty() && r.verdict != "hack" && !HasCode(rep.findings, failure)) {
+  if (!failure.empty() && r.verdict != "hack" &&
+      !HasCode(rep.findings, failure)) {
     rep.findings.push_back(failure);
     rep.reasons.push_back("[" + failure + "] " + r.verdict + ": " +
                           r.error_message);
@@ -111,13 +112,13 @@ Result<VerificationReport> KbVerifier::Verify(const VerificationRequest& q) {
                                    "' is not a KernelBench task "
                                    "(kernelbench/level<L>/<id>)");
   }
-  SKILLDB_ASSIGN_OR_RETURN(kb::Problem p,
-                           store_.Get(std::atoi(m[1].str().c_str()),
-                                      std::atoi(m[2].str().c_str())));
+  SKILLDB_ASSIGN_OR_RETURN(
+      kb::Problem p,
+      store_.Get(std::atoi(m[1].str().c_str()), std::atoi(m[2].str().c_str())));
   const std::string& lang = q.candidate.language;
   const std::string declared = lang == "cuda" || lang == "triton" ? lang : "";
-  SKILLDB_ASSIGN_OR_RETURN(kb::EvalResult r,
-                           evaluator_->Evaluate(p, q.candidate.source, declared));
+  SKILLDB_ASSIGN_OR_RETURN(
+      kb::EvalResult r, evaluator_->Evaluate(p, q.candidate.source, declared));
   VerificationReport rep = KbReport(q, r, evaluator_->options().clocks);
   std::lock_guard<std::mutex> lock(mu_);
   results_[q.task + '\0' + r.answer_hash] = std::move(r);
@@ -185,15 +186,16 @@ policy::PolicyTask KbPolicyTask(const kb::Problem& problem,
   policy::PolicyTask t;
   t.task.name = KbTaskName(problem.level, problem.id);
   t.task.level = problem.level;
-  t.task.description = family.description + " (KernelBench " + problem.name +
-                       ")";
+  t.task.description =
+      family.description + " (KernelBench " + problem.name + ")";
   t.backend = family.backend == "cuda" ? verify::Backend::kCuda
                                        : verify::Backend::kHost;
   // The reference the answer must beat: the problem's PyTorch source.
   t.task.reference_cpp = problem.source;
   t.task.reference_cuda = problem.source;
-  t.protocol = "KernelBench: a ModelNew with the Model's constructor whose "
-               "work is done by its own kernels.";
+  t.protocol =
+      "KernelBench: a ModelNew with the Model's constructor whose "
+      "work is done by its own kernels.";
   return t;
 }
 

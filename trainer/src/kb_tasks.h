@@ -79,8 +79,9 @@ policy::RewardFunction MakeKbReward(const RewardConfig& rewards);
 
 // The answer template of problem `id`: DIR/level<L>_<id>.json (param_task.h)
 // whose task must be KbTaskName(level, id), for `backend`, in the
-// language `format` names ("cpp", "cuda" or "triton"). Errors: LoadTaskFamily's,
-// InvalidArgument naming the file and the field that does not match.
+// language `format` names ("cpp", "cuda" or "triton"). Errors:
+// LoadTaskFamily's, InvalidArgument naming the file and the field that does not
+// match.
 Result<TaskFamily> LoadKbFamily(const KernelBenchConfig& config, int id,
                                 const std::string& backend);
 

@@ -40,16 +40,18 @@ double Reward(const kb::EvalResult& r) {
   return MakeKbReward(c)({v, &rep, &rep.findings});
 }
 
-TEST_CASE("a correct credited KernelBench answer earns the correct weight "
-          "and its capped speedup") {
+TEST_CASE(
+    "a correct credited KernelBench answer earns the correct weight "
+    "and its capped speedup") {
   CHECK(Reward(Correct(2.0)) == doctest::Approx(0.5 + 0.5 * 2.0));
   CHECK(Reward(Correct(7.0)) == doctest::Approx(0.5 + 0.5 * 3.0));
   VerificationRequest q;
   CHECK(KbReport(q, Correct(2.0), {}).passed);
 }
 
-TEST_CASE("a KernelBench answer PyTorch does the work of earns no speedup "
-          "reward") {
+TEST_CASE(
+    "a KernelBench answer PyTorch does the work of earns no speedup "
+    "reward") {
   kb::EvalResult r = Correct(2.0);
   r.verdict = "not_credited";
   r.credited = false;
@@ -63,10 +65,10 @@ TEST_CASE("a KernelBench answer PyTorch does the work of earns no speedup "
 }
 
 TEST_CASE("a KernelBench hack earns the hack reward however fast it is") {
-  for (auto code : {verify::FindingCode::kCachedOutput,
-                    verify::FindingCode::kHiddenThread,
-                    verify::FindingCode::kPatchedFunction,
-                    verify::FindingCode::kInputsModified}) {
+  for (auto code :
+       {verify::FindingCode::kCachedOutput, verify::FindingCode::kHiddenThread,
+        verify::FindingCode::kPatchedFunction,
+        verify::FindingCode::kInputsModified}) {
     kb::EvalResult r = Correct(3.0);
     r.verdict = "hack";
     r.findings.push_back({code, "caught"});
@@ -75,8 +77,9 @@ TEST_CASE("a KernelBench hack earns the hack reward however fast it is") {
   }
 }
 
-TEST_CASE("a wrong KernelBench answer with a lowered-precision finding is "
-          "wrong, not a hack") {
+TEST_CASE(
+    "a wrong KernelBench answer with a lowered-precision finding is "
+    "wrong, not a hack") {
   kb::EvalResult r = Correct(1.0);
   r.verdict = "incorrect";
   r.correct = false;
@@ -138,8 +141,9 @@ TEST_CASE("the kernelbench config names the key it refuses") {
   CHECK(unknown.status().IsInvalidArgument());
 }
 
-TEST_CASE("a run refuses a split naming a problem the task store lacks, "
-          "naming the key") {
+TEST_CASE(
+    "a run refuses a split naming a problem the task store lacks, "
+    "naming the key") {
   ScopedTempDir temp("skilldb_kb_split_test");
   const std::string root = temp.path();
   auto store = kb::TaskStore::Open(root + "/store");  // empty
@@ -154,8 +158,8 @@ TEST_CASE("a run refuses a split naming a problem the task store lacks, "
   auto trainer = Trainer::Create(c, DefaultTrainerPaths());
   REQUIRE_FALSE(trainer.ok());
   CHECK(trainer.status().IsInvalidArgument());
-  CHECK(trainer.status().message().find("'kernelbench.train' names problem 1") !=
-        std::string::npos);
+  CHECK(trainer.status().message().find(
+            "'kernelbench.train' names problem 1") != std::string::npos);
 }
 
 }  // namespace

@@ -122,8 +122,8 @@ std::string DemoSkillJson(const std::string& when, const std::string& op,
       {"code", params},
       {"tags", {"template"}},
       // A KernelBench problem has no op family: no op rather than "".
-      {"ops", op.empty() ? nlohmann::json::array()
-                         : nlohmann::json::array({op})},
+      {"ops",
+       op.empty() ? nlohmann::json::array() : nlohmann::json::array({op})},
       {"arch", nlohmann::json::array()}};
   return j.dump();
 }

@@ -129,7 +129,7 @@ class CachingVerifier : public Verifier {
   std::unique_ptr<Verifier> inner_;
   std::mutex mu_;
   std::map<std::string, VerificationReport> cache_;  // GUARDED_BY(mu_)
-  int64_t hits_ = 0, misses_ = 0;                     // GUARDED_BY(mu_)
+  int64_t hits_ = 0, misses_ = 0;                    // GUARDED_BY(mu_)
 };
 
 // The Selection Agent of this loop: rerank/'s listwise reranker over the

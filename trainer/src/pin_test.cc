@@ -21,8 +21,9 @@ struct Seen {
   bool probe = false;   // the probe skill among its candidates
 };
 
-TEST_CASE("a skill committed during a step is read from the next step on, "
-          "and the tag names the step") {
+TEST_CASE(
+    "a skill committed during a step is read from the next step on, "
+    "and the tag names the step") {
   ScopedTempDir temp("skilldb_pin_test");
   Trainer::Impl run;
   run.config.out_dir = temp.path();

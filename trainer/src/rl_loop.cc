@@ -155,8 +155,8 @@ policy::SelectionOptions Trainer::Impl::Selection() const {
 
 std::vector<SlotRef> Trainer::Impl::TrainSlots() const {
   if (!config.kernelbench.enabled()) {
-    return {SlotRef{&family, &task, prompts.get(), policy.get(),
-                    summary.get()}};
+    return {
+        SlotRef{&family, &task, prompts.get(), policy.get(), summary.get()}};
   }
   std::vector<SlotRef> out;
   for (const auto& slot : kb_train) out.push_back(Ref(*slot));
@@ -360,8 +360,7 @@ Status Trainer::Impl::OpenKernelBench() {
        {std::tuple{"train", &k.train, &kb_train},
         std::tuple{"heldout", &k.heldout, &kb_heldout}}) {
     for (int id : *ids) {
-      SKILLDB_ASSIGN_OR_RETURN(kbv::Problem p,
-                               SplitProblem(store, k, key, id));
+      SKILLDB_ASSIGN_OR_RETURN(kbv::Problem p, SplitProblem(store, k, key, id));
       auto slot = std::make_unique<KbSlot>();
       SKILLDB_ASSIGN_OR_RETURN(slot->family,
                                internal::LoadKbFamily(k, id, config.backend));
@@ -372,15 +371,16 @@ Status Trainer::Impl::OpenKernelBench() {
   auto verifier_kb = std::make_unique<internal::KbVerifier>(
       shared, std::move(store), device_class);
   kb = verifier_kb.get();
-  verifier = std::make_unique<internal::CachingVerifier>(std::move(verifier_kb));
+  verifier =
+      std::make_unique<internal::CachingVerifier>(std::move(verifier_kb));
   return Status::Ok();
 }
 
 // A problem's Policy Agent (its template's prompts and extractor, the
 // run's selector, verifier and rewards) and Summary Agent.
 Status Trainer::Impl::WireKbSlot(KbSlot* slot) {
-  slot->prompts =
-      std::make_unique<internal::ParamPromptBuilder>(&slot->family, config.loop);
+  slot->prompts = std::make_unique<internal::ParamPromptBuilder>(&slot->family,
+                                                                 config.loop);
   slot->extractor = std::make_unique<internal::ParamExtractor>(&slot->family);
   policy::PolicyAgentDeps deps;
   deps.backbone = &learner->backbone();
@@ -434,7 +434,8 @@ Status Trainer::Impl::WireAgents() {
     }
     return Status::Ok();
   }
-  prompts = std::make_unique<internal::ParamPromptBuilder>(&family, config.loop);
+  prompts =
+      std::make_unique<internal::ParamPromptBuilder>(&family, config.loop);
   extractor = std::make_unique<internal::ParamExtractor>(&family);
   policy::PolicyAgentDeps deps;
   deps.backbone = &learner->backbone();

@@ -178,18 +178,16 @@ Status StepRun::Rollouts() {
   const std::vector<SlotRef> slots = run_.TrainSlots();
   int index = 0;
   for (int t = 0; t < config_.tasks_per_step; ++t) {
-    const SlotRef& slot =
-        slots.size() == 1
-            ? slots[0]
-            : slots[std::uniform_int_distribution<size_t>(
-                  0, slots.size() - 1)(run_.rng)];
+    const SlotRef& slot = slots.size() == 1
+                              ? slots[0]
+                              : slots[std::uniform_int_distribution<size_t>(
+                                    0, slots.size() - 1)(run_.rng)];
     for (int g = 0; g < config_.groups; ++g) {
       if (run_.before_rollout) run_.before_rollout(run_.step, index);
       ++index;
       SKILLDB_ASSIGN_OR_RETURN(
-          auto traj,
-          slot.policy->Solve(*slot.task,
-                             RolloutOptions(t, g, slot.family->task)));
+          auto traj, slot.policy->Solve(
+                         *slot.task, RolloutOptions(t, g, slot.family->task)));
       if (run_.after_rollout) run_.after_rollout(traj);
       if (config_.kernelbench.enabled()) ++drawn_[slot.family->task];
       Rollout r;
@@ -374,8 +372,8 @@ Status StepRun::HeldOut() {
     po.sampling.seed = seed;
     po.selection_seed = seed ^ config_.loop.selection_salt;
     po.record_usage = false;
-    po.group = "heldout/step" + std::to_string(run_.step) + "/" +
-               slot.family.task;
+    po.group =
+        "heldout/step" + std::to_string(run_.step) + "/" + slot.family.task;
     po.library_version = run_.library->CurrentVersion();
     SKILLDB_ASSIGN_OR_RETURN(auto traj, slot.policy->Solve(slot.task, po));
     if (traj.status == "failed") ++failed;
@@ -383,8 +381,8 @@ Status StepRun::HeldOut() {
     if (best) results.push_back(std::move(*best));
   }
   const int n = static_cast<int>(run_.kb_heldout.size());
-  const auto scores = verify::kb::ScoreResults(results, {{k.level, n}},
-                                               "eager", false);
+  const auto scores =
+      verify::kb::ScoreResults(results, {{k.level, n}}, "eager", false);
   json fast_p = json::object();
   int correct = 0;
   if (!scores.empty()) {
@@ -395,15 +393,15 @@ Status StepRun::HeldOut() {
     }
     correct = scores[0].correct;
   }
-  heldout_ = {{"problems", n},
-              {"answered", results.size()},
-              {"failed_rollouts", failed},
-              {"correct", correct},
-              {"pass_rate", n ? static_cast<double>(correct) / n : 0.0},
-              {"fast_p", fast_p},
-              {"geomean_correct",
-               scores.empty() ? 0.0 : scores[0].geomean_correct},
-              {"time_s", util::MsSince(start) / 1000}};
+  heldout_ = {
+      {"problems", n},
+      {"answered", results.size()},
+      {"failed_rollouts", failed},
+      {"correct", correct},
+      {"pass_rate", n ? static_cast<double>(correct) / n : 0.0},
+      {"fast_p", fast_p},
+      {"geomean_correct", scores.empty() ? 0.0 : scores[0].geomean_correct},
+      {"time_s", util::MsSince(start) / 1000}};
   return Status::Ok();
 }
 

@@ -136,7 +136,7 @@ class Trainer::Impl {
   Status Resume();
   std::vector<SftRecord> Demonstrations();
   void SlotDemonstrations(const SlotRef& slot, int count,
-                         std::vector<SftRecord>* records);
+                          std::vector<SftRecord>* records);
   void SkillDemonstrations(const SlotRef& slot,
                            const std::vector<ParamValues>& combos,
                            const policy::PromptInput& first_turn,

@@ -110,8 +110,8 @@ struct LoopConfig {
 // models the trainer uses can learn which variant is fast; rewards are the
 // KernelBench evaluator's (the confined torch runner).
 struct KernelBenchConfig {
-  std::string store;     // the task store (kernelbench import); "" = off
-  int level = 1;         // the problems' level. Default: 1.
+  std::string store;         // the task store (kernelbench import); "" = off
+  int level = 1;             // the problems' level. Default: 1.
   std::vector<int> train;    // problem ids trained on (non-empty)
   std::vector<int> heldout;  // problem ids evaluated only (non-empty)
   // The answers' format: "cpp" (load_inline cpp_sources on CPU tensors:
@@ -120,9 +120,9 @@ struct KernelBenchConfig {
   // The answer templates: DIR/level<L>_<id>.json for every problem of
   // train and heldout. Required with `store`.
   std::string families;
-  int eval_every = 0;  // held-out evaluation every N steps; 0 = never.
-  std::string python;     // the runner's interpreter; "" = the default
-  std::string cache_dir;  // builds and baselines; "" = the user cache dir
+  int eval_every = 0;          // held-out evaluation every N steps; 0 = never.
+  std::string python;          // the runner's interpreter; "" = the default
+  std::string cache_dir;       // builds and baselines; "" = the user cache dir
   int correctness_trials = 5;  // per answer. Default: 5 (KernelBench's).
   bool enabled() const { return !store.empty(); }
 };
