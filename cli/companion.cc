@@ -93,6 +93,7 @@ Status HandOverToCompanion(const std::string& command) {
     if (args.empty()) return Status::Internal("the command line was not recorded");
     args[0] = path;
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::cout.flush();

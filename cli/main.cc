@@ -57,7 +57,7 @@ constexpr IntRange kRounds{1, 100};  // what the verifier accepts
 // The name an option goes by in messages: its long flag ("-k,--k" is
 // "--k"), or a positional's name in capitals ("VERSION").
 std::string DisplayName(const std::string& flags) {
-  const std::string last = flags.substr(flags.rfind(',') + 1);
+  std::string last = flags.substr(flags.rfind(',') + 1);
   if (last.starts_with("-")) return last;
   std::string upper = last;
   for (char& c : upper) c = static_cast<char>(std::toupper(c));
@@ -189,7 +189,7 @@ struct Cli {
 
 // Makes `cmd`, once parsed, the command that runs `f`.
 void Runs(CLI::App* cmd, Cli& c, std::function<int()> f) {
-  cmd->callback([&c, f] { c.run = f; });
+  cmd->callback([&c, f = std::move(f)] { c.run = f; });
 }
 
 void AddCommitOptions(CLI::App* cmd, std::string* message,

@@ -39,6 +39,9 @@ int RunDenseQuery(const GlobalArgs& g, const QueryArgs&, const Io& io) {
 int RunEmbed(const GlobalArgs& g, const EmbedArgs&, const Io& io) {
   return Fail(g, io, HandOverToCompanion("embed"));
 }
+// By value, as commands.h declares it for skilldb-ml's RunTrain, which
+// lends the strings to argv.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 int RunTrain(std::vector<std::string>) {
   const Status st = HandOverToCompanion("train");
   std::cerr << "skilldb train: " << st.ToString() << "\n";
@@ -220,6 +223,7 @@ int RunEmbed(const GlobalArgs& g, const EmbedArgs& a, const Io& io) {
 int RunTrain(std::vector<std::string> args) {
 #ifdef SKILLDB_CLI_TRAINER
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   return trainer::TrainMain(static_cast<int>(argv.size()) - 1, argv.data());

@@ -110,7 +110,7 @@ void GenerationLines(const policy::Trajectory& t,
                      const std::vector<policy::DistillationRecord>& ds,
                      std::ostream& out) {
   auto line = [&](const char* agent, int turn, int sample,
-                  const GenerationRecord& g, Json extra) {
+                  const GenerationRecord& g, const Json& extra) {
     Json j{{"agent", agent},
            {"trajectory_id", t.id},
            {"task", t.task},

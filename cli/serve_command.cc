@@ -89,9 +89,8 @@ int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io) {
   std::shared_ptr<Library> shared = std::move(library).value();
   if (a.read_only && a.refresh_ms > 0) {
     options.refresh_ms = a.refresh_ms;
-    const GlobalArgs global = g;
     const Io quiet{io.out, io.err, io.in};
-    options.reopen = [global, quiet]() {
+    options.reopen = [global = g, quiet]() {
       return OpenLibrary(global, /*read_only=*/true, quiet);
     };
   }

@@ -9,7 +9,7 @@
 namespace skilldb::llm {
 namespace {
 
-EnvLookup FakeEnv(std::map<std::string, std::string> vars) {
+EnvLookup FakeEnv(const std::map<std::string, std::string>& vars) {
   return [vars](const char* name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
@@ -125,15 +125,17 @@ TEST_CASE("timeout, retries and native n come from flags, then variables") {
   CHECK(from_flags->request_timeout_ms == 10000);
   CHECK(from_flags->retry.max_retries == 5);
   CHECK(from_flags->native_n);
-  for (const auto& [name, value] :
-       std::vector<std::pair<std::string, std::string>>{
+  // The variable by name, not a structured binding: clang 14 (clang-tidy's)
+  // cannot capture a binding in CAPTURE's lambda.
+  for (const auto& setting : std::vector<std::pair<std::string, std::string>>{
            {"SKILLDB_LLM_TIMEOUT", "soon"},
            {"SKILLDB_LLM_TIMEOUT", "-1"},
            {"SKILLDB_LLM_RETRIES", "1.5"},
            {"SKILLDB_LLM_RETRIES", "99"},
            {"SKILLDB_LLM_NATIVE_N", "maybe"}}) {
+    const std::string& name = setting.first;
     CAPTURE(name);
-    auto bad = ResolveClientConfig({}, FakeEnv({{name, value}}));
+    auto bad = ResolveClientConfig({}, FakeEnv({{name, setting.second}}));
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.status().message().find(name) != std::string::npos);
   }

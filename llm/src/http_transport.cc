@@ -274,6 +274,48 @@ void HttpTransport::SleepFor(milliseconds wait) const {
   }
 }
 
+// The end of a request whose last attempt `a` (of `attempts`) is not
+// retried: the server's answer, or the status its outcome maps to.
+Result<HttpAnswer> HttpTransport::GiveUp(const std::string& request, Attempt a,
+                                         int attempts) {
+  const std::string what = request + ": " + a.detail;
+  const std::string tries = " after " + Plural(attempts, "attempt");
+  switch (a.outcome) {
+    case Outcome::kAnswered:
+      return HttpAnswer{request, a.status, std::move(a.body), attempts};
+    case Outcome::kConnection:
+      return Status::Unavailable(what + tries);
+    case Outcome::kTimeout:
+    case Outcome::kDeadline:
+      return Status::DeadlineExceeded(what + tries);
+    case Outcome::kTls:
+      return Status::Unavailable(what);
+    case Outcome::kTooLarge:
+      return Status::InvalidArgument(what);
+    case Outcome::kOther:
+      break;
+  }
+  return Status::Internal(what);
+}
+
+std::string HttpTransport::PastDeadline(const std::string& request,
+                                        const std::string& why,
+                                        int attempts) const {
+  return request + ": " + why + " after " + Plural(attempts, "attempt") +
+         "; the next would start after the request deadline (" +
+         std::to_string(config_.request_timeout_ms) + " ms)";
+}
+
+std::string HttpTransport::WaitMessage(const std::string& request,
+                                       const std::string& why,
+                                       milliseconds wait,
+                                       int next_attempt) const {
+  return "retrying " + request + " in " +
+         Seconds(std::chrono::duration_cast<Clock::duration>(wait)) +
+         " (attempt " + std::to_string(next_attempt) + " of " +
+         std::to_string(config_.retry.max_retries + 1) + "): " + why;
+}
+
 // Tries until an answer that is not retryable, the retries run out or the
 // deadline passes. A slot is held only during an attempt, never during the
 // wait between.
@@ -304,41 +346,17 @@ Result<HttpAnswer> HttpTransport::Send(std::string_view method,
     }
     if (!retryable || attempt >= config_.retry.max_retries) {
       failures_.fetch_add(1);
-      const std::string tries = " after " + Plural(attempt + 1, "attempt");
-      switch (a.outcome) {
-        case Outcome::kAnswered:
-          return HttpAnswer{request, a.status, std::move(a.body), attempt + 1};
-        case Outcome::kConnection:
-          return Status::Unavailable(request + ": " + a.detail + tries);
-        case Outcome::kTimeout:
-          return Status::DeadlineExceeded(request + ": " + a.detail + tries);
-        case Outcome::kTls:
-          return Status::Unavailable(request + ": " + a.detail);
-        case Outcome::kDeadline:
-          return Status::DeadlineExceeded(request + ": " + a.detail + tries);
-        case Outcome::kTooLarge:
-          return Status::InvalidArgument(request + ": " + a.detail);
-        case Outcome::kOther:
-          return Status::Internal(request + ": " + a.detail);
-      }
+      return GiveUp(request, std::move(a), attempt + 1);
     }
     const milliseconds wait = backoff_.Delay(attempt, a.retry_after);
     const std::string why =
         answered ? "HTTP " + std::to_string(a.status) : a.detail;
     if (Clock::now() + wait >= deadline) {
       failures_.fetch_add(1);
-      return Status::DeadlineExceeded(
-          request + ": " + why + " after " +
-          Plural(attempt + 1, "attempt") + "; the next would start after " +
-          "the request deadline (" +
-          std::to_string(config_.request_timeout_ms) + " ms)");
+      return Status::DeadlineExceeded(PastDeadline(request, why, attempt + 1));
     }
     if (config_.on_wait) {
-      config_.on_wait("retrying " + request + " in " +
-                      Seconds(std::chrono::duration_cast<Clock::duration>(wait)) +
-                      " (attempt " + std::to_string(attempt + 2) + " of " +
-                      std::to_string(config_.retry.max_retries + 1) +
-                      "): " + why);
+      config_.on_wait(WaitMessage(request, why, wait, attempt + 2));
     }
     SleepFor(wait);
   }

@@ -117,6 +117,15 @@ class HttpTransport {
   Result<HttpAnswer> Send(std::string_view method, std::string_view path,
                           const std::string* body, size_t max_bytes,
                           std::chrono::steady_clock::time_point deadline);
+  // The end of the request after its last attempt, and the messages for a
+  // retry that would pass the deadline and for a wait before a retry.
+  static Result<HttpAnswer> GiveUp(const std::string& request, Attempt a,
+                                   int attempts);
+  std::string PastDeadline(const std::string& request, const std::string& why,
+                           int attempts) const;
+  std::string WaitMessage(const std::string& request, const std::string& why,
+                          std::chrono::milliseconds wait,
+                          int next_attempt) const;
   Attempt TryOnce(std::string_view method, std::string_view path,
                   const std::string* body, size_t max_bytes,
                   std::chrono::steady_clock::time_point deadline);

@@ -176,16 +176,18 @@ void Script(scripted::ScriptedLlmServer& server, const Args& a,
   rank.times = -1;
   server.Add(rank);
   const std::string ext = a.backend == "cuda" ? ".cu" : ".cc";
+  const std::string fast_file = "fast" + ext;
+  const std::string wrong_file = "wrong" + ext;
   for (const PolicyTask& t : tasks) {
     const std::string dir = t.task.dir + "/candidates/";
     const std::string marker = "// attempt 1 for " + t.task.name;
-    scripted::ScriptedReply fast = scripted::TextReply(
-        {Fence(ReadText(dir + "fast" + ext), "// attempt 2")});
+    scripted::ScriptedReply fast =
+        scripted::TextReply({Fence(ReadText(dir + fast_file), "// attempt 2")});
     fast.prompt_contains = marker;
     fast.times = -1;
     server.Add(fast);
     scripted::ScriptedReply wrong =
-        scripted::TextReply({Fence(ReadText(dir + "wrong" + ext), marker)});
+        scripted::TextReply({Fence(ReadText(dir + wrong_file), marker)});
     wrong.prompt_contains = "Task `" + t.task.name + "`";
     wrong.times = -1;
     server.Add(wrong);

@@ -59,7 +59,7 @@ std::vector<std::string> TopHeadings(const std::string& md) {
     } else if (open > 0 && ticks >= open &&
                line.find_first_not_of(' ', ticks) == std::string::npos) {
       open = 0;
-    } else if (open == 0 && line.rfind("#", 0) == 0) {
+    } else if (open == 0 && line.rfind('#', 0) == 0) {
       out.push_back(line);
     }
   }

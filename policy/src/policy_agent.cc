@@ -111,6 +111,7 @@ std::vector<UsageRecord> TurnUsage(const TurnRecord& turn) {
     }
   }
   std::vector<UsageRecord> out;
+  out.reserve(counts.size());
   for (const auto& [key, n] : counts) out.push_back({key.first, key.second, n});
   return out;
 }

@@ -35,7 +35,7 @@ class TaskBackbone : public llm::Backbone {
       }
       std::lock_guard<std::mutex> lock(mu_);
       ++usage_.requests;
-      usage_.completion_tokens += 10 * options.n;
+      usage_.completion_tokens += 10 * static_cast<uint64_t>(options.n);
       out.push_back(std::move(g));
     }
     return out;

@@ -53,7 +53,7 @@ void Exec(const std::string& path, const std::string& sql) {
 
 // A store holding the fixture trajectory, closed.
 std::string StoreWithFixture(TempDir& dir) {
-  const std::string path = dir.Sub("r.sqlite");
+  std::string path = dir.Sub("r.sqlite");
   auto store = Open(path);
   REQUIRE(store->PutTrajectory(testing::FixtureTrajectory()).ok());
   return path;
@@ -255,6 +255,7 @@ TEST_CASE("many threads write trajectories at once and none is lost") {
   TempDir dir;
   auto store = Open(dir.Sub("r.sqlite"));
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int w = 0; w < 8; ++w) {
     threads.emplace_back([&, w] {
       for (int i = 0; i < 5; ++i) {

@@ -24,8 +24,8 @@ Judgment Good(std::vector<double> scores) {
   return j;
 }
 
-std::string Key(std::string query, std::vector<Hit> hits,
-                std::string model = "m", Version version = 7) {
+std::string Key(const std::string& query, const std::vector<Hit>& hits,
+                const std::string& model = "m", Version version = 7) {
   return CacheKey("listwise", model, "fp", query, hits, version);
 }
 
@@ -130,6 +130,7 @@ TEST_CASE("concurrent callers of one key share a single computation") {
   };
   constexpr int kThreads = 8;
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   std::atomic<int> from_cache{0};
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {

@@ -251,6 +251,7 @@ Result<const DenseRetriever::View*> DenseRetriever::ViewAt(
   }
   if (!missing.empty() && options_.embed_missing) {
     std::vector<std::string> texts;
+    texts.reserve(missing.size());
     for (size_t i : missing)
       texts.push_back(EmbeddingText(view->docs[i].skill));
     auto embedded = EmbedBatched(encoder_, texts, options_.batch_size);

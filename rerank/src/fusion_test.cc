@@ -29,6 +29,7 @@ FusionOptions Blend() {
 
 std::vector<std::string> Order(const std::vector<RankedHit>& hits) {
   std::vector<std::string> ids;
+  ids.reserve(hits.size());
   for (const RankedHit& h : hits) ids.push_back(h.hit.id);
   return ids;
 }

@@ -256,6 +256,7 @@ Judgment PointwiseJudge::Assess(const std::string& query,
   Judgment judgment;
   const size_t n = candidates.size();
   std::vector<llm::Chat> chats;
+  chats.reserve(n);
   for (const Hit& h : candidates) {
     chats.push_back(
         PointwisePrompt(query, h, options_.instruction, options_.prompt));

@@ -23,7 +23,7 @@ llm::TokenChoice Choice(std::string text, double logprob, int32_t id = -1) {
 // A sample whose tokens are `tokens` (each chosen greedily) with the given
 // alternatives at the last position.
 llm::Sample Tokens(const std::vector<std::string>& tokens,
-                   std::vector<llm::TokenChoice> last) {
+                   const std::vector<llm::TokenChoice>& last) {
   llm::Sample s;
   for (size_t i = 0; i < tokens.size(); ++i) {
     s.text += tokens[i];
@@ -107,7 +107,8 @@ TEST_CASE("non-finite logprobs from the server are ignored") {
 }
 
 // A backbone that says yes with probability relevance[id].
-FakeBackbone::GenerateFn Oracle(std::map<std::string, double> relevance) {
+FakeBackbone::GenerateFn Oracle(
+    const std::map<std::string, double>& relevance) {
   return [relevance](const llm::Chat& chat,
                      const llm::SamplingOptions&) -> Result<llm::Sample> {
     const std::string id = testing::DocumentId(chat);

@@ -33,7 +33,7 @@ Json Valid() {
       {"language", "any"}};
 }
 
-Result<Skill> Parse(const Json& j, CandidateRules rules = {}) {
+Result<Skill> Parse(const Json& j, const CandidateRules& rules = {}) {
   return ParseCandidate(j.dump(), "sa-x-00000000", rules);
 }
 

@@ -122,8 +122,8 @@ struct Rig {
   }
   std::unique_ptr<SummaryAgent> Agent(QueueBackbone* backbone,
                                       SummaryOptions o = {}) {
-    auto a =
-        SummaryAgent::Make({backbone, &*lib, verifier.get(), store.get()}, o);
+    auto a = SummaryAgent::Make({backbone, &*lib, verifier.get(), store.get()},
+                                std::move(o));
     REQUIRE(a.ok());
     return std::move(*a);
   }
