@@ -196,7 +196,8 @@ TEST_CASE("gc keeps tagged versions and everything the policy keeps") {
   CHECK(report->commits_dropped == 18);  // 1..19 except 8
   CHECK(report->documents_dropped > 0);
   for (auto& [v, snap] : before) {
-    CAPTURE(v);
+    const Version version = v;  // clang 14 captures no structured binding
+    CAPTURE(version);
     Snapshot now = capture(v);
     CHECK(now.skills == snap.skills);
     CHECK(now.hits == snap.hits);
