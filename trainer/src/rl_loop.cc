@@ -447,9 +447,8 @@ void Trainer::Impl::SummaryDemonstrations(
   for (int i = 0; i < config.loop.summary_demo_records; ++i) {
     const std::string params =
         FormatParams(family, combos[(i * 5 + 1) % combos.size()]);
-    const double speedup = 1.1 + 0.37 * (i % 11);
     records->push_back({"summary", family.task,
-                        builder.ForParams(params, speedup),
+                        builder.ForParams(params),
                         internal::DemoSkillJson(task.task.description,
                                                 task.task.family, params)});
   }
