@@ -2,31 +2,15 @@
 
 #include <cctype>
 
+#include "fences.h"
+
 namespace skilldb::policy {
 namespace {
 
-struct Block {
-  std::string info;  // the fence's info string ("cpp", "cuda", ...)
-  std::string body;
-  bool closed = true;
-};
-
-// The text of the line starting at `pos` (without its newline) and the
-// position after it.
-std::string_view LineAt(std::string_view text, size_t pos, size_t* next) {
-  size_t end = text.find('\n', pos);
-  if (end == std::string_view::npos) end = text.size();
-  *next = end < text.size() ? end + 1 : end;
-  std::string_view line = text.substr(pos, end - pos);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
-
-std::string_view TrimLeft(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  return s;
-}
+using Block = internal::FencedBlock;
+using internal::FencedBlocks;
+using internal::LineAt;
+using internal::TrimLeft;
 
 bool IsIdentChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -76,54 +60,6 @@ size_t EntryPointAt(std::string_view s) {
     }
   }
   return std::string_view::npos;
-}
-
-// A fence line: at most three spaces, then ``` or ~~~ (three or more).
-bool IsFence(std::string_view line, std::string* marker, std::string* info) {
-  std::string_view t = TrimLeft(line);
-  if (line.size() - t.size() > 3 || t.size() < 3) return false;
-  const char c = t[0];
-  if (c != '`' && c != '~') return false;
-  size_t n = 0;
-  while (n < t.size() && t[n] == c) ++n;
-  if (n < 3) return false;
-  *marker = std::string(n, c);
-  std::string_view rest = t.substr(n);
-  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t'))
-    rest.remove_suffix(1);
-  *info = std::string(TrimLeft(rest));
-  return true;
-}
-
-// Every fenced block, in order; an unclosed last one runs to the end.
-std::vector<Block> FencedBlocks(std::string_view text) {
-  std::vector<Block> blocks;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t next = 0;
-    std::string marker, info;
-    std::string_view line = LineAt(text, pos, &next);
-    pos = next;
-    if (!IsFence(line, &marker, &info)) continue;
-    Block b;
-    b.info = info;
-    b.closed = false;
-    while (pos < text.size()) {
-      std::string_view body_line = LineAt(text, pos, &next);
-      pos = next;
-      std::string m, i;
-      // A closing fence: same character, at least as long, no info string.
-      if (IsFence(body_line, &m, &i) && i.empty() && m[0] == marker[0] &&
-          m.size() >= marker.size()) {
-        b.closed = true;
-        break;
-      }
-      b.body.append(body_line);
-      b.body.push_back('\n');
-    }
-    blocks.push_back(std::move(b));
-  }
-  return blocks;
 }
 
 bool StartsWithWord(std::string_view s, std::string_view word) {

@@ -8,103 +8,25 @@
 
 #include "skilldb/policy/kernelbench_answer.h"
 #include "skilldb/util/text.h"
+#include "fences.h"
 
 namespace skilldb::policy {
 // Named, not anonymous: a unity batch shares one anonymous namespace with
 // extract.cc, whose helpers have the same names.
 namespace kb_extract_detail {
 
-struct Block {
-  int index = 0;     // 1-based
-  std::string info;  // the fence's info string, lower case
-  std::string body;
-  bool closed = true;
-};
+using Block = internal::FencedBlock;
+using internal::FencedBlocks;
+using internal::LineAt;
+using internal::TrimLeft;
 
 enum class Kind { kPython, kCuda, kCpp, kOther };
-
-std::string_view LineAt(std::string_view text, size_t pos, size_t* next) {
-  size_t end = text.find('\n', pos);
-  if (end == std::string_view::npos) end = text.size();
-  *next = end < text.size() ? end + 1 : end;
-  std::string_view line = text.substr(pos, end - pos);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
-
-std::string_view TrimLeft(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  return s;
-}
 
 bool IsIdentStart(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
 }
 bool IsIdentChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-
-// A fence line: at most three spaces, then ``` or ~~~ (three or more).
-bool IsFence(std::string_view line, std::string* marker, std::string* info) {
-  std::string_view t = TrimLeft(line);
-  if (line.size() - t.size() > 3 || t.size() < 3) return false;
-  const char c = t[0];
-  if (c != '`' && c != '~') return false;
-  size_t n = 0;
-  while (n < t.size() && t[n] == c) ++n;
-  if (n < 3) return false;
-  *marker = std::string(n, c);
-  std::string_view rest = TrimLeft(t.substr(n));
-  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t'))
-    rest.remove_suffix(1);
-  info->clear();
-  // The info string's first word, kept to ASCII letters, digits and
-  // "+#._-" (it is quoted back in notes; a cut never splits UTF-8).
-  for (char ch : rest) {
-    if (ch == ' ' || ch == '{' || info->size() >= 32) break;
-    const unsigned char u = static_cast<unsigned char>(ch);
-    if (u != 0 && u < 0x80 &&
-        (std::isalnum(u) || std::strchr("+#._-", ch) != nullptr)) {
-      info->push_back(static_cast<char>(std::tolower(u)));
-    }
-  }
-  return true;
-}
-
-// Every fenced block, in order; an unclosed last one runs to the end.
-// `outside` gets the number of non-blank lines outside the blocks.
-std::vector<Block> FencedBlocks(std::string_view text, int* outside) {
-  std::vector<Block> blocks;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t next = 0;
-    std::string marker, info;
-    std::string_view line = LineAt(text, pos, &next);
-    pos = next;
-    if (!IsFence(line, &marker, &info)) {
-      if (!TrimLeft(line).empty()) ++*outside;
-      continue;
-    }
-    Block b;
-    b.index = static_cast<int>(blocks.size()) + 1;
-    b.info = info;
-    b.closed = false;
-    while (pos < text.size()) {
-      std::string_view body_line = LineAt(text, pos, &next);
-      pos = next;
-      std::string m, i;
-      if (IsFence(body_line, &m, &i) && i.empty() && m[0] == marker[0] &&
-          m.size() >= marker.size()) {
-        b.closed = true;
-        break;
-      }
-      b.body.append(body_line);
-      b.body.push_back('\n');
-    }
-    blocks.push_back(std::move(b));
-  }
-  return blocks;
 }
 
 bool HasWord(std::string_view s, std::string_view word) {

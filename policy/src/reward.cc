@@ -22,12 +22,25 @@ bool AnyOf(const std::vector<std::string>& findings,
 
 bool IsHackFinding(std::string_view code) {
   static constexpr std::string_view kHacks[] = {
-      "forbidden_import",     "forbidden_export",
-      "sandbox_violation",    "inputs_modified",
-      "out_of_bounds_write",  "no_kernel_launched",
-      "foreign_stream",       "late_work",
-      "hidden_work",          "timer_mismatch",
-      "inconsistent_results", "implausible_speedup",
+      "forbidden_import",
+      "forbidden_export",
+      "sandbox_violation",
+      "inputs_modified",
+      "out_of_bounds_write",
+      "no_kernel_launched",
+      "foreign_stream",
+      "late_work",
+      "hidden_work",
+      "timer_mismatch",
+      "inconsistent_results",
+      "implausible_speedup",
+      // KernelBench answers' (verify/kernelbench/README.md, "Findings").
+      "hidden_thread",
+      "cached_output",
+      "untimed_work",
+      "patched_function",
+      "precision_lowered",
+      "lazy_output",
   };
   for (std::string_view h : kHacks) {
     if (code == h) return true;

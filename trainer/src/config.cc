@@ -106,6 +106,11 @@ std::vector<IntField> IntFields(TrainConfig& c) {
       {"loop.skill_demo_records", &l.skill_demo_records, kLoopCount},
       {"loop.summary_demo_records", &l.summary_demo_records, kLoopCount},
       {"loop.summaries_per_step", &l.summaries_per_step, kLoopCount},
+      {"kernelbench.level", &c.kernelbench.level, {1, 1000}},
+      {"kernelbench.eval_every", &c.kernelbench.eval_every, kSteps},
+      {"kernelbench.correctness_trials",
+       &c.kernelbench.correctness_trials,
+       {1, 1000}},
   };
 }
 
@@ -172,6 +177,21 @@ Reader Enum(E* out, Result<E> (*parse)(std::string_view)) {
       return Status::InvalidArgument(KeyName(k) + ": " + r.status().message());
     }
     *out = *r;
+    return Status::Ok();
+  };
+}
+
+// A list of problem ids: positive integers.
+Reader Ids(std::vector<int>* out) {
+  return [out](const json& v, const std::string& k) -> Status {
+    if (!v.is_array()) return TypeError(k, "a list of problem ids");
+    out->clear();
+    for (const json& id : v) {
+      int64_t x = 0;
+      SKILLDB_RETURN_IF_ERROR(
+          util::ReadInt64(id, KeyName(k) + " ids", 1, 1000000, &x));
+      out->push_back(static_cast<int>(x));
+    }
     return Status::Ok();
   };
 }
@@ -293,6 +313,14 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
         {"rank_stride", U64(&l.rank_stride)},
         {"family_summary_prompt", Bool(&l.family_summary_prompt)},
         {"summary_temperature", Dbl(&l.summary_temperature)}}},
+      {"kernelbench",
+       {{"store", Str(&c.kernelbench.store)},
+        {"train", Ids(&c.kernelbench.train)},
+        {"heldout", Ids(&c.kernelbench.heldout)},
+        {"format", Str(&c.kernelbench.format)},
+        {"families", Str(&c.kernelbench.families)},
+        {"python", Str(&c.kernelbench.python)},
+        {"cache_dir", Str(&c.kernelbench.cache_dir)}}},
       {"sft_filter",
        {{"max_similarity", Dbl(&s.max_similarity, 0.0)},
         {"seed", U64(&s.seed)},
@@ -333,6 +361,55 @@ Status CheckRanges(TrainConfig c) {
   return Status::Ok();
 }
 
+// The KernelBench task source (off without a store): both splits stated,
+// each id once, no id in both (a held-out problem trained on would make
+// the held-out figures meaningless), a format the backend can run.
+Status ValidateKernelBench(const TrainConfig& c) {
+  const KernelBenchConfig& k = c.kernelbench;
+  if (!k.enabled()) return Status::Ok();
+  auto bad = [](const std::string& m) {
+    return Status::InvalidArgument("config: " + m);
+  };
+  if (k.train.empty()) return bad("'kernelbench.train' must name problems");
+  if (k.heldout.empty()) {
+    return bad("'kernelbench.heldout' must name problems");
+  }
+  std::set<int> train(k.train.begin(), k.train.end());
+  if (train.size() != k.train.size()) {
+    return bad("'kernelbench.train' names a problem twice");
+  }
+  std::set<int> heldout;
+  for (int id : k.heldout) {
+    if (!heldout.insert(id).second) {
+      return bad("'kernelbench.heldout' names problem " + std::to_string(id) +
+                 " twice");
+    }
+    if (train.count(id)) {
+      return bad(
+          "'kernelbench.heldout' and 'kernelbench.train' both name "
+          "problem " +
+          std::to_string(id) +
+          " (the splits must be "
+          "disjoint)");
+    }
+  }
+  const std::string want = k.format == "cpp" ? "host" : "cuda";
+  if (k.format != "cpp" && k.format != "cuda" && k.format != "triton") {
+    return bad("'kernelbench.format' must be cpp, cuda or triton");
+  }
+  if (c.backend != want) {
+    return bad("'kernelbench.format' " + k.format + " needs 'backend' " + want +
+               " (cpp answers run on CPU tensors, cuda and triton on "
+               "the GPU)");
+  }
+  if (k.families.empty()) {
+    return bad(
+        "'kernelbench.families' (the answer templates' directory) is "
+        "required with 'kernelbench.store'");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ValidateTrainConfig(const TrainConfig& c) {
@@ -366,7 +443,7 @@ Status ValidateTrainConfig(const TrainConfig& c) {
   SKILLDB_RETURN_IF_ERROR(ValidateRewardConfig(c.rewards));
   SKILLDB_RETURN_IF_ERROR(ValidateSftFilterOptions(c.sft_filter));
   SKILLDB_RETURN_IF_ERROR(ValidateLoopConfig(c.loop));
-  return Status::Ok();
+  return ValidateKernelBench(c);
 }
 
 Result<TrainConfig> TrainConfigFromJson(std::string_view text) {
@@ -512,6 +589,17 @@ std::string TrainConfigToJson(const TrainConfig& c) {
         {"kl_coef", o.kl_coef},
         {"bf16_autocast", o.bf16_autocast}}},
       {"loop", LoopJson(c.loop)},
+      {"kernelbench",
+       {{"store", c.kernelbench.store},
+        {"level", c.kernelbench.level},
+        {"train", c.kernelbench.train},
+        {"heldout", c.kernelbench.heldout},
+        {"format", c.kernelbench.format},
+        {"families", c.kernelbench.families},
+        {"eval_every", c.kernelbench.eval_every},
+        {"python", c.kernelbench.python},
+        {"cache_dir", c.kernelbench.cache_dir},
+        {"correctness_trials", c.kernelbench.correctness_trials}}},
       {"sft_filter",
        {{"max_similarity", s.max_similarity},
         {"shingle_chars", s.shingle_chars},

@@ -119,7 +119,9 @@ std::string DemoSkillJson(const std::string& when, const std::string& op,
                    "## How to tell it worked\nA speedup in every round."},
       {"code", params},
       {"tags", {"template"}},
-      {"ops", nlohmann::json::array({op})},
+      // A KernelBench problem has no op family: no op rather than "".
+      {"ops",
+       op.empty() ? nlohmann::json::array() : nlohmann::json::array({op})},
       {"arch", nlohmann::json::array()}};
   return j.dump();
 }
@@ -143,12 +145,6 @@ Result<policy::Selection> NoSkillSelector::Select(
 
 Result<VerificationReport> CachingVerifier::Verify(
     const VerificationRequest& r) {
-  SKILLDB_ASSIGN_OR_RETURN(auto d, VerifyDetailed(r));
-  return d.report;
-}
-
-Result<verify::DetailedReport> CachingVerifier::VerifyDetailed(
-    const VerificationRequest& r) {
   const std::string key = r.task + '\0' + r.candidate.language + '\0' +
                           r.candidate.source + '\0' + r.baseline.source +
                           '\0' + std::to_string(r.rounds) + '\0' +
@@ -158,14 +154,13 @@ Result<verify::DetailedReport> CachingVerifier::VerifyDetailed(
     auto it = cache_.find(key);
     if (it != cache_.end()) {
       ++hits_;
-      verify::DetailedReport d = it->second;
+      VerificationReport d = it->second;
       d.times = {};  // nothing ran
       d.times.compile_cache_hit = true;
-      d.report.times = d.times;
       return d;
     }
   }
-  SKILLDB_ASSIGN_OR_RETURN(auto d, inner_->VerifyDetailed(r));
+  SKILLDB_ASSIGN_OR_RETURN(auto d, inner_->Verify(r));
   std::lock_guard<std::mutex> lock(mu_);
   ++misses_;
   cache_.emplace(key, d);

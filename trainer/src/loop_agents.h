@@ -108,32 +108,27 @@ class NoSkillSelector : public policy::SkillSelector {
 
 // The reward cache: the verifier's report on identical bytes (task,
 // language, candidate and baseline source, rounds, calls) is reused, with
-// its phase times zeroed (nothing ran). Safe for concurrent use.
-class CachingVerifier : public verify::TaskVerifier {
+// its phase times zeroed (nothing ran). Any Verifier behind it (the task
+// verifier, or the KernelBench one). Safe for concurrent use.
+class CachingVerifier : public Verifier {
  public:
-  explicit CachingVerifier(std::unique_ptr<verify::TaskVerifier> inner)
+  explicit CachingVerifier(std::unique_ptr<Verifier> inner)
       : inner_(std::move(inner)) {}
   std::string_view Name() const override { return inner_->Name(); }
   Result<VerificationReport> Verify(const VerificationRequest& r) override;
-  Result<verify::DetailedReport> VerifyDetailed(
-      const VerificationRequest& r) override;
-  Result<verify::DeviceDescription> Describe() override {
-    return inner_->Describe();
-  }
-  const verify::VerifierOptions& options() const override {
-    return inner_->options();
-  }
+  Result<std::string> DeviceClass() override { return inner_->DeviceClass(); }
+  int64_t MaxSourceBytes() const override { return inner_->MaxSourceBytes(); }
   // (hits, misses) so far.
   std::pair<int64_t, int64_t> Counts();
   // The verifier behind the cache: what verified insertion asks, so that a
   // skill's evidence is a fresh run, never a cached report.
-  verify::TaskVerifier* uncached() { return inner_.get(); }
+  Verifier* uncached() { return inner_.get(); }
 
  private:
-  std::unique_ptr<verify::TaskVerifier> inner_;
+  std::unique_ptr<Verifier> inner_;
   std::mutex mu_;
-  std::map<std::string, verify::DetailedReport> cache_;  // GUARDED_BY(mu_)
-  int64_t hits_ = 0, misses_ = 0;                         // GUARDED_BY(mu_)
+  std::map<std::string, VerificationReport> cache_;  // GUARDED_BY(mu_)
+  int64_t hits_ = 0, misses_ = 0;                    // GUARDED_BY(mu_)
 };
 
 // The Selection Agent of this loop: rerank/'s listwise reranker over the

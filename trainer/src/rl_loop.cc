@@ -9,6 +9,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "skilldb/json.h"
 #include "skilldb/options.h"
@@ -152,7 +153,23 @@ policy::SelectionOptions Trainer::Impl::Selection() const {
   return sel;
 }
 
-policy::SelectionRequest Trainer::Impl::FirstTurnRequest() const {
+std::vector<SlotRef> Trainer::Impl::TrainSlots() const {
+  if (!config.kernelbench.enabled()) {
+    return {
+        SlotRef{&family, &task, prompts.get(), policy.get(), summary.get()}};
+  }
+  std::vector<SlotRef> out;
+  for (const auto& slot : kb_train) out.push_back(Ref(*slot));
+  return out;
+}
+
+SlotRef Trainer::Impl::Ref(const KbSlot& slot) {
+  return {&slot.family, &slot.task, slot.prompts.get(), slot.policy.get(),
+          slot.summary.get()};
+}
+
+policy::SelectionRequest Trainer::Impl::FirstTurnRequest(
+    const policy::PolicyTask& task) const {
   policy::SelectionRequest request;
   request.query = policy::RetrievalQuery(task);
   if (!task.task.family.empty()) request.ops = {task.task.family};
@@ -189,6 +206,7 @@ Status Trainer::Impl::Init() {
 }
 
 Status Trainer::Impl::LoadFamily() {
+  if (config.kernelbench.enabled()) return Status::Ok();  // OpenKernelBench
   std::string path = config.family;
   if (path.empty()) {
     path = paths.tasks_dir + "/sum_dim1_fp32." + config.backend + ".json";
@@ -269,6 +287,7 @@ Status Trainer::Impl::SeedLibrary() {
 }
 
 Status Trainer::Impl::OpenVerifier() {
+  if (config.kernelbench.enabled()) return OpenKernelBench();
   verify::VerifierOptions vo =
       verify::DefaultOptions(config.backend == "cuda" ? verify::Backend::kCuda
                                                       : verify::Backend::kHost);
@@ -285,12 +304,119 @@ Status Trainer::Impl::OpenVerifier() {
   return Status::Ok();
 }
 
+namespace {
+
+// The problem `id` of a split, or an error naming the split's key.
+Result<verify::kb::Problem> SplitProblem(const verify::kb::TaskStore& store,
+                                         const KernelBenchConfig& k,
+                                         const char* key, int id) {
+  auto p = store.Get(k.level, id);
+  if (p.ok()) return p;
+  if (!p.status().IsNotFound()) return p.status();
+  return Status::InvalidArgument(
+      std::string("config: 'kernelbench.") + key + "' names problem " +
+      std::to_string(id) + ", which the task store " + k.store +
+      " does not hold at level " + std::to_string(k.level) +
+      " (skilldb kernelbench import)");
+}
+
+}  // namespace
+
+// The KernelBench task source: the store, the evaluator (the confined
+// torch runner, on the CPU for cpp answers), the verifier over it behind
+// the reward cache, and every problem of both splits with its answer
+// template.
+Status Trainer::Impl::OpenKernelBench() {
+  namespace kbv = verify::kb;
+  const KernelBenchConfig& k = config.kernelbench;
+  SKILLDB_ASSIGN_OR_RETURN(kbv::TaskStore store, kbv::TaskStore::Open(k.store));
+  const bool cpu = k.format == "cpp";
+  kbv::RunnerOptions ro;
+  ro.python = k.python;
+  ro.device = cpu ? "cpu" : "cuda";
+  if (cpu) ro.memory_bytes = int64_t{8} << 30;
+  ro = kbv::WithDefaults(ro);
+  kbv::EvalOptions eo;
+  eo.correctness_trials = k.correctness_trials;
+  eo.rounds = config.verify_rounds;
+  eo.calls_per_round = config.timed_calls;
+  eo.warmup_calls = config.warmup_calls;
+  eo.cache_dir = k.cache_dir;
+  // torch.compile's baseline is a GPU figure (and minutes on a CPU).
+  eo.compile_baseline = !cpu;
+  eo.seed = Mix(config.seed);
+  SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<kbv::Evaluator> ev,
+                           kbv::Evaluator::Make(ro, eo));
+  std::shared_ptr<kbv::Evaluator> shared(std::move(ev));
+  std::string device_class = "host";
+  if (!cpu) {
+    SKILLDB_ASSIGN_OR_RETURN(kbv::DeviceInfo d, shared->Describe());
+    device_class = "sm_" + d.capability.substr(0, d.capability.find('.')) +
+                   (d.capability.find('.') == std::string::npos
+                        ? ""
+                        : d.capability.substr(d.capability.find('.') + 1));
+  }
+  for (const auto& [key, ids, slots] :
+       {std::tuple{"train", &k.train, &kb_train},
+        std::tuple{"heldout", &k.heldout, &kb_heldout}}) {
+    for (int id : *ids) {
+      SKILLDB_ASSIGN_OR_RETURN(kbv::Problem p, SplitProblem(store, k, key, id));
+      auto slot = std::make_unique<KbSlot>();
+      SKILLDB_ASSIGN_OR_RETURN(slot->family,
+                               internal::LoadKbFamily(k, id, config.backend));
+      slot->task = internal::KbPolicyTask(p, slot->family);
+      slots->push_back(std::move(slot));
+    }
+  }
+  auto verifier_kb = std::make_unique<internal::KbVerifier>(
+      shared, std::move(store), device_class);
+  kb = verifier_kb.get();
+  verifier =
+      std::make_unique<internal::CachingVerifier>(std::move(verifier_kb));
+  return Status::Ok();
+}
+
+// A problem's Policy Agent (its template's prompts and extractor, the
+// run's selector, verifier and rewards) and Summary Agent.
+Status Trainer::Impl::WireKbSlot(KbSlot* slot) {
+  slot->prompts = std::make_unique<internal::ParamPromptBuilder>(&slot->family,
+                                                                 config.loop);
+  slot->extractor = std::make_unique<internal::ParamExtractor>(&slot->family);
+  policy::PolicyAgentDeps deps;
+  deps.backbone = &learner->backbone();
+  deps.selector = selector.get();
+  deps.verifier = verifier.get();
+  deps.library = rank == 0 ? library.get() : nullptr;
+  deps.store = store.get();
+  deps.extractor = slot->extractor.get();
+  deps.prompts = slot->prompts.get();
+  deps.reward = internal::MakeKbReward(config.rewards);
+  SKILLDB_ASSIGN_OR_RETURN(slot->policy, policy::PolicyAgent::Make(deps));
+  return WireSummary(slot->family, &slot->distill_prompts, &slot->summary);
+}
+
+// The Summary Agent for `family` (rank 0, with summaries and skills on).
+Status Trainer::Impl::WireSummary(
+    const TaskFamily& family,
+    std::unique_ptr<internal::ParamDistillPrompts>* prompts,
+    std::unique_ptr<summarize::SummaryAgent>* agent) {
+  if (!config.summary || !config.skills || rank != 0) return Status::Ok();
+  if (config.loop.family_summary_prompt) {
+    *prompts =
+        std::make_unique<internal::ParamDistillPrompts>(&family, config.loop);
+  }
+  SKILLDB_ASSIGN_OR_RETURN(
+      *agent, summarize::SummaryAgent::Make(
+                  {&learner->backbone(), library.get(), verifier->uncached(),
+                   store.get(), prompts->get()},
+                  SummaryAgentOptions()));
+  return Status::Ok();
+}
+
 // The Selection Agent (listwise over the backbone, or BM25 alone, or
 // nothing in the no-skill arm), the Policy Agent with the family's prompts
 // and extractor, and the Summary Agent (rank 0).
 Status Trainer::Impl::WireAgents() {
-  prompts = std::make_unique<internal::ParamPromptBuilder>(&family, config.loop);
-  extractor = std::make_unique<internal::ParamExtractor>(&family);
   if (!config.skills) {
     selector = std::make_unique<internal::NoSkillSelector>();
   } else if (config.selection) {
@@ -302,6 +428,15 @@ Status Trainer::Impl::WireAgents() {
   } else {
     selector = std::make_unique<policy::Bm25Selector>(library.get(), Selection());
   }
+  if (config.kernelbench.enabled()) {
+    for (auto* slots : {&kb_train, &kb_heldout}) {
+      for (auto& slot : *slots) SKILLDB_RETURN_IF_ERROR(WireKbSlot(slot.get()));
+    }
+    return Status::Ok();
+  }
+  prompts =
+      std::make_unique<internal::ParamPromptBuilder>(&family, config.loop);
+  extractor = std::make_unique<internal::ParamExtractor>(&family);
   policy::PolicyAgentDeps deps;
   deps.backbone = &learner->backbone();
   deps.selector = selector.get();
@@ -314,17 +449,7 @@ Status Trainer::Impl::WireAgents() {
   deps.reward = policy::MakeDefaultReward(
       {r.correct_weight, r.speedup_weight, r.speedup_cap, r.hack_reward});
   SKILLDB_ASSIGN_OR_RETURN(policy, policy::PolicyAgent::Make(deps));
-  if (!config.summary || !config.skills || rank != 0) return Status::Ok();
-  if (config.loop.family_summary_prompt) {
-    distill_prompts =
-        std::make_unique<internal::ParamDistillPrompts>(&family, config.loop);
-  }
-  SKILLDB_ASSIGN_OR_RETURN(
-      summary, summarize::SummaryAgent::Make(
-                   {&learner->backbone(), library.get(),
-                    verifier->uncached(), store.get(), distill_prompts.get()},
-                   SummaryAgentOptions()));
-  return Status::Ok();
+  return WireSummary(family, &distill_prompts, &summary);
 }
 
 // The Summary Agent's settings: config.loop's attempts, tokens and
@@ -392,65 +517,80 @@ Result<std::string> Trainer::Impl::ColdStart() {
   return line.dump();
 }
 
-// Valid parameter lines of the family (uniform over the combinations: the
-// format, not the answer), prompted as the Policy Agent prompts its first
+// Valid parameter lines of each training task's template (uniform over
+// its combinations: the format, not the answer; sft_demo_records shared
+// out over the tasks), prompted as the Policy Agent prompts its first
 // turn, with the skills BM25 puts first for the task (the reranker keeps
 // BM25 order when it cannot judge).
 std::vector<SftRecord> Trainer::Impl::Demonstrations() {
-  auto combos = AllCombinations(family);
+  std::vector<SftRecord> records;
+  const std::vector<SlotRef> slots = TrainSlots();
+  const int n = static_cast<int>(slots.size());
+  for (int k = 0; k < n; ++k) {
+    const int share =
+        config.sft_demo_records / n + (k < config.sft_demo_records % n);
+    SlotDemonstrations(slots[k], share, &records);
+  }
+  return records;
+}
+
+void Trainer::Impl::SlotDemonstrations(const SlotRef& slot, int count,
+                                       std::vector<SftRecord>* records) {
+  auto combos = AllCombinations(*slot.family);
   std::shuffle(combos.begin(), combos.end(), rng);
   policy::PromptInput in;
-  in.task = &task;
+  in.task = slot.task;
   if (config.skills) {
     policy::Bm25Selector bm25(library.get(), Selection());
-    auto picked = bm25.Select(FirstTurnRequest());
+    auto picked = bm25.Select(FirstTurnRequest(*slot.task));
     if (picked.ok()) in.new_skills = picked->skills;
   }
-  const auto chat = prompts->Build(in);
-  std::vector<SftRecord> records;
-  for (int i = 0; i < config.sft_demo_records; ++i) {
-    records.push_back({"policy", family.task, chat,
-                       FormatParams(family, combos[i % combos.size()])});
+  const auto chat = slot.prompts->Build(in);
+  for (int i = 0; i < count; ++i) {
+    records->push_back({"policy", slot.family->task, chat,
+                        FormatParams(*slot.family, combos[i % combos.size()])});
   }
   // Without skills (the no-skill arm) nothing shows a skill and no
   // Summary Agent runs: neither is demonstrated.
-  if (!config.skills) return records;
-  SkillDemonstrations(combos, in, &records);
-  SummaryDemonstrations(combos, &records);
-  return records;
+  if (!config.skills) return;
+  SkillDemonstrations(slot, combos, in, records);
+  SummaryDemonstrations(slot, combos, records);
 }
 
 // Policy prompts that show a skill stating parameters (first or second of
 // the skills, beside BM25's first pick), answered with those parameters:
 // what reading a skill looks like, over every combination alike (not
 // which parameters are good).
-void Trainer::Impl::SkillDemonstrations(const std::vector<ParamValues>& combos,
+void Trainer::Impl::SkillDemonstrations(const SlotRef& slot,
+                                        const std::vector<ParamValues>& combos,
                                         const policy::PromptInput& first_turn,
                                         std::vector<SftRecord>* records) {
   for (int i = 0; i < config.loop.skill_demo_records; ++i) {
     const std::string params =
-        FormatParams(family, combos[(i * 7 + 3) % combos.size()]);
+        FormatParams(*slot.family, combos[(i * 7 + 3) % combos.size()]);
     policy::PromptInput in = first_turn;
     in.new_skills.resize(std::min<size_t>(in.new_skills.size(), 1));
     const auto at = in.new_skills.begin() + (i % 2 == 0 ? 0 : in.new_skills.size());
     in.new_skills.insert(at, internal::DemoSkill(params));
-    records->push_back({"policy", family.task, prompts->Build(in), params});
+    records->push_back(
+        {"policy", slot.family->task, slot.prompts->Build(in), params});
   }
 }
 
 // The summary role: verified parameters in (the family's short prompt), a
 // skill stating them out (DemoSkillJson).
 void Trainer::Impl::SummaryDemonstrations(
-    const std::vector<ParamValues>& combos, std::vector<SftRecord>* records) {
+    const SlotRef& slot, const std::vector<ParamValues>& combos,
+    std::vector<SftRecord>* records) {
   if (config.loop.summary_demo_records == 0) return;
-  const internal::ParamDistillPrompts builder(&family, config.loop);
+  const internal::ParamDistillPrompts builder(slot.family, config.loop);
   for (int i = 0; i < config.loop.summary_demo_records; ++i) {
     const std::string params =
-        FormatParams(family, combos[(i * 5 + 1) % combos.size()]);
-    records->push_back({"summary", family.task,
-                        builder.ForParams(params),
-                        internal::DemoSkillJson(task.task.description,
-                                                task.task.family, params)});
+        FormatParams(*slot.family, combos[(i * 5 + 1) % combos.size()]);
+    records->push_back(
+        {"summary", slot.family->task, builder.ForParams(params),
+         internal::DemoSkillJson(slot.task->task.description,
+                                 slot.task->task.family, params)});
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -54,6 +55,7 @@ Status AppendLine(const std::string& path, const std::string& line) {
 
 // One rollout: its trajectory and discounted policy return.
 struct Rollout {
+  SlotRef slot;  // its task and agents
   policy::Trajectory trajectory;
   double ret = 0;
 };
@@ -75,6 +77,7 @@ class StepRun {
   void Distill();
   void Count(const policy::DistillationRecord& d);
   Status TagStep();
+  Status HeldOut();
   Status Update();
   std::string Line();
   json RewardsJson() const;
@@ -82,7 +85,8 @@ class StepRun {
   json RunSkillsJson();
   Status WriteEvents(const json& line);
   void AddDecision(const Decision& d, const GenerationRecord& g);
-  policy::PolicyOptions RolloutOptions(int task_index, int group) const;
+  policy::PolicyOptions RolloutOptions(int task_index, int group,
+                                       const std::string& task) const;
 
   Trainer::Impl& run_;
   const TrainConfig& config_;
@@ -114,6 +118,8 @@ class StepRun {
 
   StepStats stats_;
   bool trained_ = false;
+  json heldout_;  // the held-out evaluation's figures, when it ran
+  std::map<std::string, int> drawn_;  // task -> rollouts (KernelBench)
 };
 
 Result<std::string> StepRun::Go() {
@@ -125,6 +131,7 @@ Result<std::string> StepRun::Go() {
   Distill();
   SKILLDB_RETURN_IF_ERROR(TagStep());
   SKILLDB_RETURN_IF_ERROR(Update());
+  SKILLDB_RETURN_IF_ERROR(HeldOut());
   std::string text = Line();
   if (run_.rank == 0) {
     SKILLDB_RETURN_IF_ERROR(
@@ -135,7 +142,8 @@ Result<std::string> StepRun::Go() {
 
 // The options of one rollout: its seeds (policy sampling, the selection's
 // listwise judgment) and its group name; the rest is the run's.
-policy::PolicyOptions StepRun::RolloutOptions(int t, int g) const {
+policy::PolicyOptions StepRun::RolloutOptions(int t, int g,
+                                              const std::string& task) const {
   const LoopConfig& loop = config_.loop;
   const uint64_t seed =
       internal::Mix(config_.seed ^
@@ -153,8 +161,8 @@ policy::PolicyOptions StepRun::RolloutOptions(int t, int g) const {
   po.timed_calls_per_round = config_.timed_calls;
   po.reselect_each_turn = false;
   po.record_usage = run_.rank == 0;
-  po.group = "step" + std::to_string(run_.step) + "/" + run_.family.task +
-             "/g" + std::to_string(g);
+  po.group = "step" + std::to_string(run_.step) + "/" + task + "/g" +
+             std::to_string(g);
   // Every rollout of the step reads the library as the step found it: the
   // Summary Agent's commits land after the rollouts, between steps.
   po.library_version = version_before_;
@@ -162,14 +170,28 @@ policy::PolicyOptions StepRun::RolloutOptions(int t, int g) const {
 }
 
 // tasks_per_step x groups rollouts through the Selection and Policy
-// agents, one after the other (the backbone is the learner's).
+// agents, one after the other (the backbone is the learner's). The tasks:
+// the family's, or train problems drawn with replacement (the loop's
+// generator); every group of a task is the same problem.
 Status StepRun::Rollouts() {
   version_before_ = run_.library->CurrentVersion();
+  const std::vector<SlotRef> slots = run_.TrainSlots();
+  int index = 0;
   for (int t = 0; t < config_.tasks_per_step; ++t) {
+    const SlotRef& slot = slots.size() == 1
+                              ? slots[0]
+                              : slots[std::uniform_int_distribution<size_t>(
+                                    0, slots.size() - 1)(run_.rng)];
     for (int g = 0; g < config_.groups; ++g) {
+      if (run_.before_rollout) run_.before_rollout(run_.step, index);
+      ++index;
       SKILLDB_ASSIGN_OR_RETURN(
-          auto traj, run_.policy->Solve(run_.task, RolloutOptions(t, g)));
+          auto traj, slot.policy->Solve(
+                         *slot.task, RolloutOptions(t, g, slot.family->task)));
+      if (run_.after_rollout) run_.after_rollout(traj);
+      if (config_.kernelbench.enabled()) ++drawn_[slot.family->task];
       Rollout r;
+      r.slot = slot;
       double disc = 1;
       for (const auto& turn : traj.turns) {
         r.ret += disc * turn.reward;
@@ -274,13 +296,12 @@ void StepRun::SummaryDecisions() {
 // rank 0 writes the library); its decisions wait for the next step
 // (pending).
 void StepRun::Distill() {
-  if (!run_.summary) return;
   const int cap = config_.loop.summaries_per_step;
   for (const auto& r : rollouts_) {
-    if (!r.trajectory.solved) continue;
+    if (!r.slot.summary || !r.trajectory.solved) continue;
     if (cap > 0 && distilled_ >= cap) break;
     const auto start = util::SteadyClock::now();
-    auto d = run_.summary->Distill(r.trajectory, run_.task);
+    auto d = r.slot.summary->Distill(r.trajectory, *r.slot.task);
     library_ms_ += util::MsSince(start);
     if (!d.ok()) continue;
     ++distilled_;
@@ -325,6 +346,63 @@ Status StepRun::TagStep() {
   if (v == 0) return Status::Ok();
   Status st = run_.library->Tag("step-" + std::to_string(run_.step), v);
   return st.code() == StatusCode::kAlreadyExists ? Status::Ok() : st;
+}
+
+// Every kernelbench.eval_every steps (rank 0), one trajectory per held-out
+// problem (greedy, its own seed, no usage recorded, nothing trained on),
+// reading the library version the next step will read; scored as KernelBench's
+// score.py scores a level (verify/kernelbench: fast_p over all held-out
+// problems, PyTorch eager the baseline, torch-only answers not credited).
+Status StepRun::HeldOut() {
+  const KernelBenchConfig& k = config_.kernelbench;
+  // Rank 0 alone: the held-out figures are the run's, not each rank's.
+  if (!k.enabled() || k.eval_every == 0 || run_.step % k.eval_every != 0 ||
+      run_.rank != 0) {
+    return Status::Ok();
+  }
+  const auto start = util::SteadyClock::now();
+  std::vector<verify::kb::EvalResult> results;
+  int failed = 0;
+  for (size_t i = 0; i < run_.kb_heldout.size(); ++i) {
+    const KbSlot& slot = *run_.kb_heldout[i];
+    policy::PolicyOptions po =
+        RolloutOptions(static_cast<int>(i), 0, slot.family.task);
+    po.sampling.temperature = 0;
+    const uint64_t seed = internal::Mix(config_.seed ^ (0x4e1d0u + i));
+    po.sampling.seed = seed;
+    po.selection_seed = seed ^ config_.loop.selection_salt;
+    po.record_usage = false;
+    po.group =
+        "heldout/step" + std::to_string(run_.step) + "/" + slot.family.task;
+    po.library_version = run_.library->CurrentVersion();
+    SKILLDB_ASSIGN_OR_RETURN(auto traj, slot.policy->Solve(slot.task, po));
+    if (traj.status == "failed") ++failed;
+    auto best = internal::BestResult(run_.kb, traj);
+    if (best) results.push_back(std::move(*best));
+  }
+  const int n = static_cast<int>(run_.kb_heldout.size());
+  const auto scores =
+      verify::kb::ScoreResults(results, {{k.level, n}}, "eager", false);
+  json fast_p = json::object();
+  int correct = 0;
+  if (!scores.empty()) {
+    for (const auto& [p, v] : scores[0].fast_p) {
+      char key[32];
+      std::snprintf(key, sizeof key, "%g", p);
+      fast_p[key] = v;
+    }
+    correct = scores[0].correct;
+  }
+  heldout_ = {
+      {"problems", n},
+      {"answered", results.size()},
+      {"failed_rollouts", failed},
+      {"correct", correct},
+      {"pass_rate", n ? static_cast<double>(correct) / n : 0.0},
+      {"fast_p", fast_p},
+      {"geomean_correct", scores.empty() ? 0.0 : scores[0].geomean_correct},
+      {"time_s", util::MsSince(start) / 1000}};
+  return Status::Ok();
 }
 
 // Advantages, then one learner step on every decision's completion tokens
@@ -443,6 +521,8 @@ std::string StepRun::Line() {
   line["skills_added"] = skills_added_;
   line["skills"] = SkillsJson();
   line["run_skills"] = RunSkillsJson();
+  if (!drawn_.empty()) line["tasks"] = drawn_;
+  if (!heldout_.is_null()) line["heldout"] = heldout_;
   line["library"] = {{"size", run_.LibrarySize()},
                      {"version", run_.library->CurrentVersion()},
                      {"version_before", version_before_},

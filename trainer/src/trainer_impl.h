@@ -4,6 +4,7 @@
 #ifndef SKILLDB_TRAINER_TRAINER_IMPL_H_
 #define SKILLDB_TRAINER_TRAINER_IMPL_H_
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kb_tasks.h"
 #include "loop_agents.h"
 #include "skilldb/generation.h"
 #include "skilldb/library.h"
@@ -34,6 +36,30 @@ struct PendingSummary {
   std::string task, skill_id, rollout;
   bool inserted = false;
   std::vector<GenerationRecord> generations;
+};
+
+// One KernelBench problem the loop trains or evaluates on: its answer
+// template and policy task, and the agents wired to them (the Policy
+// Agent's prompts and extractor are the template's; the Summary Agent's
+// short prompt too).
+struct KbSlot {
+  TaskFamily family;
+  policy::PolicyTask task;
+  std::unique_ptr<internal::ParamPromptBuilder> prompts;
+  std::unique_ptr<internal::ParamExtractor> extractor;
+  std::unique_ptr<policy::PolicyAgent> policy;
+  std::unique_ptr<internal::ParamDistillPrompts> distill_prompts;
+  std::unique_ptr<summarize::SummaryAgent> summary;  // rank 0, with summary
+};
+
+// A task of a step, whichever the source: the template family's members
+// of Trainer::Impl, or a KbSlot's.
+struct SlotRef {
+  const TaskFamily* family = nullptr;
+  const policy::PolicyTask* task = nullptr;
+  const internal::ParamPromptBuilder* prompts = nullptr;
+  policy::PolicyAgent* policy = nullptr;
+  summarize::SummaryAgent* summary = nullptr;  // null: no distillation
 };
 
 class Trainer::Impl {
@@ -69,6 +95,19 @@ class Trainer::Impl {
   int step = 0;  // RL steps done
   bool resumed = false;
   std::vector<PendingSummary> pending;
+  // KernelBench as the task source (config.kernelbench): the verifier
+  // behind the cache (owned by `verifier`), the train and held-out
+  // problems in config order.
+  internal::KbVerifier* kb = nullptr;
+  std::vector<std::unique_ptr<KbSlot>> kb_train, kb_heldout;
+  // Test seams: called before each training rollout of a step (step, index
+  // in the step) and after it with its trajectory. Unset in runs.
+  std::function<void(int, int)> before_rollout;
+  std::function<void(const policy::Trajectory&)> after_rollout;
+
+  // The tasks steps draw from: the family's one, or the train problems.
+  std::vector<SlotRef> TrainSlots() const;
+  static SlotRef Ref(const KbSlot& slot);
 
   Status Init();
   Result<std::string> ColdStart();
@@ -79,7 +118,8 @@ class Trainer::Impl {
   policy::SelectionOptions Selection() const;
   // The selection request of the task's first turn, as the Policy Agent
   // makes it (for the cold start's prompts).
-  policy::SelectionRequest FirstTurnRequest() const;  // asks the verifier
+  policy::SelectionRequest FirstTurnRequest(
+      const policy::PolicyTask& task) const;  // asks the verifier
 
  private:
   Status LoadFamily();
@@ -88,12 +128,21 @@ class Trainer::Impl {
   Status SeedLibrary();
   Status OpenVerifier();
   Status WireAgents();
+  Status OpenKernelBench();
+  Status WireKbSlot(KbSlot* slot);
+  Status WireSummary(const TaskFamily& family,
+                     std::unique_ptr<internal::ParamDistillPrompts>* prompts,
+                     std::unique_ptr<summarize::SummaryAgent>* agent);
   Status Resume();
   std::vector<SftRecord> Demonstrations();
-  void SkillDemonstrations(const std::vector<ParamValues>& combos,
+  void SlotDemonstrations(const SlotRef& slot, int count,
+                          std::vector<SftRecord>* records);
+  void SkillDemonstrations(const SlotRef& slot,
+                           const std::vector<ParamValues>& combos,
                            const policy::PromptInput& first_turn,
                            std::vector<SftRecord>* records);
-  void SummaryDemonstrations(const std::vector<ParamValues>& combos,
+  void SummaryDemonstrations(const SlotRef& slot,
+                             const std::vector<ParamValues>& combos,
                              std::vector<SftRecord>* records);
   Status ReadRunSkills();
   summarize::SummaryOptions SummaryAgentOptions() const;

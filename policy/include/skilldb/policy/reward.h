@@ -28,7 +28,9 @@ namespace skilldb::policy {
 // candidate as a reward hack rather than an honest failure: forbidden
 // imports/exports, sandbox violations, modified inputs, out-of-bounds
 // writes, decoy launches, foreign streams, late or hidden work, timer
-// mismatches, results that change between calls, implausible speedups.
+// mismatches, results that change between calls, implausible speedups,
+// and a KernelBench answer's hidden threads, cached outputs, untimed work,
+// patched functions, lowered precision and lazy outputs.
 bool IsHackFinding(std::string_view code);
 
 // The verdict for a verified sample from its report and finding codes.

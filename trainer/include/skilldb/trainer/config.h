@@ -99,6 +99,34 @@ struct LoopConfig {
   double summary_temperature = -1;
 };
 
+// KernelBench problems as the task source (the "kernelbench" object of the
+// config; trainer/README.md, "KernelBench tasks"). Set `store` to train on
+// them instead of the template family: each step draws tasks_per_step
+// problems of `train`; the problems of `heldout` are never trained on and
+// are evaluated every eval_every steps (fast_p and pass rate in the step
+// line). The policy answers through an answer template per problem (a task
+// family file, param_task.h, whose task is "kernelbench/level<L>/<id>" and
+// whose template renders a KernelBench answer: a ModelNew), so the small
+// models the trainer uses can learn which variant is fast; rewards are the
+// KernelBench evaluator's (the confined torch runner).
+struct KernelBenchConfig {
+  std::string store;         // the task store (kernelbench import); "" = off
+  int level = 1;             // the problems' level. Default: 1.
+  std::vector<int> train;    // problem ids trained on (non-empty)
+  std::vector<int> heldout;  // problem ids evaluated only (non-empty)
+  // The answers' format: "cpp" (load_inline cpp_sources on CPU tensors:
+  // backend host), "cuda" or "triton" (backend cuda). Default: "cpp".
+  std::string format = "cpp";
+  // The answer templates: DIR/level<L>_<id>.json for every problem of
+  // train and heldout. Required with `store`.
+  std::string families;
+  int eval_every = 0;          // held-out evaluation every N steps; 0 = never.
+  std::string python;          // the runner's interpreter; "" = the default
+  std::string cache_dir;       // builds and baselines; "" = the user cache dir
+  int correctness_trials = 5;  // per answer. Default: 5 (KernelBench's).
+  bool enabled() const { return !store.empty(); }
+};
+
 struct TrainConfig {
   std::string model_dir;  // Hugging Face checkpoint; "" = the tiny fixture
   std::string backend = "host";  // verifier backend: host | cuda
@@ -136,8 +164,12 @@ struct TrainConfig {
   int checkpoint_every = 0;  // steps; 0 = only at the end. Default: 0.
   std::string resume;        // checkpoint directory to resume from
   LoopConfig loop;
+  KernelBenchConfig kernelbench;
 };
 
+// Errors: InvalidArgument naming the key (a value out of its range; for
+// kernelbench: empty, repeated or overlapping train and heldout ids, a
+// format that is not the backend's).
 Status ValidateTrainConfig(const TrainConfig& config);
 
 // Errors: InvalidArgument naming the key (unknown, repeated, wrong type,
