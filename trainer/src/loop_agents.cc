@@ -1,7 +1,6 @@
 // The RL loop's agent wiring (see loop_agents.h).
 #include "loop_agents.h"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "skilldb/rerank/listwise.h"
@@ -65,9 +64,11 @@ Result<policy::Extraction> ParamExtractor::Extract(
 }
 
 std::vector<ChatMessage> ParamDistillPrompts::ForParams(
-    const std::string& params, double speedup) const {
-  char ratio[32];
-  std::snprintf(ratio, sizeof ratio, "%.2f", speedup);
+    const std::string& params) const {
+  // The parameters alone, which the skill states. The speedup is left out:
+  // it is the verifier's timing, so with it the same parameters made a
+  // different prompt on a loaded machine, and the greedy answer (the skill
+  // the run wrote) changed with the load.
   return {{"system",
            "You are the Skill Summary Agent. Parameters of the " +
                family_->name +
@@ -77,8 +78,7 @@ std::vector<ChatMessage> ParamDistillPrompts::ForParams(
                "## How to tell it worked), code (the parameter line), tags, "
                "ops, arch, language."},
           {"user", "Task " + family_->task + " (" + family_->backend +
-                       "): verified parameters " + params + ", speedup " +
-                       ratio + "x."}};
+                       "): verified parameters " + params + "."}};
 }
 
 std::vector<ChatMessage> ParamDistillPrompts::Build(
@@ -89,9 +89,7 @@ std::vector<ChatMessage> ParamDistillPrompts::Build(
   const std::string params =
       p.ok ? FormatParams(*family_, p.values)
            : Cut(input.best->generation.completion, loop_.answer_bytes);
-  const double speedup =
-      input.best->report ? input.best->report->speedup.ratio : 0.0;
-  return ForParams(params, speedup);
+  return ForParams(params);
 }
 
 Status ParamDistillPrompts::Check(const summarize::DistillPromptInput& input,

@@ -62,8 +62,8 @@ class ParamExtractor : public policy::CompletionExtractor {
 };
 
 // The Summary Agent's prompt for the family (LoopConfig::
-// family_summary_prompt): the task and the verified parameters with their
-// speedup, short enough for a small model's context.
+// family_summary_prompt): the task and the verified parameters, short
+// enough for a small model's context.
 class ParamDistillPrompts : public summarize::DistillPromptBuilder {
  public:
   // REQUIRES: `family` outlives the builder.
@@ -76,10 +76,9 @@ class ParamDistillPrompts : public summarize::DistillPromptBuilder {
   // its evidence ran is refused (the model is told which line to state).
   Status Check(const summarize::DistillPromptInput& input,
                const Skill& skill) const override;
-  // The same prompt for verified `params` and `speedup` (the cold start's
-  // summary demonstrations).
-  std::vector<ChatMessage> ForParams(const std::string& params,
-                                     double speedup) const;
+  // The same prompt for verified `params` (the cold start's summary
+  // demonstrations).
+  std::vector<ChatMessage> ForParams(const std::string& params) const;
 
  private:
   const TaskFamily* family_;

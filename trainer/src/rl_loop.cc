@@ -587,9 +587,8 @@ void Trainer::Impl::SummaryDemonstrations(
   for (int i = 0; i < config.loop.summary_demo_records; ++i) {
     const std::string params =
         FormatParams(*slot.family, combos[(i * 5 + 1) % combos.size()]);
-    const double speedup = 1.1 + 0.37 * (i % 11);
     records->push_back(
-        {"summary", slot.family->task, builder.ForParams(params, speedup),
+        {"summary", slot.family->task, builder.ForParams(params),
          internal::DemoSkillJson(slot.task->task.description,
                                  slot.task->task.family, params)});
   }
