@@ -48,7 +48,8 @@ TEST_CASE("every known template renders what transformers' Jinja renders") {
   int compared = 0;
   for (const char* kind : {"qwen2", "llama"}) {
     const json& r = ref[kind];
-    for (const auto& [name, rows] : r["rendered"].items()) {
+    for (const auto& [key, rows] : r["rendered"].items()) {
+      const std::string name = key;  // clang 14 captures no structured binding
       CAPTURE(kind);
       CAPTURE(name);
       auto format =

@@ -199,7 +199,8 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   std::map<int, bool> levels;
   for (const ProblemFile& f : files) levels[f.level] = true;
   for (auto& [level, list] : failed) levels[level] = true;
-  for (const auto& [level, unused] : levels) {
+  for (const auto& entry : levels) {
+    const int level = entry.first;  // a structured binding: clang 14 cannot capture it
     SKILLDB_ASSIGN_OR_RETURN(std::vector<Unimportable> old, store->ListUnimportable(level));
     std::vector<Unimportable> merged;
     for (const Unimportable& u : old) {
