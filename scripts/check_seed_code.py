@@ -84,11 +84,23 @@ def budget_error(budget, ptxas_regs):
     return None
 
 
-def check_cuda(nvcc, code, arch, tmpdir, tag, budget=None, rejects=None):
+def compile_mode(device_only):
+    """nvcc's mode flag: -c (the whole pipeline: the front end over the
+    whole translation unit, device code through ptxas, and the host
+    compiler's pass over the host code) or, device_only, -cubin (the same
+    front end, so errors in host code are still reported, and the device
+    code through ptxas; the host compiler's pass, about two thirds of
+    nvcc's time here, is left out)."""
+    return "-cubin" if device_only else "-c"
+
+
+def check_cuda(nvcc, code, arch, tmpdir, tag, budget=None, rejects=None,
+               device_only=False):
     src = os.path.join(tmpdir, "check.cu")
     with open(src, "w", encoding="utf-8") as f:
         f.write(code)
-    cmd = [nvcc] + arch_flags(arch) + ["-std=c++17", "-c", src, "-o", os.devnull]
+    mode = compile_mode(device_only)
+    cmd = [nvcc] + arch_flags(arch) + ["-std=c++17", mode, src, "-o", os.devnull]
     if budget:
         cmd += ["-Xptxas", "-v"]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -111,7 +123,7 @@ def check_cuda(nvcc, code, arch, tmpdir, tag, budget=None, rejects=None):
     if out:
         return "%s: nvcc warnings: %s" % (tag, first_lines(out))
     if rejects:
-        old = [nvcc] + arch_flags(rejects["arch"]) + ["-std=c++17", "-c", src, "-o", os.devnull]
+        old = [nvcc] + arch_flags(rejects["arch"]) + ["-std=c++17", mode, src, "-o", os.devnull]
         proc = subprocess.run(old, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True)
         if proc.returncode == 0:

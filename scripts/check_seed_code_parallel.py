@@ -2,7 +2,8 @@
 """Check the code patterns of seed skills on a small process pool (for ctest).
 
 Usage: check_seed_code_parallel.py [--jobs N] [--only cuda|triton]
-                                   [--skip-without-nvcc] FILE.jsonl|DIR [...]
+                                   [--skip-without-nvcc] [--device-only]
+                                   [--cache FILE] FILE.jsonl|DIR [...]
 
 A directory stands for the *.jsonl files in it.
 
@@ -17,6 +18,10 @@ processes, so the check stays within a couple of minutes on a 2-core machine.
 --only cuda|triton    check one kind only (ctest runs them as two tests)
 --skip-without-nvcc   exit 77 (ctest's skip code) when nvcc is not found
                       instead of failing every cuda-tu pattern
+--device-only         nvcc -cubin instead of -c: the front end over the whole
+                      file (host code errors included) and device code
+                      generation through ptxas, without the host compiler's
+                      pass over the host code (about 3x faster; ctest's mode)
 --cache FILE          remember patterns that compiled cleanly (keyed by a
                       SHA-256 of nvcc's version, the target and the code) and
                       skip them next time, so a rerun after editing one skill
@@ -84,11 +89,12 @@ def read_records(paths):
                        extra.get("register_budget"), extra.get("nvcc_rejects"))
 
 
-def compile_one(nvcc, tag, code, arch, budget, rejects):
+def compile_one(nvcc, tag, code, arch, budget, rejects, device_only):
     # Each task gets its own directory: check_cuda writes check.cu there.
     with tempfile.TemporaryDirectory(prefix="seedcheck") as tmpdir:
         try:
-            return check_seed_code.check_cuda(nvcc, code, arch, tmpdir, tag, budget, rejects)
+            return check_seed_code.check_cuda(nvcc, code, arch, tmpdir, tag, budget, rejects,
+                                              device_only)
         except ValueError as e:
             return "%s: %s" % (tag, e)
 
@@ -111,9 +117,9 @@ def nvcc_version(nvcc):
         return ""
 
 
-def cache_key(version, code, arch, budget, rejects):
+def cache_key(version, mode, code, arch, budget, rejects):
     h = hashlib.sha256()
-    for part in (version, arch or "sm_90", code, json.dumps(budget, sort_keys=True),
+    for part in (version, mode, arch or "sm_90", code, json.dumps(budget, sort_keys=True),
                  json.dumps(rejects, sort_keys=True)):
         h.update(part.encode("utf-8"))
         h.update(b"\0")
@@ -152,6 +158,7 @@ def main(argv):
                         default=min(2, os.cpu_count() or 1))
     parser.add_argument("--only", choices=("cuda", "triton"))
     parser.add_argument("--skip-without-nvcc", action="store_true")
+    parser.add_argument("--device-only", action="store_true")
     parser.add_argument("--cache")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args(argv[1:])
@@ -180,12 +187,14 @@ def main(argv):
                 failures.append(tag)
             elif kind == "cuda-tu" and want_cuda:
                 counts["cuda-tu"] += 1
-                key = cache_key(version, code, arch, budget, rejects)
+                key = cache_key(version, check_seed_code.compile_mode(args.device_only),
+                                code, arch, budget, rejects)
                 if key in passed:
                     cached.add(key)
                     continue
                 pending.append((key, pool.submit(compile_one, nvcc, tag, code,
-                                                 arch, budget, rejects)))
+                                                 arch, budget, rejects,
+                                                 args.device_only)))
             elif kind == "triton" and want_triton:
                 counts["triton"] += 1
                 err = parse_one(tag, code)
@@ -201,9 +210,10 @@ def main(argv):
         save_cache(args.cache, cached)
     for line in failures:
         print(line)
-    print("checked %d cuda-tu (%d compiled, the rest unchanged since a clean"
+    print("checked %d cuda-tu (nvcc %s; %d compiled, the rest unchanged since a clean"
           " compile), %d triton with %d job(s); %d failure(s)"
-          % (counts["cuda-tu"], len(pending), counts["triton"], jobs,
+          % (counts["cuda-tu"], check_seed_code.compile_mode(args.device_only),
+             len(pending), counts["triton"], jobs,
              len(failures)))
     if counts["cuda-tu"] + counts["triton"] == 0:
         print("no pattern of the requested kind: wrong files?")

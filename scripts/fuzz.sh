@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan) in
-# build-fuzz/ and runs each for a bounded time. Usage: scripts/fuzz.sh [SECONDS]
+# build-fuzz/ and runs each for a bounded time, SKILLDB_JOBS (default: the
+# cores) at once. Usage: scripts/fuzz.sh [SECONDS]
 #   SECONDS  per target (default 60)
 # Each target starts from its seed corpus (tests/fuzz/corpus/NAME) and from
 # what it found before (build-fuzz/corpus/NAME, kept between runs, where new
@@ -36,12 +37,48 @@ mkdir -p "$build/artifacts"
 targets="skill_jsonl analyzer query safetensors tokenizer model_config
          llm_answer rerank_answer extract skill_extract"
 max_len=8192
-for name in $targets; do
+# Targets run side by side, one per core (libFuzzer runs on one thread), each
+# for SECONDS; each one's output goes to build-fuzz/logs/NAME.log, and a
+# failure prints the end of its log.
+mkdir -p "$build/logs"
+fuzz_one() {  # fuzz_one NAME: runs it, its output in its log
+  local name="$1"
   mkdir -p "$build/corpus/$name"
-  echo "fuzz.sh: ${name}_fuzz for ${seconds} s" >&2
   "$build/tests/fuzz/${name}_fuzz" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$name-" \
-    "$build/corpus/$name" "$root/tests/fuzz/corpus/$name"
+    "$build/corpus/$name" "$root/tests/fuzz/corpus/$name" >"$build/logs/$name.log" 2>&1
+}
+report() {  # report NAME RC: one line when it passed, the log's end otherwise
+  local name="$1" rc="$2" log="$build/logs/$1.log"
+  if [[ "$rc" == 0 ]]; then
+    echo "fuzz.sh: ${name}_fuzz passed: $(grep -m1 '^Done' "$log" || echo 'no summary')" \
+         "($(grep -m1 'new_units_added' "$log" | tr -s ' ' || true))" >&2
+  else
+    echo "fuzz.sh: ${name}_fuzz FAILED (exit $rc); the end of $log:" >&2
+    tail -n 60 "$log" >&2
+    failed=$((failed + 1))
+  fi
+}
+declare -A running=()  # pid -> target
+failed=0
+count=$(wc -w <<<"$targets")
+echo "fuzz.sh: $count targets for ${seconds} s each, $jobs at a time" >&2
+for name in $targets; do
+  while (( ${#running[@]} >= jobs )); do
+    rc=0; wait -n -p done_pid || rc=$?
+    report "${running[$done_pid]}" "$rc"
+    unset "running[$done_pid]"
+  done
+  fuzz_one "$name" &
+  running[$!]="$name"
 done
+for pid in "${!running[@]}"; do
+  rc=0; wait "$pid" || rc=$?
+  report "${running[$pid]}" "$rc"
+done
+if (( failed > 0 )); then
+  echo "fuzz.sh: $failed target(s) failed; inputs in $build/artifacts/" >&2
+  exit 1
+fi
 echo "fuzz.sh: no failures" >&2

@@ -264,31 +264,39 @@ torch::Tensor BertEmbedder::Forward(const torch::Tensor& ids,
 Result<std::vector<std::vector<float>>> BertEmbedder::Embed(
     const std::vector<std::string>& texts) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::vector<float>> out;
-  out.reserve(texts.size());
+  std::vector<std::vector<float>> out(texts.size());
   // The text's share of the sequence: what the special tokens leave (a
   // sequence too short for them keeps no text rather than wrapping).
   const size_t specials = tokenizer_->NumSpecialTokensToAdd();
   const size_t length = static_cast<size_t>(pipeline_.max_seq_length);
   const size_t keep = length > specials ? length - specials : 0;
   try {
+    std::vector<std::vector<int32_t>> encoded;
+    encoded.reserve(texts.size());
+    for (const std::string& text : texts) {
+      std::vector<int32_t> ids = tokenizer_->Encode(text, false);
+      if (ids.size() > keep) ids.resize(keep);
+      encoded.push_back(tokenizer_->AddSpecialTokens(ids));
+    }
+    // Batches of texts of similar length, longest first (as
+    // sentence-transformers batches): a short text padded to a long one's
+    // width would cost the long one's attention and matmuls. Padding is
+    // masked, so the order changes no embedding beyond rounding.
+    std::vector<size_t> order(texts.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return encoded[a].size() > encoded[b].size();
+    });
     torch::NoGradGuard no_grad;
-    for (size_t start = 0; start < texts.size(); start += options_.batch_size) {
-      const size_t end = std::min(texts.size(), start + options_.batch_size);
-      std::vector<std::vector<int32_t>> batch;
-      size_t width = 0;
-      for (size_t i = start; i < end; ++i) {
-        std::vector<int32_t> ids = tokenizer_->Encode(texts[i], false);
-        if (ids.size() > keep) ids.resize(keep);
-        batch.push_back(tokenizer_->AddSpecialTokens(ids));
-        width = std::max(width, batch.back().size());
-      }
-      const int64_t B = static_cast<int64_t>(batch.size()),
-                    T = static_cast<int64_t>(width);
+    for (size_t start = 0; start < order.size(); start += options_.batch_size) {
+      const size_t end = std::min(order.size(), start + options_.batch_size);
+      const int64_t B = static_cast<int64_t>(end - start),
+                    T = static_cast<int64_t>(encoded[order[start]].size());
       std::vector<int64_t> ids(B * T, config_.pad_token_id), mask(B * T, 0);
       for (int64_t b = 0; b < B; ++b) {
-        for (size_t t = 0; t < batch[b].size(); ++t) {
-          ids[b * T + t] = batch[b][t];
+        const std::vector<int32_t>& seq = encoded[order[start + b]];
+        for (size_t t = 0; t < seq.size(); ++t) {
+          ids[b * T + t] = seq[t];
           mask[b * T + t] = 1;
         }
       }
@@ -300,8 +308,8 @@ Result<std::vector<std::vector<float>>> BertEmbedder::Embed(
               .contiguous();
       const float* p = emb.data_ptr<float>();
       for (int64_t b = 0; b < B; ++b) {
-        out.emplace_back(p + b * config_.hidden_size,
-                         p + (b + 1) * config_.hidden_size);
+        out[order[start + b]].assign(p + b * config_.hidden_size,
+                                     p + (b + 1) * config_.hidden_size);
       }
     }
   } catch (const std::exception& e) {

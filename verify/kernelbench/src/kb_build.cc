@@ -202,7 +202,10 @@ BuildRecord Builder::Build(const Job& job) {
       describe_ ? describe_() : Result<DeviceInfo>(Status::Unavailable("no device"));
   const std::string arch = device.ok() ? device->capability : "";
   if (!arch.empty()) s.extra_env.push_back("TORCH_CUDA_ARCH_LIST=" + arch);
-  // The precompiled torch/extension.h: used when made, made once.
+  // The precompiled torch/extension.h: used when made, made once, by the
+  // first build after two distinct extensions were compiled (making it costs
+  // about two compiles of torch's headers: a run whose answers share one
+  // extension, or hit the cache, never pays for it).
   std::string pch_dir, pch_header;
   bool make_pch = false;
   if (options_.use_pch && !triton && device.ok() && !device->torch_version.empty()) {
@@ -216,8 +219,8 @@ BuildRecord Builder::Build(const Job& job) {
       s.extra_visible.push_back(pch_dir);
     } else {
       std::lock_guard<std::mutex> lock(mu_);
-      make_pch = !pch_started_;
-      pch_started_ = true;
+      make_pch = !pch_started_ && compiled_.size() >= 2;
+      pch_started_ = pch_started_ || make_pch;
     }
   }
   s.extra_env.push_back("MAX_JOBS=2");
@@ -276,6 +279,10 @@ BuildRecord Builder::Build(const Job& job) {
     for (const json& e : h["extensions"]) {
       if (!e.is_object()) continue;
       rec.extensions.push_back(e.value("key", ""));
+      if (!e.value("cached", false)) {
+        std::lock_guard<std::mutex> lock(mu_);
+        compiled_.insert(rec.extensions.back());
+      }
       rec.light_include = rec.light_include || e.value("light_include", false);
     }
   }

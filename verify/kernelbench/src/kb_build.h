@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,6 +83,7 @@ class Builder {
   std::string cache_root_;
   std::function<Result<DeviceInfo>()> describe_;
   bool pch_started_ = false;  // GUARDED_BY(mu_): one builder makes it
+  std::set<std::string> compiled_;  // GUARDED_BY(mu_): extensions compiled
   std::mutex* device_mu_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -263,7 +263,9 @@ struct EvalOptions {
   std::string cache_dir;  // builds and baselines; "" = the user cache dir
   bool light_cuda_include = true;  // see kb_load.py ExtensionShim
   // Build load_inline's binding (main.cpp) against a precompiled
-  // torch/extension.h, made once per torch version in the cache.
+  // torch/extension.h, made once per torch version in the cache (by the
+  // first build after two distinct extensions were compiled: a run that
+  // compiles one extension never pays for it).
   bool use_pch = true;
   int build_jobs = 0;     // concurrent builds; 0 = half the cores
   // Another process's median time for the runner's phases outside the timed
