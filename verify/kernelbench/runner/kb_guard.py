@@ -201,13 +201,16 @@ def profile(call, arg_sets, device, marker):
     """Profiles call(*args) for each of `arg_sets`. On a GPU: the kernels
     that ran (name, device microseconds, stream) and the stream the runner's
     own `marker()` ran on; on the CPU: PyTorch's top-level operators and
-    their time against the calls' wall time."""
+    their time against the calls' CPU time on the calling thread (cpu_us:
+    time spent waiting for a core on a loaded machine counts for no one;
+    the calling thread takes part in PyTorch's parallel operators, so their
+    time is not counted once per thread)."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
     import time
     on_gpu = device.type == "cuda"
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
-    result = {"kernels": [], "ops": [], "wall_us": 0.0}
+    result = {"kernels": [], "ops": [], "wall_us": 0.0, "cpu_us": 0.0}
     if on_gpu:
         with torch_profile(activities=acts) as prof:
             marker()
@@ -219,11 +222,12 @@ def profile(call, arg_sets, device, marker):
         for args in arg_sets:
             if on_gpu:
                 torch.cuda.synchronize()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             call(*args)
             if on_gpu:
                 torch.cuda.synchronize()
             result["wall_us"] += (time.perf_counter() - t0) * 1e6
+            result["cpu_us"] += (time.thread_time() - c0) * 1e6
     if on_gpu:
         agg = {}
         for e in prof.profiler.kineto_results.events():
