@@ -319,6 +319,7 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
         {"heldout", Ids(&c.kernelbench.heldout)},
         {"format", Str(&c.kernelbench.format)},
         {"families", Str(&c.kernelbench.families)},
+        {"answers", Str(&c.kernelbench.answers)},
         {"python", Str(&c.kernelbench.python)},
         {"cache_dir", Str(&c.kernelbench.cache_dir)}}},
       {"sft_filter",
@@ -401,6 +402,14 @@ Status ValidateKernelBench(const TrainConfig& c) {
     return bad("'kernelbench.format' " + k.format + " needs 'backend' " + want +
                " (cpp answers run on CPU tensors, cuda and triton on "
                "the GPU)");
+  }
+  if (k.answers != "template" && k.answers != "free") {
+    return bad("'kernelbench.answers' must be template or free");
+  }
+  if (k.answers == "free" && c.loop.family_summary_prompt) {
+    return bad(
+        "'loop.family_summary_prompt' reads an answer's template "
+        "parameters: it needs 'kernelbench.answers' template");
   }
   if (k.families.empty()) {
     return bad(
@@ -596,6 +605,7 @@ std::string TrainConfigToJson(const TrainConfig& c) {
         {"heldout", c.kernelbench.heldout},
         {"format", c.kernelbench.format},
         {"families", c.kernelbench.families},
+        {"answers", c.kernelbench.answers},
         {"eval_every", c.kernelbench.eval_every},
         {"python", c.kernelbench.python},
         {"cache_dir", c.kernelbench.cache_dir},

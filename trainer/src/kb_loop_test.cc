@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,9 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "skilldb/trainer/param_task.h"
 #include "skilldb/trainer/rl_loop.h"
 #include "skilldb/verify/kernelbench.h"
 #include "test_dir.h"
+#include "trainer_impl.h"
 
 namespace skilldb::trainer {
 namespace {
@@ -243,6 +246,165 @@ TEST_CASE(
   MESSAGE("Summary Agent: " << distilled << " distillations, " << added
                             << " skills added");
   CHECK(steps.back()["reward_cache"]["hits"].get<int>() > 0);
+}
+
+// Everything the messages of a chat say, in order.
+std::string ChatText(const std::vector<ChatMessage>& chat) {
+  std::string out;
+  for (const ChatMessage& m : chat) out += m.content + "\n";
+  return out;
+}
+
+// The plumbing of free-form answers (kernelbench.answers "free"), not
+// learning: the tiny random model writes no ModelNew, so what is asserted
+// is that the Policy Agent the loop wires is prompted with the KernelBench
+// prompt (turn 2 with the earlier answer and its feedback), reads
+// completions with the KernelBench extractor (reward 0 and the reason kept
+// for what it cannot use), that a step (rollout, rewards, training) and
+// the held-out evaluation complete, and that the reader, the verifier and
+// the prompt the loop wires find, judge and report a written answer. The
+// trajectories come from the wired agent itself (a step trains on every
+// prompt token: about 7 s per 5,000-token prompt of the fixture on one
+// core, so the step runs one single-turn rollout).
+TEST_CASE(
+    "free-form KernelBench answers: the loop prompts with the KernelBench "
+    "prompt and judges what the extractor reads") {
+  ScopedTempDir temp("skilldb_kb_free_test");
+  const std::string root = temp.path();
+  for (int id = 1; id <= 2; ++id) {
+    Write(root + "/KernelBench/level1/" + std::to_string(id) + "_Scale_add_" +
+              std::to_string(id) + ".py",
+          Problem(4096 + id));
+    Write(root + "/families/level1_" + std::to_string(id) + ".json",
+          Family(id).dump(2));
+  }
+  Write(root + "/families/scale_add.py.tmpl", kTemplate);
+  verify::kb::ImportOptions io;
+  io.path = root + "/KernelBench";
+  io.level = 1;
+  io.runner.python = Python();
+  io.runner.device = "cpu";
+  auto store = verify::kb::TaskStore::Open(root + "/store");
+  REQUIRE(store.ok());
+  auto imported = verify::kb::ImportProblems(io, &*store);
+  REQUIRE_MESSAGE(imported.ok(), imported.status().ToString());
+  REQUIRE(imported->imported.size() == 2);
+
+  Trainer::Impl run;
+  TrainConfig& c = run.config;
+  c.out_dir = root + "/run";
+  c.seed = 5;
+  c.groups = 1;
+  c.max_turns = 1;
+  c.max_new_tokens = 16;
+  c.sft_demo_records = 0;
+  c.sft_epochs = 0;
+  c.selection = false;
+  c.summary = false;
+  c.verify_rounds = 1;
+  c.timed_calls = 2;
+  c.kernelbench.store = root + "/store";
+  c.kernelbench.train = {1};
+  c.kernelbench.heldout = {2};
+  c.kernelbench.format = "cpp";
+  c.kernelbench.families = root + "/families";
+  c.kernelbench.answers = "free";
+  c.kernelbench.eval_every = 1;
+  c.kernelbench.python = Python();
+  c.kernelbench.cache_dir = Tmp() + "/skilldb-kb-test-cache";
+  c.kernelbench.correctness_trials = 1;
+  // The KernelBench prompt (the role, the format, the problem's source) is
+  // about 5,000 of the fixture's tokens: a longer window for it.
+  c.loop.fixture_context_tokens = 12288;
+  run.paths = DefaultTrainerPaths();
+  Status init = run.Init();
+  REQUIRE_MESSAGE(init.ok(), init.ToString());
+  REQUIRE(run.kb_train.size() == 1);
+  KbSlot& slot = *run.kb_train[0];
+
+  // Two turns of the wired agent.
+  policy::PolicyOptions po;
+  po.max_turns = 2;
+  po.samples = 1;
+  po.sampling.max_tokens = 16;
+  po.sampling.temperature = 1.0;
+  po.sampling.seed = 11;
+  po.verify_rounds = 1;
+  po.timed_calls_per_round = 2;
+  po.group = "plumbing";
+  auto traj = slot.policy->Solve(slot.task, po);
+  REQUIRE_MESSAGE(traj.ok(), traj.status().ToString());
+  REQUIRE(traj->turns.size() == 2);
+  for (const policy::TurnRecord& turn : traj->turns) {
+    REQUIRE(turn.samples.size() == 1);
+    const policy::SampleRecord& smp = turn.samples[0];
+    const std::string prompt = ChatText(smp.generation.prompt);
+    // kb_prompt's: the problem's source and the run's answer format (cpp:
+    // load_inline with cpp_sources), not the template's parameters.
+    CHECK(prompt.find("out += self.alpha * x") != std::string::npos);
+    CHECK(prompt.find("N = 4097") != std::string::npos);
+    CHECK(prompt.find("cpp_sources") != std::string::npos);
+    CHECK(prompt.find("class ModelNew") != std::string::npos);
+    CHECK(prompt.find("Choose the work") == std::string::npos);
+    CHECK(std::isfinite(smp.reward));
+    if (smp.verdict == policy::SampleVerdict::kNoCode) {
+      CHECK(smp.extraction.rfind("kernelbench extraction: ", 0) == 0);
+      CHECK(smp.reward == 0.0);
+    } else {
+      CHECK(smp.report.has_value());
+    }
+  }
+  // Turn 2 shows turn 1's answer and the feedback on it.
+  const auto& second = traj->turns[1].samples[0].generation.prompt;
+  REQUIRE(second.size() >= 4);
+  CHECK(second[second.size() - 2].content ==
+        traj->turns[0].samples[0].generation.completion);
+  CHECK(second.back().content.find("Verifier feedback") != std::string::npos);
+
+  // One step of the loop, and the held-out evaluation.
+  auto line = run.Step();
+  REQUIRE_MESSAGE(line.ok(), line.status().ToString());
+  const json j = json::parse(*line);
+  CHECK(j["failed_rollouts"].get<int>() == 0);
+  CHECK(std::isfinite(j["reward"]["policy"]["mean"].get<double>()));
+  REQUIRE(j.contains("heldout"));
+  CHECK(j["heldout"]["problems"] == 1);
+
+  // The reader, the verifier and the prompt the loop wires, on an answer
+  // as a model writes it (prose, then the ModelNew in a fence): found,
+  // judged correct, and its result told in the next turn's prompt; prose
+  // without code: nothing, and why.
+  const std::string answer =
+      "Here is a fused kernel.\n```python\n" +
+      Render(slot.family, {{"work", "fused"}, {"bias", "none"}}) +
+      "\n```\nIt makes one pass.";
+  auto e = slot.free_extractor->Extract(slot.task, answer);
+  REQUIRE(e.ok());
+  REQUIRE(e->found);
+  auto nothing = slot.free_extractor->Extract(slot.task, "I would fuse them.");
+  REQUIRE(nothing.ok());
+  CHECK_FALSE(nothing->found);
+  CHECK(nothing->note.rfind("kernelbench extraction: ", 0) == 0);
+  VerificationRequest q;
+  q.task = slot.task.task.name;
+  q.candidate.language = e->language;
+  q.candidate.source = e->source;
+  auto rep = run.kb->Verify(q);
+  REQUIRE_MESSAGE(rep.ok(), rep.status().ToString());
+  CHECK(rep->correctness.passed);
+  const double reward = internal::MakeKbReward(c.rewards)(
+      {policy::VerdictFor(*rep, rep->findings), &*rep, &rep->findings});
+  CHECK(reward >= c.rewards.correct_weight);
+  auto result = run.kb->Find(q.task, rep->candidate_hash);
+  REQUIRE(result.has_value());
+  policy::PromptInput next;
+  next.task = &slot.task;
+  next.prior.push_back({{}, answer, "the agent's own words"});
+  const auto chat = slot.free_prompts->Build(next);
+  CHECK(chat.back().content.find(policy::FormatKernelBenchFeedback(
+            policy::ExtractKernelBenchAnswer(answer), &*result)) !=
+        std::string::npos);
+  CHECK(chat.back().content.find("the agent's own words") == std::string::npos);
 }
 
 }  // namespace

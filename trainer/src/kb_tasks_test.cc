@@ -34,7 +34,7 @@ kb::EvalResult Correct(double speedup) {
 double Reward(const kb::EvalResult& r) {
   VerificationRequest q;
   q.task = "kernelbench/level1/1";
-  const VerificationReport rep = KbReport(q, r, {});
+  const VerificationReport rep = kb::ToVerificationReport(q, r, {});
   const policy::SampleVerdict v = policy::VerdictFor(rep, rep.findings);
   RewardConfig c;  // 0.5 x correct + 0.5 x min(speedup, 3), hack 0
   return MakeKbReward(c)({v, &rep, &rep.findings});
@@ -46,7 +46,7 @@ TEST_CASE(
   CHECK(Reward(Correct(2.0)) == doctest::Approx(0.5 + 0.5 * 2.0));
   CHECK(Reward(Correct(7.0)) == doctest::Approx(0.5 + 0.5 * 3.0));
   VerificationRequest q;
-  CHECK(KbReport(q, Correct(2.0), {}).passed);
+  CHECK(kb::ToVerificationReport(q, Correct(2.0), {}).passed);
 }
 
 TEST_CASE(
@@ -58,7 +58,7 @@ TEST_CASE(
   r.findings.push_back({verify::FindingCode::kTorchDoesTheWork, "most time"});
   CHECK(Reward(r) == doctest::Approx(0.5));
   VerificationRequest q;
-  CHECK_FALSE(KbReport(q, r, {}).passed);
+  CHECK_FALSE(kb::ToVerificationReport(q, r, {}).passed);
   // Also when the result names no finding, only the verdict.
   r.findings.clear();
   CHECK(Reward(r) == doctest::Approx(0.5));
@@ -86,7 +86,7 @@ TEST_CASE(
   r.trials_passed = 0;
   r.findings.push_back({verify::FindingCode::kPrecisionLowered, "far off"});
   VerificationRequest q;
-  const VerificationReport rep = KbReport(q, r, {});
+  const VerificationReport rep = kb::ToVerificationReport(q, r, {});
   CHECK(policy::VerdictFor(rep, rep.findings) == policy::SampleVerdict::kWrong);
   CHECK(Reward(r) == 0.0);
 }

@@ -120,6 +120,17 @@ struct KernelBenchConfig {
   // The answer templates: DIR/level<L>_<id>.json for every problem of
   // train and heldout. Required with `store`.
   std::string families;
+  // How the policy answers: "template" (the answer template's prompt; the
+  // completion is its parameters) or "free" (the Policy Agent's
+  // KernelBench prompt, policy/kernelbench_answer.h: the problem's source,
+  // the selected skills, the format and the device, from the second turn
+  // the verifier's feedback cut to loop.feedback_bytes; the completion is
+  // read by its extractor into a ModelNew the verifier judges, and a
+  // completion it cannot use earns reward 0 with the reason in the
+  // rollout's extraction). The templates are still read with "free": the
+  // cold start's demonstrations and the Summary Agent's short prompt use
+  // them. Default: "template".
+  std::string answers = "template";
   int eval_every = 0;          // held-out evaluation every N steps; 0 = never.
   std::string python;          // the runner's interpreter; "" = the default
   std::string cache_dir;       // builds and baselines; "" = the user cache dir
