@@ -263,9 +263,10 @@ std::string ChatText(const std::vector<ChatMessage>& chat) {
 // for what it cannot use), that a step (rollout, rewards, training) and
 // the held-out evaluation complete, and that the reader, the verifier and
 // the prompt the loop wires find, judge and report a written answer. The
-// trajectories come from the wired agent itself (a step trains on every
-// prompt token: about 7 s per 5,000-token prompt of the fixture on one
-// core, so the step runs one single-turn rollout).
+// two-turn trajectory comes from the wired agent itself, outside a step:
+// a step trains on every prompt token (about 1.4 ms a token of the
+// fixture on one core, and a prompt is some 2,700), so the step runs one
+// single-turn rollout.
 TEST_CASE(
     "free-form KernelBench answers: the loop prompts with the KernelBench "
     "prompt and judges what the extractor reads") {
@@ -316,6 +317,9 @@ TEST_CASE(
   // The KernelBench prompt (the role, the format, the problem's source) is
   // about 5,000 of the fixture's tokens: a longer window for it.
   c.loop.fixture_context_tokens = 12288;
+  // One skill shown (a skill is up to 7,000 bytes of body and code, and a
+  // step trains on every prompt token).
+  c.loop.select_k = 1;
   run.paths = DefaultTrainerPaths();
   Status init = run.Init();
   REQUIRE_MESSAGE(init.ok(), init.ToString());
@@ -346,6 +350,10 @@ TEST_CASE(
     CHECK(prompt.find("cpp_sources") != std::string::npos);
     CHECK(prompt.find("class ModelNew") != std::string::npos);
     CHECK(prompt.find("Choose the work") == std::string::npos);
+    // The selected skill, in the first user message.
+    REQUIRE(turn.selection.selected.size() == 1);
+    CHECK(smp.generation.prompt[1].content.find(
+              turn.selection.selected[0].title) != std::string::npos);
     CHECK(std::isfinite(smp.reward));
     if (smp.verdict == policy::SampleVerdict::kNoCode) {
       CHECK(smp.extraction.rfind("kernelbench extraction: ", 0) == 0);
