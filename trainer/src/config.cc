@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "skilldb/trainer/train_command.h"
 #include "skilldb/util/json.h"
 
 namespace skilldb::trainer {
@@ -508,7 +509,7 @@ Result<TrainCommandLine> SplitTrainCommand(
   std::string first_word;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (kWithValue.count(a) && i + 1 < args.size()) {
+    if ((kWithValue.count(a) || IsKernelBenchFlag(a)) && i + 1 < args.size()) {
       has_config = has_config || a == "--config";
       out.rest.push_back(a);
       out.rest.push_back(args[++i]);

@@ -132,5 +132,18 @@ TEST_CASE("other bad --kb values are refused naming the flag") {
   CHECK(Contains(s, "--kb-families"));
 }
 
+TEST_CASE("a --kb flag's value is never taken for the train command") {
+  auto line = SplitTrainCommand(
+      {"--kb-families", "demo", "--config", "F", "--kb-store", "report"});
+  REQUIRE(line.ok());
+  CHECK(line->command == "config");
+  CHECK(line->rest == std::vector<std::string>{"--kb-families", "demo",
+                                               "--config", "F", "--kb-store",
+                                               "report"});
+  line = SplitTrainCommand({"--kb-train", "1-3", "demo"});
+  REQUIRE(line.ok());
+  CHECK(line->command == "demo");
+}
+
 }  // namespace
 }  // namespace skilldb::trainer
