@@ -12,17 +12,15 @@
 // $SKILLDB_KB_PYTHON; without one the binary exits 77 (skipped).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "kb_cpu_problems.h"
 #include "skilldb/trainer/param_task.h"
 #include "skilldb/trainer/rl_loop.h"
 #include "skilldb/verify/kernelbench.h"
@@ -34,75 +32,25 @@ namespace {
 
 using nlohmann::json;
 
-std::string Python() {
-  const char* v = std::getenv("SKILLDB_KB_PYTHON");
-  return v != nullptr && v[0] != '\0' ? v : "/usr/bin/python3";
-}
-
-std::string Tmp() {
-  const char* t = std::getenv("TMPDIR");
-  return t ? t : "/tmp";
-}
+using kb_testing::KbPython;
+using kb_testing::KbTestCacheDir;
+using kb_testing::WriteTestFile;
 
 // One problem under three names (two trained on, one held out). Its
 // reference makes four passes over memory where the answer's fused loop
 // makes one, so the fused answer is faster on any CPU.
 std::string Problem(int n) {
-  return R"PY(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self, alpha):
-        super().__init__()
-        self.alpha = alpha
-
-    def forward(self, x, y):
-        out = torch.zeros_like(x)
-        out += self.alpha * x
-        out += y
-        return out
-
-N = )PY" +
-         std::to_string(n) + R"PY(
-
-def get_inputs():
-    return [torch.randn(N), torch.randn(N)]
-
-def get_init_inputs():
-    return [2.0]
-)PY";
+  return kb_testing::ScaleAddProblem(n,
+                                     kb_testing::ScaleAddReference::kFourPasses);
 }
 
 // The answer template: the extension of verify/kernelbench's host test
 // (same load_inline arguments, so the same cached build for every
 // variant), then ModelNew's forward from the parameters.
-constexpr char kTemplate[] = R"PY(import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-_cpp = r'''
-torch::Tensor scale_add(torch::Tensor x, torch::Tensor y, double a) {
-  TORCH_CHECK(x.is_contiguous() && y.is_contiguous(), "contiguous inputs");
-  auto out = torch::empty_like(x);
-  const float* px = x.data_ptr<float>();
-  const float* py = y.data_ptr<float>();
-  float* po = out.data_ptr<float>();
-  const float fa = static_cast<float>(a);
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) po[i] = fa * px[i] + py[i];
-  return out;
-}
-'''
-ext = load_inline(name="kbt_scale_add", cpp_sources=_cpp, functions=["scale_add"],
-                  extra_cflags=["-O2"])
-
-class ModelNew(nn.Module):
-    def __init__(self, alpha):
-        super().__init__()
-        self.alpha = alpha
-
+const std::string kTemplate = kb_testing::ScaleAddAnswer(R"PY(
     def forward(self, x, y):
 {{work}}{{bias}}
-)PY";
+)PY");
 
 json Family(int id) {
   return {
@@ -128,9 +76,7 @@ json Family(int id) {
 }
 
 void Write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(
-      std::filesystem::path(path).parent_path());
-  std::ofstream(path) << text;
+  REQUIRE(WriteTestFile(path, text));
 }
 
 // The stated margin: the mean policy reward of the last three steps beats
@@ -155,7 +101,7 @@ TEST_CASE(
   verify::kb::ImportOptions io;
   io.path = root + "/KernelBench";
   io.level = 1;
-  io.runner.python = Python();
+  io.runner.python = KbPython();
   io.runner.device = "cpu";
   auto store = verify::kb::TaskStore::Open(root + "/store");
   REQUIRE(store.ok());
@@ -191,8 +137,8 @@ TEST_CASE(
   c.kernelbench.format = "cpp";
   c.kernelbench.families = root + "/families";
   c.kernelbench.eval_every = 5;
-  c.kernelbench.python = Python();
-  c.kernelbench.cache_dir = Tmp() + "/skilldb-kb-test-cache";
+  c.kernelbench.python = KbPython();
+  c.kernelbench.cache_dir = KbTestCacheDir();
   c.kernelbench.correctness_trials = 2;
 
   auto trainer = Trainer::Create(c, DefaultTrainerPaths());
@@ -283,7 +229,7 @@ TEST_CASE(
   verify::kb::ImportOptions io;
   io.path = root + "/KernelBench";
   io.level = 1;
-  io.runner.python = Python();
+  io.runner.python = KbPython();
   io.runner.device = "cpu";
   auto store = verify::kb::TaskStore::Open(root + "/store");
   REQUIRE(store.ok());
@@ -311,8 +257,8 @@ TEST_CASE(
   c.kernelbench.families = root + "/families";
   c.kernelbench.answers = "free";
   c.kernelbench.eval_every = 1;
-  c.kernelbench.python = Python();
-  c.kernelbench.cache_dir = Tmp() + "/skilldb-kb-test-cache";
+  c.kernelbench.python = KbPython();
+  c.kernelbench.cache_dir = KbTestCacheDir();
   c.kernelbench.correctness_trials = 1;
   // The KernelBench prompt (the role, the format, the problem's source) is
   // about 5,000 of the fixture's tokens: a longer window for it.
@@ -425,13 +371,13 @@ int main(int argc, char** argv) {
     listing |= a.rfind("--list", 0) == 0 || a.rfind("-l", 0) == 0;
   }
   const std::string probe =
-      "'" + skilldb::trainer::Python() +
+      "'" + skilldb::kb_testing::KbPython() +
       "' -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1";
   if (!listing && std::system(probe.c_str()) != 0) {
     std::printf(
         "skipped: %s has no torch (install python3-torch or set "
         "SKILLDB_KB_PYTHON)\n",
-        skilldb::trainer::Python().c_str());
+        skilldb::kb_testing::KbPython().c_str());
     return 77;
   }
   doctest::Context context(argc, argv);

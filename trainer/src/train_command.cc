@@ -217,7 +217,7 @@ int Config(const std::vector<std::string>& args) {
   if (steps >= 0) c->steps = steps;
   if (!kb_flags.empty()) {
     Status st = ApplyKernelBenchFlags(kb_flags, &*c);
-    if (!st.ok()) return Fail(st.WithContext(file));
+    if (!st.ok()) return Fail(st.WithContext(file + " with the --kb-* flags"));
   }
   if (c->out_dir.empty())
     return Fail(file + ": no out_dir (set it or pass --out)");
