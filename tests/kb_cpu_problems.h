@@ -40,7 +40,9 @@ inline std::string KbTmp() {
 }
 
 // The answers' build cache every KernelBench test shares.
-inline std::string KbTestCacheDir() { return KbTmp() + "/skilldb-kb-test-cache"; }
+inline std::string KbTestCacheDir() {
+  return KbTmp() + "/skilldb-kb-test-cache";
+}
 
 // How the problem's reference computes out = alpha * x + y.
 enum class ScaleAddReference {
@@ -52,13 +54,12 @@ enum class ScaleAddReference {
 // The scale-add problem over float32 vectors of `n` elements.
 inline std::string ScaleAddProblem(
     int64_t n, ScaleAddReference reference = ScaleAddReference::kOnePass) {
-  const std::string forward =
-      reference == ScaleAddReference::kOnePass
-          ? "        return self.alpha * x + y\n"
-          : "        out = torch.zeros_like(x)\n"
-            "        out += self.alpha * x\n"
-            "        out += y\n"
-            "        return out\n";
+  const std::string forward = reference == ScaleAddReference::kOnePass
+                                  ? "        return self.alpha * x + y\n"
+                                  : "        out = torch.zeros_like(x)\n"
+                                    "        out += self.alpha * x\n"
+                                    "        out += y\n"
+                                    "        return out\n";
   return R"PY(import torch
 import torch.nn as nn
 
@@ -115,8 +116,8 @@ inline std::string ScaleAddAnswer(std::string_view body) {
 // Writes `text` to `path`, creating its folders; false when it cannot.
 inline bool WriteTestFile(const std::string& path, std::string_view text) {
   std::error_code ec;
-  std::filesystem::create_directories(
-      std::filesystem::path(path).parent_path(), ec);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(),
+                                      ec);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   return static_cast<bool>(out.flush());

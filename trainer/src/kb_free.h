@@ -44,7 +44,8 @@ class KbFreePromptBuilder final : public policy::PromptBuilder {
         device_(std::move(device)),
         verifier_(verifier),
         feedback_(feedback) {}
-  std::vector<ChatMessage> Build(const policy::PromptInput& input) const override;
+  std::vector<ChatMessage> Build(
+      const policy::PromptInput& input) const override;
 
  private:
   std::string Feedback(const std::string& task,
@@ -67,8 +68,9 @@ class KbFreeExtractor final : public policy::CompletionExtractor {
  public:
   explicit KbFreeExtractor(std::string language)
       : language_(std::move(language)) {}
-  Result<policy::Extraction> Extract(const policy::PolicyTask& task,
-                                     std::string_view completion) const override;
+  Result<policy::Extraction> Extract(
+      const policy::PolicyTask& task,
+      std::string_view completion) const override;
 
  private:
   std::string language_;

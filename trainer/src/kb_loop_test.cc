@@ -40,8 +40,8 @@ using kb_testing::WriteTestFile;
 // reference makes four passes over memory where the answer's fused loop
 // makes one, so the fused answer is faster on any CPU.
 std::string Problem(int n) {
-  return kb_testing::ScaleAddProblem(n,
-                                     kb_testing::ScaleAddReference::kFourPasses);
+  return kb_testing::ScaleAddProblem(
+      n, kb_testing::ScaleAddReference::kFourPasses);
 }
 
 // The answer template: the extension of verify/kernelbench's host test

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <regex>
 
-
 namespace skilldb::trainer::internal {
 namespace kb = verify::kb;
 

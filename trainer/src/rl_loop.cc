@@ -155,9 +155,8 @@ policy::SelectionOptions Trainer::Impl::Selection() const {
 
 std::vector<SlotRef> Trainer::Impl::TrainSlots() const {
   if (!config.kernelbench.enabled()) {
-    return {
-        SlotRef{&family, &task, prompts.get(), policy.get(), summary.get(),
-                nullptr}};
+    return {SlotRef{&family, &task, prompts.get(), policy.get(), summary.get(),
+                    nullptr}};
   }
   std::vector<SlotRef> out;
   for (const auto& slot : kb_train) out.push_back(Ref(*slot));
@@ -165,9 +164,8 @@ std::vector<SlotRef> Trainer::Impl::TrainSlots() const {
 }
 
 SlotRef Trainer::Impl::Ref(const KbSlot& slot) {
-  return {&slot.family,         &slot.task,
-          slot.prompts.get(),    slot.policy.get(),
-          slot.summary.get(),    slot.free_prompts.get()};
+  return {&slot.family,      &slot.task,         slot.prompts.get(),
+          slot.policy.get(), slot.summary.get(), slot.free_prompts.get()};
 }
 
 policy::SelectionRequest Trainer::Impl::FirstTurnRequest(
@@ -396,7 +394,8 @@ Status Trainer::Impl::WireKbSlot(KbSlot* slot) {
                              policy::ParseKernelBenchFormat(k.format));
     slot->free_prompts = std::make_unique<internal::KbFreePromptBuilder>(
         slot->problem, format, kb_device, kb);
-    slot->free_extractor = std::make_unique<internal::KbFreeExtractor>(k.format);
+    slot->free_extractor =
+        std::make_unique<internal::KbFreeExtractor>(k.format);
     prompts = slot->free_prompts.get();
     extractor = slot->free_extractor.get();
   }
@@ -566,7 +565,8 @@ void Trainer::Impl::SlotDemonstrations(const SlotRef& slot, int count,
   // Free-form answers are demonstrated as the template renders them: a
   // whole ModelNew in one fenced block, under the KernelBench prompt.
   const bool free = slot.free_prompts != nullptr;
-  const auto chat = free ? slot.free_prompts->Build(in) : slot.prompts->Build(in);
+  const auto chat =
+      free ? slot.free_prompts->Build(in) : slot.prompts->Build(in);
   for (int i = 0; i < count; ++i) {
     const ParamValues& combo = combos[i % combos.size()];
     records->push_back(

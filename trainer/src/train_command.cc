@@ -263,11 +263,11 @@ struct KbFlag {
   const char* key;
 };
 constexpr KbFlag kKbFlags[] = {
-    {"--kb-store", "store"},         {"--kb-level", "level"},
-    {"--kb-train", "train"},         {"--kb-heldout", "heldout"},
-    {"--kb-format", "format"},       {"--kb-families", "families"},
-    {"--kb-answers", "answers"},     {"--kb-eval-every", "eval_every"},
-    {"--kb-python", "python"},       {"--kb-cache-dir", "cache_dir"},
+    {"--kb-store", "store"},     {"--kb-level", "level"},
+    {"--kb-train", "train"},     {"--kb-heldout", "heldout"},
+    {"--kb-format", "format"},   {"--kb-families", "families"},
+    {"--kb-answers", "answers"}, {"--kb-eval-every", "eval_every"},
+    {"--kb-python", "python"},   {"--kb-cache-dir", "cache_dir"},
 };
 
 // An id list in `kernelbench run --problems`' syntax (verify's parser),
@@ -280,17 +280,17 @@ Result<std::vector<int>> SplitIds(std::string_view flag,
     return Status::InvalidArgument(f + ": names no problem (e.g. 1-20,33)");
   }
   auto ids = verify::kb::ParseIdList(text);
-  if (!ids.ok()) return Status::InvalidArgument(f + ": " + ids.status().message());
+  if (!ids.ok())
+    return Status::InvalidArgument(f + ": " + ids.status().message());
   return ids;
 }
 
 Status KbInt(std::string_view flag, const std::string& text, int lo, int hi,
              int* out) {
   if (ParseInt(text.c_str(), lo, hi, out)) return Status::Ok();
-  return Status::InvalidArgument(std::string(flag) + ": '" + text +
-                                 "' is not a whole number in [" +
-                                 std::to_string(lo) + ", " +
-                                 std::to_string(hi) + "]");
+  return Status::InvalidArgument(
+      std::string(flag) + ": '" + text + "' is not a whole number in [" +
+      std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
 // Sets the key `flag` names to `value`.

@@ -1,22 +1,22 @@
 // `skilldb train`'s --kb-* flags (train_command.h ApplyKernelBenchFlags):
 // parsed into the config's "kernelbench" object, and refused with the flag
 // named.
+#include "skilldb/trainer/train_command.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "skilldb/trainer/config.h"
-#include "skilldb/trainer/train_command.h"
 
 namespace skilldb::trainer {
 namespace {
 
 // The flags that turn the task source on, with `extra` after them.
 std::vector<std::string> Flags(std::vector<std::string> extra = {}) {
-  std::vector<std::string> f = {"--kb-store",    "/tmp/store",
-                                "--kb-train",    "1-3,7",
-                                "--kb-heldout",  "4,5",
+  std::vector<std::string> f = {"--kb-store",    "/tmp/store",   "--kb-train",
+                                "1-3,7",         "--kb-heldout", "4,5",
                                 "--kb-families", "/tmp/families"};
   f.insert(f.end(), extra.begin(), extra.end());
   return f;
@@ -31,8 +31,8 @@ TEST_CASE("the --kb flags build the config's kernelbench object") {
   REQUIRE_FALSE(c.kernelbench.enabled());
   const Status s = ApplyKernelBenchFlags(
       Flags({"--kb-level", "2", "--kb-eval-every", "5", "--kb-python",
-             "/usr/bin/python3", "--kb-cache-dir", "/tmp/cache",
-             "--kb-answers", "free"}),
+             "/usr/bin/python3", "--kb-cache-dir", "/tmp/cache", "--kb-answers",
+             "free"}),
       &c);
   REQUIRE_MESSAGE(s.ok(), s.ToString());
   const KernelBenchConfig& k = c.kernelbench;
@@ -63,9 +63,9 @@ TEST_CASE("a --kb flag overrides the value the config file gave") {
   c.kernelbench.heldout = {2};
   c.kernelbench.families = "/from/file/families";
   c.kernelbench.format = "cuda";
-  REQUIRE(ApplyKernelBenchFlags({"--kb-format", "triton", "--kb-train", "3-4"},
-                                &c)
-              .ok());
+  REQUIRE(
+      ApplyKernelBenchFlags({"--kb-format", "triton", "--kb-train", "3-4"}, &c)
+          .ok());
   CHECK(c.kernelbench.format == "triton");
   CHECK(c.kernelbench.train == std::vector<int>{3, 4});
   CHECK(c.kernelbench.store == "/from/file");
@@ -110,9 +110,8 @@ TEST_CASE("an unknown --kb-format, or one the backend cannot run, is refused") {
 
 TEST_CASE("other bad --kb values are refused naming the flag") {
   const std::vector<std::vector<std::string>> cases = {
-      {"--kb-level", "0"},       {"--kb-level", "x"},
-      {"--kb-eval-every", "-1"}, {"--kb-answers", "prose"},
-      {"--kb-store", ""},        {"--kb-level"},
+      {"--kb-level", "0"},       {"--kb-level", "x"}, {"--kb-eval-every", "-1"},
+      {"--kb-answers", "prose"}, {"--kb-store", ""},  {"--kb-level"},
   };
   for (const auto& extra : cases) {
     CAPTURE(extra.front());
