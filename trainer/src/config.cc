@@ -14,7 +14,6 @@
 #include <variant>
 #include <vector>
 
-#include "skilldb/trainer/train_command.h"
 #include "skilldb/util/json.h"
 
 namespace skilldb::trainer {
@@ -496,13 +495,31 @@ Result<ResumePoint> ResumePointFromJson(std::string_view extra_json,
   return point;
 }
 
+std::span<const KernelBenchFlag> KernelBenchFlags() {
+  static constexpr KernelBenchFlag kFlags[] = {
+      {"--kb-store", "store"},     {"--kb-level", "level"},
+      {"--kb-train", "train"},     {"--kb-heldout", "heldout"},
+      {"--kb-format", "format"},   {"--kb-families", "families"},
+      {"--kb-answers", "answers"}, {"--kb-eval-every", "eval_every"},
+      {"--kb-python", "python"},   {"--kb-cache-dir", "cache_dir"},
+  };
+  return kFlags;
+}
+
+bool IsKernelBenchFlag(std::string_view arg) {
+  for (const KernelBenchFlag& f : KernelBenchFlags()) {
+    if (arg == f.flag) return true;
+  }
+  return false;
+}
+
 Result<TrainCommandLine> SplitTrainCommand(
     const std::vector<std::string>& args) {
   // Options that take a value: their value is never the command word.
   static const std::set<std::string> kWithValue = {
-      "--config", "--out",   "--resume", "--steps",         "--backend",
-      "--device", "--seed",  "--groups", "--turns",         "--baseline",
-      "--normalization",     "--sft-epochs"};
+      "--config",  "--out",      "--resume",        "--steps",
+      "--backend", "--device",   "--seed",          "--groups",
+      "--turns",   "--baseline", "--normalization", "--sft-epochs"};
   TrainCommandLine out;
   bool has_config = false;
   bool help = false;

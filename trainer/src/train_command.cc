@@ -257,19 +257,6 @@ int Report(const std::vector<std::string>& args) {
   return 0;
 }
 
-// The --kb-* flags and the "kernelbench" keys they set.
-struct KbFlag {
-  const char* flag;
-  const char* key;
-};
-constexpr KbFlag kKbFlags[] = {
-    {"--kb-store", "store"},     {"--kb-level", "level"},
-    {"--kb-train", "train"},     {"--kb-heldout", "heldout"},
-    {"--kb-format", "format"},   {"--kb-families", "families"},
-    {"--kb-answers", "answers"}, {"--kb-eval-every", "eval_every"},
-    {"--kb-python", "python"},   {"--kb-cache-dir", "cache_dir"},
-};
-
 // An id list in `kernelbench run --problems`' syntax (verify's parser),
 // which must name at least one problem (its "" means every id, which a
 // split cannot be).
@@ -339,8 +326,8 @@ Status SetKbFlag(std::string_view flag, const std::string& value,
 // ("--kb-heldout ('kernelbench.heldout')"): what to change, whether the
 // value came from the flags or the config file.
 std::string NameFlags(std::string message) {
-  for (const KbFlag& f : kKbFlags) {
-    const std::string key = std::string("'kernelbench.") + f.key + "'";
+  for (const KernelBenchFlag& f : KernelBenchFlags()) {
+    const std::string key = "'kernelbench." + std::string(f.key) + "'";
     const std::string named = std::string(f.flag) + " (" + key + ")";
     for (size_t at = message.find(key); at != std::string::npos;
          at = message.find(key, at + named.size())) {
@@ -351,13 +338,6 @@ std::string NameFlags(std::string message) {
 }
 
 }  // namespace
-
-bool IsKernelBenchFlag(std::string_view arg) {
-  for (const KbFlag& f : kKbFlags) {
-    if (arg == f.flag) return true;
-  }
-  return false;
-}
 
 Status ApplyKernelBenchFlags(const std::vector<std::string>& flags,
                              TrainConfig* config) {

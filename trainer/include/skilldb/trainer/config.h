@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -209,6 +210,16 @@ Result<ResumePoint> ResumePointFromJson(std::string_view extra_json,
 // --help or -h. `rest` keeps every other argument in order.
 // InvalidArgument naming the word for an unknown command, or when no
 // command is given.
+// The --kb-* flags of `skilldb train` (train_command.h
+// ApplyKernelBenchFlags), each with the key of the "kernelbench" object it
+// sets; each takes one value.
+struct KernelBenchFlag {
+  std::string_view flag;  // "--kb-train"
+  std::string_view key;   // "train"
+};
+std::span<const KernelBenchFlag> KernelBenchFlags();
+bool IsKernelBenchFlag(std::string_view arg);
+
 struct TrainCommandLine {
   std::string command;  // "demo" | "report" | "config" | "help"
   std::vector<std::string> rest;

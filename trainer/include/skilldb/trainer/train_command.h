@@ -22,10 +22,6 @@ int TrainMain(int argc, char** argv);
 // two answers each, room for a skill's JSON.
 void ApplyCoevolution(TrainConfig* config);
 
-// True for the flags ApplyKernelBenchFlags reads (--kb-store, --kb-level,
-// ...); each takes one value.
-bool IsKernelBenchFlag(std::string_view arg);
-
 // Applies `flags` (pairs: a --kb-* flag, then its value) to
 // config->kernelbench, in order (a later flag wins), over whatever the
 // config already holds (its JSON's "kernelbench" object, or the defaults):
