@@ -142,6 +142,33 @@ TEST_CASE("the kernelbench config names the key it refuses") {
 }
 
 TEST_CASE(
+    "kernelbench.answers is template or free, survives the config's JSON, "
+    "and free refuses the template-parameter summary prompt") {
+  auto parsed = TrainConfigFromJson(
+      R"({"kernelbench": {"store": "s", "families": "f", "train": [1],
+          "heldout": [4], "answers": "free"}})");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString());
+  CHECK(parsed->kernelbench.answers == "free");
+  auto back = TrainConfigFromJson(TrainConfigToJson(*parsed));
+  REQUIRE(back.ok());
+  CHECK(back->kernelbench.answers == "free");
+  CHECK(TrainConfig{}.kernelbench.answers == "template");
+  auto prose = TrainConfigFromJson(
+      R"({"kernelbench": {"store": "s", "families": "f", "train": [1],
+          "heldout": [4], "answers": "prose"}})");
+  CHECK(prose.status().IsInvalidArgument());
+  CHECK(prose.status().message().find("kernelbench.answers") !=
+        std::string::npos);
+  TrainConfig c = *parsed;
+  c.loop.family_summary_prompt = true;
+  const Status s = ValidateTrainConfig(c);
+  CHECK(s.IsInvalidArgument());
+  CHECK(s.message().find("loop.family_summary_prompt") != std::string::npos);
+  c.kernelbench.answers = "template";
+  CHECK(ValidateTrainConfig(c).ok());
+}
+
+TEST_CASE(
     "a run refuses a split naming a problem the task store lacks, "
     "naming the key") {
   ScopedTempDir temp("skilldb_kb_split_test");

@@ -125,12 +125,15 @@ struct KernelBenchConfig {
   // completion is its parameters) or "free" (the Policy Agent's
   // KernelBench prompt, policy/kernelbench_answer.h: the problem's source,
   // the selected skills, the format and the device, from the second turn
-  // the verifier's feedback cut to loop.feedback_bytes; the completion is
-  // read by its extractor into a ModelNew the verifier judges, and a
-  // completion it cannot use earns reward 0 with the reason in the
-  // rollout's extraction). The templates are still read with "free": the
-  // cold start's demonstrations and the Summary Agent's short prompt use
-  // them. Default: "template".
+  // the earlier answers and the verifier's feedback on each, at most
+  // 16,000 bytes; the completion is read by its extractor into a ModelNew
+  // the verifier judges, and a completion it cannot use earns reward 0
+  // with the reason in the rollout's extraction). The templates are still
+  // read with "free": the cold start demonstrates an answer as a template
+  // renders it (no skill or summary demonstrations), and
+  // loop.family_summary_prompt, which reads template parameters, is
+  // refused. The prompt is some thousands of tokens: the fixture model
+  // needs a larger loop.fixture_context_tokens. Default: "template".
   std::string answers = "template";
   int eval_every = 0;          // held-out evaluation every N steps; 0 = never.
   std::string python;          // the runner's interpreter; "" = the default
@@ -181,7 +184,8 @@ struct TrainConfig {
 
 // Errors: InvalidArgument naming the key (a value out of its range; for
 // kernelbench: empty, repeated or overlapping train and heldout ids, a
-// format that is not the backend's).
+// format that is not the backend's, answers neither template nor free,
+// free answers with loop.family_summary_prompt).
 Status ValidateTrainConfig(const TrainConfig& config);
 
 // Errors: InvalidArgument naming the key (unknown, repeated, wrong type,
