@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+
+#include "skilldb/verify/finding.h"
 
 namespace skilldb::policy {
 namespace {
@@ -21,31 +24,9 @@ bool AnyOf(const std::vector<std::string>& findings,
 }  // namespace
 
 bool IsHackFinding(std::string_view code) {
-  static constexpr std::string_view kHacks[] = {
-      "forbidden_import",
-      "forbidden_export",
-      "sandbox_violation",
-      "inputs_modified",
-      "out_of_bounds_write",
-      "no_kernel_launched",
-      "foreign_stream",
-      "late_work",
-      "hidden_work",
-      "timer_mismatch",
-      "inconsistent_results",
-      "implausible_speedup",
-      // KernelBench answers' (verify/kernelbench/README.md, "Findings").
-      "hidden_thread",
-      "cached_output",
-      "untimed_work",
-      "patched_function",
-      "precision_lowered",
-      "lazy_output",
-  };
-  for (std::string_view h : kHacks) {
-    if (code == h) return true;
-  }
-  return false;
+  // verify/'s list (finding.h), so the rewards and the reports agree.
+  const std::optional<verify::FindingCode> c = verify::ParseFindingCode(code);
+  return c.has_value() && verify::IsHackFinding(*c);
 }
 
 SampleVerdict VerdictFor(const VerificationReport& report,

@@ -22,6 +22,7 @@
 
 #include "agents_test_util.h"
 #include "cli_util.h"
+#include "kb_cpu_problems.h"
 #include "scripted_llm_server.h"
 
 namespace skilldb::kb_run_scripted {
@@ -34,84 +35,28 @@ using skilldb::testing::Contains;
 
 bool g_torch = false;
 
-// The Python with torch: $SKILLDB_KB_PYTHON, else /usr/bin/python3.
-std::string Python() {
-  const char* v = std::getenv("SKILLDB_KB_PYTHON");
-  return v != nullptr && v[0] != '\0' ? v : "/usr/bin/python3";
-}
-
-std::string Tmp() {
-  const char* t = std::getenv("TMPDIR");
-  return t ? t : "/tmp";
-}
+using kb_testing::KbPython;
+using kb_testing::KbTmp;
+using kb_testing::ScaleAddAnswer;
 
 // One problem, under four names: the scripted model tells them apart by
 // the name the prompt quotes.
-std::string Problem(int n) {
-  return R"PY(import torch
-import torch.nn as nn
+std::string Problem(int n) { return kb_testing::ScaleAddProblem(n); }
 
-class Model(nn.Module):
-    def __init__(self, alpha):
-        super().__init__()
-        self.alpha = alpha
-
-    def forward(self, x, y):
-        return self.alpha * x + y
-
-N = )PY" +
-         std::to_string(n) + R"PY(
-
-def get_inputs():
-    return [torch.randn(N), torch.randn(N)]
-
-def get_init_inputs():
-    return [2.0]
-)PY";
-}
-
-// The extension of verify/kernelbench's host test (same load_inline
-// arguments, so the same cached build).
-constexpr char kExtension[] = R"PY(import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-_cpp = r'''
-torch::Tensor scale_add(torch::Tensor x, torch::Tensor y, double a) {
-  TORCH_CHECK(x.is_contiguous() && y.is_contiguous(), "contiguous inputs");
-  auto out = torch::empty_like(x);
-  const float* px = x.data_ptr<float>();
-  const float* py = y.data_ptr<float>();
-  float* po = out.data_ptr<float>();
-  const float fa = static_cast<float>(a);
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) po[i] = fa * px[i] + py[i];
-  return out;
-}
-'''
-ext = load_inline(name="kbt_scale_add", cpp_sources=_cpp, functions=["scale_add"],
-                  extra_cflags=["-O2"])
-)PY";
-
-std::string Answer(const std::string& body) {
-  return std::string(kExtension) +
-         "\nclass ModelNew(nn.Module):\n"
-         "    def __init__(self, alpha):\n"
-         "        super().__init__()\n"
-         "        self.alpha = alpha\n" +
-         body;
-}
-
-const std::string kCorrect = Answer(R"PY(
+// Answers on the extension of verify/kernelbench's host test
+// (kb_cpu_problems.h: the same load_inline arguments, so the same cached
+// build).
+const std::string kCorrect = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha)
 )PY");
 
-const std::string kWrong = Answer(R"PY(
+const std::string kWrong = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha) + 1e-2
 )PY");
 
-const std::string kCached = Answer(R"PY(
+const std::string kCached = ScaleAddAnswer(R"PY(
         self.calls = 0
         self.last = None
 
@@ -138,7 +83,7 @@ struct World {
   std::string db = dir.Sub("lib");
   std::string store = dir.Sub("store");
   std::string out = dir.Sub("run");
-  std::string cache = Tmp() + "/skilldb-kb-test-cache";
+  std::string cache = kb_testing::KbTestCacheDir();
   std::unique_ptr<ScriptedLlmServer> server;
 
   World() {
@@ -148,7 +93,7 @@ struct World {
     const char* names[] = {"1_Scale_add_learner.py", "2_Scale_add_garbage.py",
                            "3_Scale_add_hacker.py", "4_Scale_add_sleeper.py"};
     for (int i = 0; i < 4; ++i)
-      std::ofstream(kb + "/" + names[i]) << Problem(1 << 16);
+      REQUIRE(kb_testing::WriteTestFile(kb + "/" + names[i], Problem(1 << 16)));
     Options o;
     o.create_if_missing = true;
     o.field_weights = kSkillLibraryWeights;
@@ -178,7 +123,7 @@ struct World {
 
   skilldb::testing::Run Cli(std::vector<std::string> args) {
     args.insert(args.begin(), {"--db", db});
-    return skilldb::testing::Cli(home, args, "", {"TMPDIR=" + Tmp()});
+    return skilldb::testing::Cli(home, args, "", {"TMPDIR=" + KbTmp()});
   }
 
   std::vector<std::string> RunArgs(const std::string& out_dir) const {
@@ -208,7 +153,7 @@ struct World {
             "--device",
             "cpu",
             "--python",
-            Python(),
+            KbPython(),
             "--cache",
             cache,
             "--trials",
@@ -254,13 +199,13 @@ TEST_CASE(
   World& w = W();
   auto imported =
       w.Cli({"--json", "kernelbench", "import", w.dir.Sub("KernelBench"),
-             "--store", w.store, "--device", "cpu", "--python", Python()});
+             "--store", w.store, "--device", "cpu", "--python", KbPython()});
   REQUIRE_MESSAGE(imported.code == 0, imported.err);
 
   auto missing = w.Cli({"kernelbench", "run", w.dir.Sub("none"), "--store",
                         w.store, "--level", "1", "--problems", "90-99",
                         "--skills", "off", "--llm-url", w.server->base_url(),
-                        "--device", "cpu", "--python", Python()});
+                        "--device", "cpu", "--python", KbPython()});
   CHECK(missing.code == 1);
   CHECK(Contains(missing.err, "kernelbench import"));
 
@@ -356,7 +301,7 @@ TEST_CASE(
                      "--device",
                      "cpu",
                      "--python",
-                     Python(),
+                     KbPython(),
                      "--cache",
                      w.cache,
                      "--trials",
@@ -399,7 +344,7 @@ TEST_CASE(
 
 bool TorchAvailable() {
   const std::string cmd =
-      "'" + Python() +
+      "'" + KbPython() +
       "' -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;
 }

@@ -319,6 +319,7 @@ std::map<std::string, Reader> Fields(TrainConfig& c) {
         {"heldout", Ids(&c.kernelbench.heldout)},
         {"format", Str(&c.kernelbench.format)},
         {"families", Str(&c.kernelbench.families)},
+        {"answers", Str(&c.kernelbench.answers)},
         {"python", Str(&c.kernelbench.python)},
         {"cache_dir", Str(&c.kernelbench.cache_dir)}}},
       {"sft_filter",
@@ -401,6 +402,14 @@ Status ValidateKernelBench(const TrainConfig& c) {
     return bad("'kernelbench.format' " + k.format + " needs 'backend' " + want +
                " (cpp answers run on CPU tensors, cuda and triton on "
                "the GPU)");
+  }
+  if (k.answers != "template" && k.answers != "free") {
+    return bad("'kernelbench.answers' must be template or free");
+  }
+  if (k.answers == "free" && c.loop.family_summary_prompt) {
+    return bad(
+        "'loop.family_summary_prompt' reads an answer's template "
+        "parameters: it needs 'kernelbench.answers' template");
   }
   if (k.families.empty()) {
     return bad(
@@ -486,20 +495,38 @@ Result<ResumePoint> ResumePointFromJson(std::string_view extra_json,
   return point;
 }
 
+std::span<const KernelBenchFlag> KernelBenchFlags() {
+  static constexpr KernelBenchFlag kFlags[] = {
+      {"--kb-store", "store"},     {"--kb-level", "level"},
+      {"--kb-train", "train"},     {"--kb-heldout", "heldout"},
+      {"--kb-format", "format"},   {"--kb-families", "families"},
+      {"--kb-answers", "answers"}, {"--kb-eval-every", "eval_every"},
+      {"--kb-python", "python"},   {"--kb-cache-dir", "cache_dir"},
+  };
+  return kFlags;
+}
+
+bool IsKernelBenchFlag(std::string_view arg) {
+  for (const KernelBenchFlag& f : KernelBenchFlags()) {
+    if (arg == f.flag) return true;
+  }
+  return false;
+}
+
 Result<TrainCommandLine> SplitTrainCommand(
     const std::vector<std::string>& args) {
   // Options that take a value: their value is never the command word.
   static const std::set<std::string> kWithValue = {
-      "--config", "--out",   "--resume", "--steps",         "--backend",
-      "--device", "--seed",  "--groups", "--turns",         "--baseline",
-      "--normalization",     "--sft-epochs"};
+      "--config",  "--out",      "--resume",        "--steps",
+      "--backend", "--device",   "--seed",          "--groups",
+      "--turns",   "--baseline", "--normalization", "--sft-epochs"};
   TrainCommandLine out;
   bool has_config = false;
   bool help = false;
   std::string first_word;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (kWithValue.count(a) && i + 1 < args.size()) {
+    if ((kWithValue.count(a) || IsKernelBenchFlag(a)) && i + 1 < args.size()) {
       has_config = has_config || a == "--config";
       out.rest.push_back(a);
       out.rest.push_back(args[++i]);
@@ -596,6 +623,7 @@ std::string TrainConfigToJson(const TrainConfig& c) {
         {"heldout", c.kernelbench.heldout},
         {"format", c.kernelbench.format},
         {"families", c.kernelbench.families},
+        {"answers", c.kernelbench.answers},
         {"eval_every", c.kernelbench.eval_every},
         {"python", c.kernelbench.python},
         {"cache_dir", c.kernelbench.cache_dir},

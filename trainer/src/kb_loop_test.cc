@@ -12,94 +12,45 @@
 // $SKILLDB_KB_PYTHON; without one the binary exits 77 (skipped).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
-#include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "kb_cpu_problems.h"
+#include "skilldb/trainer/param_task.h"
 #include "skilldb/trainer/rl_loop.h"
 #include "skilldb/verify/kernelbench.h"
 #include "test_dir.h"
+#include "trainer_impl.h"
 
 namespace skilldb::trainer {
 namespace {
 
 using nlohmann::json;
 
-std::string Python() {
-  const char* v = std::getenv("SKILLDB_KB_PYTHON");
-  return v != nullptr && v[0] != '\0' ? v : "/usr/bin/python3";
-}
-
-std::string Tmp() {
-  const char* t = std::getenv("TMPDIR");
-  return t ? t : "/tmp";
-}
+using kb_testing::KbPython;
+using kb_testing::KbTestCacheDir;
+using kb_testing::WriteTestFile;
 
 // One problem under three names (two trained on, one held out). Its
 // reference makes four passes over memory where the answer's fused loop
 // makes one, so the fused answer is faster on any CPU.
 std::string Problem(int n) {
-  return R"PY(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self, alpha):
-        super().__init__()
-        self.alpha = alpha
-
-    def forward(self, x, y):
-        out = torch.zeros_like(x)
-        out += self.alpha * x
-        out += y
-        return out
-
-N = )PY" +
-         std::to_string(n) + R"PY(
-
-def get_inputs():
-    return [torch.randn(N), torch.randn(N)]
-
-def get_init_inputs():
-    return [2.0]
-)PY";
+  return kb_testing::ScaleAddProblem(
+      n, kb_testing::ScaleAddReference::kFourPasses);
 }
 
 // The answer template: the extension of verify/kernelbench's host test
 // (same load_inline arguments, so the same cached build for every
 // variant), then ModelNew's forward from the parameters.
-constexpr char kTemplate[] = R"PY(import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-_cpp = r'''
-torch::Tensor scale_add(torch::Tensor x, torch::Tensor y, double a) {
-  TORCH_CHECK(x.is_contiguous() && y.is_contiguous(), "contiguous inputs");
-  auto out = torch::empty_like(x);
-  const float* px = x.data_ptr<float>();
-  const float* py = y.data_ptr<float>();
-  float* po = out.data_ptr<float>();
-  const float fa = static_cast<float>(a);
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) po[i] = fa * px[i] + py[i];
-  return out;
-}
-'''
-ext = load_inline(name="kbt_scale_add", cpp_sources=_cpp, functions=["scale_add"],
-                  extra_cflags=["-O2"])
-
-class ModelNew(nn.Module):
-    def __init__(self, alpha):
-        super().__init__()
-        self.alpha = alpha
-
+const std::string kTemplate = kb_testing::ScaleAddAnswer(R"PY(
     def forward(self, x, y):
 {{work}}{{bias}}
-)PY";
+)PY");
 
 json Family(int id) {
   return {
@@ -125,9 +76,7 @@ json Family(int id) {
 }
 
 void Write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(
-      std::filesystem::path(path).parent_path());
-  std::ofstream(path) << text;
+  REQUIRE(WriteTestFile(path, text));
 }
 
 // The stated margin: the mean policy reward of the last three steps beats
@@ -152,7 +101,7 @@ TEST_CASE(
   verify::kb::ImportOptions io;
   io.path = root + "/KernelBench";
   io.level = 1;
-  io.runner.python = Python();
+  io.runner.python = KbPython();
   io.runner.device = "cpu";
   auto store = verify::kb::TaskStore::Open(root + "/store");
   REQUIRE(store.ok());
@@ -188,8 +137,8 @@ TEST_CASE(
   c.kernelbench.format = "cpp";
   c.kernelbench.families = root + "/families";
   c.kernelbench.eval_every = 5;
-  c.kernelbench.python = Python();
-  c.kernelbench.cache_dir = Tmp() + "/skilldb-kb-test-cache";
+  c.kernelbench.python = KbPython();
+  c.kernelbench.cache_dir = KbTestCacheDir();
   c.kernelbench.correctness_trials = 2;
 
   auto trainer = Trainer::Create(c, DefaultTrainerPaths());
@@ -245,6 +194,173 @@ TEST_CASE(
   CHECK(steps.back()["reward_cache"]["hits"].get<int>() > 0);
 }
 
+// Everything the messages of a chat say, in order.
+std::string ChatText(const std::vector<ChatMessage>& chat) {
+  std::string out;
+  for (const ChatMessage& m : chat) out += m.content + "\n";
+  return out;
+}
+
+// The plumbing of free-form answers (kernelbench.answers "free"), not
+// learning: the tiny random model writes no ModelNew, so what is asserted
+// is that the Policy Agent the loop wires is prompted with the KernelBench
+// prompt (turn 2 with the earlier answer and its feedback), reads
+// completions with the KernelBench extractor (reward 0 and the reason kept
+// for what it cannot use), that a step (rollout, rewards, training) and
+// the held-out evaluation complete, and that the reader, the verifier and
+// the prompt the loop wires find, judge and report a written answer. The
+// two-turn trajectory comes from the wired agent itself, outside a step:
+// a step trains on every prompt token (about 1.4 ms a token of the
+// fixture on one core, and a prompt is some 2,700), so the step runs one
+// single-turn rollout.
+TEST_CASE(
+    "free-form KernelBench answers: the loop prompts with the KernelBench "
+    "prompt and judges what the extractor reads") {
+  ScopedTempDir temp("skilldb_kb_free_test");
+  const std::string root = temp.path();
+  for (int id = 1; id <= 2; ++id) {
+    Write(root + "/KernelBench/level1/" + std::to_string(id) + "_Scale_add_" +
+              std::to_string(id) + ".py",
+          Problem(4096 + id));
+    Write(root + "/families/level1_" + std::to_string(id) + ".json",
+          Family(id).dump(2));
+  }
+  Write(root + "/families/scale_add.py.tmpl", kTemplate);
+  verify::kb::ImportOptions io;
+  io.path = root + "/KernelBench";
+  io.level = 1;
+  io.runner.python = KbPython();
+  io.runner.device = "cpu";
+  auto store = verify::kb::TaskStore::Open(root + "/store");
+  REQUIRE(store.ok());
+  auto imported = verify::kb::ImportProblems(io, &*store);
+  REQUIRE_MESSAGE(imported.ok(), imported.status().ToString());
+  REQUIRE(imported->imported.size() == 2);
+
+  Trainer::Impl run;
+  TrainConfig& c = run.config;
+  c.out_dir = root + "/run";
+  c.seed = 5;
+  c.groups = 1;
+  c.max_turns = 1;
+  c.max_new_tokens = 16;
+  c.sft_demo_records = 0;
+  c.sft_epochs = 0;
+  c.selection = false;
+  c.summary = false;
+  c.verify_rounds = 1;
+  c.timed_calls = 2;
+  c.kernelbench.store = root + "/store";
+  c.kernelbench.train = {1};
+  c.kernelbench.heldout = {2};
+  c.kernelbench.format = "cpp";
+  c.kernelbench.families = root + "/families";
+  c.kernelbench.answers = "free";
+  c.kernelbench.eval_every = 1;
+  c.kernelbench.python = KbPython();
+  c.kernelbench.cache_dir = KbTestCacheDir();
+  c.kernelbench.correctness_trials = 1;
+  // The KernelBench prompt (the role, the format, the problem's source) is
+  // about 5,000 of the fixture's tokens: a longer window for it.
+  c.loop.fixture_context_tokens = 12288;
+  // One skill shown (a skill is up to 7,000 bytes of body and code, and a
+  // step trains on every prompt token).
+  c.loop.select_k = 1;
+  run.paths = DefaultTrainerPaths();
+  Status init = run.Init();
+  REQUIRE_MESSAGE(init.ok(), init.ToString());
+  REQUIRE(run.kb_train.size() == 1);
+  KbSlot& slot = *run.kb_train[0];
+
+  // Two turns of the wired agent.
+  policy::PolicyOptions po;
+  po.max_turns = 2;
+  po.samples = 1;
+  po.sampling.max_tokens = 16;
+  po.sampling.temperature = 1.0;
+  po.sampling.seed = 11;
+  po.verify_rounds = 1;
+  po.timed_calls_per_round = 2;
+  po.group = "plumbing";
+  auto traj = slot.policy->Solve(slot.task, po);
+  REQUIRE_MESSAGE(traj.ok(), traj.status().ToString());
+  REQUIRE(traj->turns.size() == 2);
+  for (const policy::TurnRecord& turn : traj->turns) {
+    REQUIRE(turn.samples.size() == 1);
+    const policy::SampleRecord& smp = turn.samples[0];
+    const std::string prompt = ChatText(smp.generation.prompt);
+    // kb_prompt's: the problem's source and the run's answer format (cpp:
+    // load_inline with cpp_sources), not the template's parameters.
+    CHECK(prompt.find("out += self.alpha * x") != std::string::npos);
+    CHECK(prompt.find("N = 4097") != std::string::npos);
+    CHECK(prompt.find("cpp_sources") != std::string::npos);
+    CHECK(prompt.find("class ModelNew") != std::string::npos);
+    CHECK(prompt.find("Choose the work") == std::string::npos);
+    // The selected skill, in the first user message.
+    REQUIRE(turn.selection.selected.size() == 1);
+    CHECK(smp.generation.prompt[1].content.find(
+              turn.selection.selected[0].title) != std::string::npos);
+    CHECK(std::isfinite(smp.reward));
+    if (smp.verdict == policy::SampleVerdict::kNoCode) {
+      CHECK(smp.extraction.rfind("kernelbench extraction: ", 0) == 0);
+      CHECK(smp.reward == 0.0);
+    } else {
+      CHECK(smp.report.has_value());
+    }
+  }
+  // Turn 2 shows turn 1's answer and the feedback on it.
+  const auto& second = traj->turns[1].samples[0].generation.prompt;
+  REQUIRE(second.size() >= 4);
+  CHECK(second[second.size() - 2].content ==
+        traj->turns[0].samples[0].generation.completion);
+  CHECK(second.back().content.find("Verifier feedback") != std::string::npos);
+
+  // One step of the loop, and the held-out evaluation.
+  auto line = run.Step();
+  REQUIRE_MESSAGE(line.ok(), line.status().ToString());
+  const json j = json::parse(*line);
+  CHECK(j["failed_rollouts"].get<int>() == 0);
+  CHECK(std::isfinite(j["reward"]["policy"]["mean"].get<double>()));
+  REQUIRE(j.contains("heldout"));
+  CHECK(j["heldout"]["problems"] == 1);
+
+  // The reader, the verifier and the prompt the loop wires, on an answer
+  // as a model writes it (prose, then the ModelNew in a fence): found,
+  // judged correct, and its result told in the next turn's prompt; prose
+  // without code: nothing, and why.
+  const std::string answer =
+      "Here is a fused kernel.\n```python\n" +
+      Render(slot.family, {{"work", "fused"}, {"bias", "none"}}) +
+      "\n```\nIt makes one pass.";
+  auto e = slot.free_extractor->Extract(slot.task, answer);
+  REQUIRE(e.ok());
+  REQUIRE(e->found);
+  auto nothing = slot.free_extractor->Extract(slot.task, "I would fuse them.");
+  REQUIRE(nothing.ok());
+  CHECK_FALSE(nothing->found);
+  CHECK(nothing->note.rfind("kernelbench extraction: ", 0) == 0);
+  VerificationRequest q;
+  q.task = slot.task.task.name;
+  q.candidate.language = e->language;
+  q.candidate.source = e->source;
+  auto rep = run.kb->Verify(q);
+  REQUIRE_MESSAGE(rep.ok(), rep.status().ToString());
+  CHECK(rep->correctness.passed);
+  const double reward = internal::MakeKbReward(c.rewards)(
+      {policy::VerdictFor(*rep, rep->findings), &*rep, &rep->findings});
+  CHECK(reward >= c.rewards.correct_weight);
+  auto result = run.kb->Find(q.task, rep->candidate_hash);
+  REQUIRE(result.has_value());
+  policy::PromptInput next;
+  next.task = &slot.task;
+  next.prior.push_back({{}, answer, "the agent's own words"});
+  const auto chat = slot.free_prompts->Build(next);
+  CHECK(chat.back().content.find(policy::FormatKernelBenchFeedback(
+            policy::ExtractKernelBenchAnswer(answer), &*result)) !=
+        std::string::npos);
+  CHECK(chat.back().content.find("the agent's own words") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace skilldb::trainer
 
@@ -255,13 +371,13 @@ int main(int argc, char** argv) {
     listing |= a.rfind("--list", 0) == 0 || a.rfind("-l", 0) == 0;
   }
   const std::string probe =
-      "'" + skilldb::trainer::Python() +
+      "'" + skilldb::kb_testing::KbPython() +
       "' -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1";
   if (!listing && std::system(probe.c_str()) != 0) {
     std::printf(
         "skipped: %s has no torch (install python3-torch or set "
         "SKILLDB_KB_PYTHON)\n",
-        skilldb::trainer::Python().c_str());
+        skilldb::kb_testing::KbPython().c_str());
     return 77;
   }
   doctest::Context context(argc, argv);

@@ -6,9 +6,6 @@
 #include <cstdlib>
 #include <regex>
 
-#include "skilldb/util/clock.h"
-#include "skilldb/verify/finding.h"
-
 namespace skilldb::trainer::internal {
 namespace kb = verify::kb;
 
@@ -29,80 +26,7 @@ bool Informs(std::string_view code) {
          code == "too_few_rounds";
 }
 
-// The failure's class as a finding code the Policy Agent's verdicts read
-// (policy/reward.h VerdictFor): the KernelBench verdict alone has none.
-std::string FailureCode(const kb::EvalResult& r) {
-  if (r.verdict == "compile_error" || !r.compiled) return "compile_error";
-  if (r.verdict == "incorrect") return "wrong_output";
-  if (r.verdict == "runtime_error") return "crashed";
-  if (r.verdict == "timeout") return "timeout";
-  if (r.verdict == "error") return "reference_failed";
-  return "";
-}
-
 }  // namespace
-
-VerificationReport KbReport(const VerificationRequest& q,
-                            const kb::EvalResult& r,
-                            const verify::DecisionOptions& clocks) {
-  VerificationReport rep;
-  rep.verifier = "kernelbench";
-  rep.verifier_version = std::string("skilldb-kb/1 (") +
-                         std::string(kb::ProtocolName(r.protocol)) +
-                         " protocol)";
-  rep.device = r.device;
-  rep.device_class = r.device == "host" || r.device.empty() ? "host" : r.device;
-  rep.task = q.task;
-  rep.candidate_hash = r.answer_hash;
-  rep.compiled = r.compiled;
-  rep.compile_log = r.compile_log;
-  rep.correctness.checked = r.trials > 0;
-  rep.correctness.passed = r.trials > 0 && r.trials == r.trials_passed;
-  rep.correctness.trials = r.trials;
-  rep.correctness.max_abs_error = r.max_abs_diff;
-  rep.correctness.errors = r.mismatches;
-  rep.rounds = r.rounds;
-  rep.speedup = r.estimate;
-  rep.max_plausible_speedup = r.max_plausible_speedup;
-  rep.isolation = r.isolation;
-  for (const verify::Finding& f : r.findings) {
-    rep.reasons.push_back(verify::FormatFinding(f));
-    const std::string code(verify::FindingCodeName(f.code));
-    // A finding that voids only a passing answer (precision_lowered on a
-    // wrong one) says why in the reasons; as a code it would make an
-    // honest failure a hack.
-    if (r.verdict != "hack" && policy::IsHackFinding(code)) continue;
-    rep.findings.push_back(code);
-  }
-  if (r.verdict == "not_credited" &&
-      !HasCode(rep.findings, "torch_does_the_work")) {
-    rep.findings.push_back("torch_does_the_work");
-    rep.reasons.push_back("[torch_does_the_work] correct, not credited");
-  }
-  const std::string failure = FailureCode(r);
-  if (!failure.empty() && r.verdict != "hack" &&
-      !HasCode(rep.findings, failure)) {
-    rep.findings.push_back(failure);
-    rep.reasons.push_back("[" + failure + "] " + r.verdict + ": " +
-                          r.error_message);
-  }
-  bool passed = r.verdict == "correct" && r.findings.empty();
-  for (const RoundTiming& t : r.rounds) {
-    if (t.speedup_ratio < clocks.min_speedup) {
-      passed = false;
-      break;
-    }
-  }
-  if (r.rounds.empty() || !(r.estimate.ci_low > 1.0)) passed = false;
-  rep.passed = passed;
-  rep.times.compile_ms = r.times.build_ms;
-  rep.times.correctness_ms = r.times.correctness_ms;
-  rep.times.timing_ms = r.times.timing_ms;
-  rep.times.total_ms = r.times.total_ms;
-  rep.times.compile_cache_hit = r.times.build_cached;
-  rep.finished_at_ms = util::NowUnixMs();
-  return rep;
-}
 
 Result<VerificationReport> KbVerifier::Verify(const VerificationRequest& q) {
   static const std::regex kTask(R"(kernelbench/level(\d{1,6})/(\d{1,9}))");
@@ -119,7 +43,8 @@ Result<VerificationReport> KbVerifier::Verify(const VerificationRequest& q) {
   const std::string declared = lang == "cuda" || lang == "triton" ? lang : "";
   SKILLDB_ASSIGN_OR_RETURN(
       kb::EvalResult r, evaluator_->Evaluate(p, q.candidate.source, declared));
-  VerificationReport rep = KbReport(q, r, evaluator_->options().clocks);
+  VerificationReport rep =
+      kb::ToVerificationReport(q, r, evaluator_->options().clocks);
   std::lock_guard<std::mutex> lock(mu_);
   results_[q.task + '\0' + r.answer_hash] = std::move(r);
   return rep;

@@ -29,15 +29,10 @@ namespace skilldb::trainer::internal {
 // "kernelbench/level<L>/<id>": the task name the KernelBench verifier reads.
 std::string KbTaskName(int level, int id);
 
-// The engine's Verifier over KernelBench tasks, judged by `evaluator`.
-// Unlike verify/'s adapter (MakeKernelBenchVerifier) its reports carry the
-// findings as codes (the rewards and the Policy Agent's verdicts read
-// them): every finding of the result, "torch_does_the_work" for a correct
-// answer that is not credited, and the failure's class (compile_error,
-// wrong_output, crashed, timeout, reference_failed) for the others. Passed
-// as verify/'s adapter decides it: correct, credited, no finding, every
-// round at or above tau and the speedup's interval above 1 (what verified
-// insertion asks). Every result is kept for the held-out score (Find).
+// The engine's Verifier over KernelBench tasks, judged by `evaluator`,
+// whose reports are verify/'s (kernelbench.h ToVerificationReport: the
+// findings as codes the rewards and the Policy Agent's verdicts read).
+// Every result is kept for the held-out score (Find).
 class KbVerifier : public Verifier {
  public:
   KbVerifier(std::shared_ptr<verify::kb::Evaluator> evaluator,
@@ -63,12 +58,6 @@ class KbVerifier : public Verifier {
   std::mutex mu_;
   std::map<std::string, verify::kb::EvalResult> results_;  // GUARDED_BY(mu_)
 };
-
-// The report of `result` for `request` (KbVerifier's mapping; `clocks`
-// holds tau).
-VerificationReport KbReport(const VerificationRequest& request,
-                            const verify::kb::EvalResult& result,
-                            const verify::DecisionOptions& clocks);
 
 // The trainer's reward shape (rewards.h: correct_weight + speedup_weight x
 // min(speedup, cap)) on KernelBench reports: hack_reward for a hack

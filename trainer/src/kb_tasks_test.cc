@@ -34,7 +34,7 @@ kb::EvalResult Correct(double speedup) {
 double Reward(const kb::EvalResult& r) {
   VerificationRequest q;
   q.task = "kernelbench/level1/1";
-  const VerificationReport rep = KbReport(q, r, {});
+  const VerificationReport rep = kb::ToVerificationReport(q, r, {});
   const policy::SampleVerdict v = policy::VerdictFor(rep, rep.findings);
   RewardConfig c;  // 0.5 x correct + 0.5 x min(speedup, 3), hack 0
   return MakeKbReward(c)({v, &rep, &rep.findings});
@@ -46,7 +46,7 @@ TEST_CASE(
   CHECK(Reward(Correct(2.0)) == doctest::Approx(0.5 + 0.5 * 2.0));
   CHECK(Reward(Correct(7.0)) == doctest::Approx(0.5 + 0.5 * 3.0));
   VerificationRequest q;
-  CHECK(KbReport(q, Correct(2.0), {}).passed);
+  CHECK(kb::ToVerificationReport(q, Correct(2.0), {}).passed);
 }
 
 TEST_CASE(
@@ -58,7 +58,7 @@ TEST_CASE(
   r.findings.push_back({verify::FindingCode::kTorchDoesTheWork, "most time"});
   CHECK(Reward(r) == doctest::Approx(0.5));
   VerificationRequest q;
-  CHECK_FALSE(KbReport(q, r, {}).passed);
+  CHECK_FALSE(kb::ToVerificationReport(q, r, {}).passed);
   // Also when the result names no finding, only the verdict.
   r.findings.clear();
   CHECK(Reward(r) == doctest::Approx(0.5));
@@ -86,7 +86,7 @@ TEST_CASE(
   r.trials_passed = 0;
   r.findings.push_back({verify::FindingCode::kPrecisionLowered, "far off"});
   VerificationRequest q;
-  const VerificationReport rep = KbReport(q, r, {});
+  const VerificationReport rep = kb::ToVerificationReport(q, r, {});
   CHECK(policy::VerdictFor(rep, rep.findings) == policy::SampleVerdict::kWrong);
   CHECK(Reward(r) == 0.0);
 }
@@ -139,6 +139,33 @@ TEST_CASE("the kernelbench config names the key it refuses") {
   CHECK(bad.status().IsInvalidArgument());
   auto unknown = TrainConfigFromJson(R"({"kernelbench": {"split": 1}})");
   CHECK(unknown.status().IsInvalidArgument());
+}
+
+TEST_CASE(
+    "kernelbench.answers is template or free, survives the config's JSON, "
+    "and free refuses the template-parameter summary prompt") {
+  auto parsed = TrainConfigFromJson(
+      R"({"kernelbench": {"store": "s", "families": "f", "train": [1],
+          "heldout": [4], "answers": "free"}})");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString());
+  CHECK(parsed->kernelbench.answers == "free");
+  auto back = TrainConfigFromJson(TrainConfigToJson(*parsed));
+  REQUIRE(back.ok());
+  CHECK(back->kernelbench.answers == "free");
+  CHECK(TrainConfig{}.kernelbench.answers == "template");
+  auto prose = TrainConfigFromJson(
+      R"({"kernelbench": {"store": "s", "families": "f", "train": [1],
+          "heldout": [4], "answers": "prose"}})");
+  CHECK(prose.status().IsInvalidArgument());
+  CHECK(prose.status().message().find("kernelbench.answers") !=
+        std::string::npos);
+  TrainConfig c = *parsed;
+  c.loop.family_summary_prompt = true;
+  const Status s = ValidateTrainConfig(c);
+  CHECK(s.IsInvalidArgument());
+  CHECK(s.message().find("loop.family_summary_prompt") != std::string::npos);
+  c.kernelbench.answers = "template";
+  CHECK(ValidateTrainConfig(c).ok());
 }
 
 TEST_CASE(

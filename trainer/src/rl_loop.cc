@@ -155,8 +155,8 @@ policy::SelectionOptions Trainer::Impl::Selection() const {
 
 std::vector<SlotRef> Trainer::Impl::TrainSlots() const {
   if (!config.kernelbench.enabled()) {
-    return {
-        SlotRef{&family, &task, prompts.get(), policy.get(), summary.get()}};
+    return {SlotRef{&family, &task, prompts.get(), policy.get(), summary.get(),
+                    nullptr}};
   }
   std::vector<SlotRef> out;
   for (const auto& slot : kb_train) out.push_back(Ref(*slot));
@@ -164,8 +164,8 @@ std::vector<SlotRef> Trainer::Impl::TrainSlots() const {
 }
 
 SlotRef Trainer::Impl::Ref(const KbSlot& slot) {
-  return {&slot.family, &slot.task, slot.prompts.get(), slot.policy.get(),
-          slot.summary.get()};
+  return {&slot.family,      &slot.task,         slot.prompts.get(),
+          slot.policy.get(), slot.summary.get(), slot.free_prompts.get()};
 }
 
 policy::SelectionRequest Trainer::Impl::FirstTurnRequest(
@@ -349,8 +349,10 @@ Status Trainer::Impl::OpenKernelBench() {
                            kbv::Evaluator::Make(ro, eo));
   std::shared_ptr<kbv::Evaluator> shared(std::move(ev));
   std::string device_class = "host";
+  kb_device = internal::CpuDeviceLine();
   if (!cpu) {
     SKILLDB_ASSIGN_OR_RETURN(kbv::DeviceInfo d, shared->Describe());
+    kb_device = policy::DescribeKernelBenchDevice(d);
     device_class = "sm_" + d.capability.substr(0, d.capability.find('.')) +
                    (d.capability.find('.') == std::string::npos
                         ? ""
@@ -365,6 +367,7 @@ Status Trainer::Impl::OpenKernelBench() {
       SKILLDB_ASSIGN_OR_RETURN(slot->family,
                                internal::LoadKbFamily(k, id, config.backend));
       slot->task = internal::KbPolicyTask(p, slot->family);
+      slot->problem = std::move(p);
       slots->push_back(std::move(slot));
     }
   }
@@ -376,20 +379,34 @@ Status Trainer::Impl::OpenKernelBench() {
   return Status::Ok();
 }
 
-// A problem's Policy Agent (its template's prompts and extractor, the
-// run's selector, verifier and rewards) and Summary Agent.
+// A problem's Policy Agent (its template's prompts and extractor, or with
+// free-form answers the KernelBench prompt and extractor; the run's
+// selector, verifier and rewards) and Summary Agent.
 Status Trainer::Impl::WireKbSlot(KbSlot* slot) {
+  const KernelBenchConfig& k = config.kernelbench;
   slot->prompts = std::make_unique<internal::ParamPromptBuilder>(&slot->family,
                                                                  config.loop);
   slot->extractor = std::make_unique<internal::ParamExtractor>(&slot->family);
+  const policy::PromptBuilder* prompts = slot->prompts.get();
+  const policy::CompletionExtractor* extractor = slot->extractor.get();
+  if (k.answers == "free") {
+    SKILLDB_ASSIGN_OR_RETURN(policy::KernelBenchFormat format,
+                             policy::ParseKernelBenchFormat(k.format));
+    slot->free_prompts = std::make_unique<internal::KbFreePromptBuilder>(
+        slot->problem, format, kb_device, kb);
+    slot->free_extractor =
+        std::make_unique<internal::KbFreeExtractor>(k.format);
+    prompts = slot->free_prompts.get();
+    extractor = slot->free_extractor.get();
+  }
   policy::PolicyAgentDeps deps;
   deps.backbone = &learner->backbone();
   deps.selector = selector.get();
   deps.verifier = verifier.get();
   deps.library = rank == 0 ? library.get() : nullptr;
   deps.store = store.get();
-  deps.extractor = slot->extractor.get();
-  deps.prompts = slot->prompts.get();
+  deps.extractor = extractor;
+  deps.prompts = prompts;
   deps.reward = internal::MakeKbReward(config.rewards);
   SKILLDB_ASSIGN_OR_RETURN(slot->policy, policy::PolicyAgent::Make(deps));
   return WireSummary(slot->family, &slot->distill_prompts, &slot->summary);
@@ -545,14 +562,22 @@ void Trainer::Impl::SlotDemonstrations(const SlotRef& slot, int count,
     auto picked = bm25.Select(FirstTurnRequest(*slot.task));
     if (picked.ok()) in.new_skills = picked->skills;
   }
-  const auto chat = slot.prompts->Build(in);
+  // Free-form answers are demonstrated as the template renders them: a
+  // whole ModelNew in one fenced block, under the KernelBench prompt.
+  const bool free = slot.free_prompts != nullptr;
+  const auto chat =
+      free ? slot.free_prompts->Build(in) : slot.prompts->Build(in);
   for (int i = 0; i < count; ++i) {
-    records->push_back({"policy", slot.family->task, chat,
-                        FormatParams(*slot.family, combos[i % combos.size()])});
+    const ParamValues& combo = combos[i % combos.size()];
+    records->push_back(
+        {"policy", slot.family->task, chat,
+         free ? "```python\n" + Render(*slot.family, combo) + "\n```"
+              : FormatParams(*slot.family, combo)});
   }
   // Without skills (the no-skill arm) nothing shows a skill and no
-  // Summary Agent runs: neither is demonstrated.
-  if (!config.skills) return;
+  // Summary Agent runs: neither is demonstrated. The skill and summary
+  // demonstrations are the templates' (parameters), not free-form ones.
+  if (!config.skills || free) return;
   SkillDemonstrations(slot, combos, in, records);
   SummaryDemonstrations(slot, combos, records);
 }

@@ -22,6 +22,7 @@
 #include "skilldb/util/exit_code.h"
 #include "skilldb/util/json.h"
 #include "skilldb/util/text.h"
+#include "skilldb/verify/kernelbench.h"
 
 namespace skilldb::trainer {
 namespace {
@@ -38,6 +39,27 @@ const char* kUsage =
     "  skilldb train --config FILE [--out RUN_DIR] [--steps N] [--resume "
     "CKPT]\n"
     "  skilldb train report RUN_DIR [--json]\n"
+    "KernelBench problems as the task source (demo and --config; each flag\n"
+    "sets the key of the config's \"kernelbench\" object it names, over the\n"
+    "file's value; trainer/README.md, \"KernelBench tasks\"):\n"
+    "  --kb-store DIR        the task store (skilldb kernelbench import); "
+    "turns it on\n"
+    "  --kb-level N          the problems' level (default 1)\n"
+    "  --kb-train IDS        problem ids trained on, e.g. 1-20,33 (the "
+    "syntax of\n"
+    "                        kernelbench run --problems)\n"
+    "  --kb-heldout IDS      problem ids only evaluated; disjoint from "
+    "--kb-train\n"
+    "  --kb-format F         cpp (CPU tensors, --backend host), cuda or "
+    "triton\n"
+    "                        (--backend cuda); default cpp\n"
+    "  --kb-families DIR     the answer templates, DIR/level<L>_<id>.json\n"
+    "  --kb-answers A        template (the policy writes a template's "
+    "parameters)\n"
+    "                        or free (a whole ModelNew); default template\n"
+    "  --kb-eval-every N     held-out fast_p every N steps (0: never)\n"
+    "  --kb-python PATH      the torch runner's interpreter\n"
+    "  --kb-cache-dir DIR    builds and baselines\n"
     "Data-parallel: one process per device with RANK, WORLD_SIZE, "
     "MASTER_ADDR,\n"
     "MASTER_PORT set (gloo on cpu, nccl on cuda).\n";
@@ -96,6 +118,7 @@ int Demo(const std::vector<std::string>& args) {
   c.sft_lr = 5e-3;
   c.optim.lr = 1e-3;
   c.optim.warmup_steps = 2;
+  std::vector<std::string> kb_flags;
   const size_t argc = args.size();
   for (size_t i = 0; i < argc; ++i) {
     const std::string& a = args[i];
@@ -143,6 +166,8 @@ int Demo(const std::vector<std::string>& args) {
       ApplyCoevolution(&c);
     } else if (a == "--resume" && value(&v)) {
       c.resume = v;
+    } else if (IsKernelBenchFlag(a) && value(&v)) {
+      kb_flags.insert(kb_flags.end(), {a, v});
     } else if (a == "--json") {
       // Accepted (`skilldb --json train demo`): the step lines are JSON.
     } else {
@@ -153,13 +178,14 @@ int Demo(const std::vector<std::string>& args) {
       !std::getenv("SKILLDB_TRAIN_CPU_MODEL")) {
     c.device = "cuda";
   }
-  Status v = ValidateTrainConfig(c);
+  Status v = ApplyKernelBenchFlags(kb_flags, &c);
   if (!v.ok()) return Fail(v);
   return RunTraining(c);
 }
 
 int Config(const std::vector<std::string>& args) {
   std::string file, out, resume;
+  std::vector<std::string> kb_flags;
   int steps = -1;
   const size_t argc = args.size();
   for (size_t i = 0; i < argc; ++i) {
@@ -173,6 +199,8 @@ int Config(const std::vector<std::string>& args) {
     } else if (a == "--steps" && i + 1 < argc) {
       if (!ParseInt(args[++i].c_str(), 0, 1000000, &steps))
         return Fail("--steps: bad number");
+    } else if (IsKernelBenchFlag(a) && i + 1 < argc) {
+      kb_flags.insert(kb_flags.end(), {a, args[++i]});
     } else if (a == "--json") {
       // Accepted (`skilldb --json train --config F`): the step lines are
       // JSON.
@@ -187,6 +215,10 @@ int Config(const std::vector<std::string>& args) {
   if (!out.empty()) c->out_dir = out;
   if (!resume.empty()) c->resume = resume;
   if (steps >= 0) c->steps = steps;
+  if (!kb_flags.empty()) {
+    Status st = ApplyKernelBenchFlags(kb_flags, &*c);
+    if (!st.ok()) return Fail(st.WithContext(file + " with the --kb-* flags"));
+  }
   if (c->out_dir.empty())
     return Fail(file + ": no out_dir (set it or pass --out)");
   return RunTraining(*c);
@@ -225,7 +257,104 @@ int Report(const std::vector<std::string>& args) {
   return 0;
 }
 
+// An id list in `kernelbench run --problems`' syntax (verify's parser),
+// which must name at least one problem (its "" means every id, which a
+// split cannot be).
+Result<std::vector<int>> SplitIds(std::string_view flag,
+                                  std::string_view text) {
+  const std::string f(flag);
+  if (text.empty()) {
+    return Status::InvalidArgument(f + ": names no problem (e.g. 1-20,33)");
+  }
+  auto ids = verify::kb::ParseIdList(text);
+  if (!ids.ok())
+    return Status::InvalidArgument(f + ": " + ids.status().message());
+  return ids;
+}
+
+Status KbInt(std::string_view flag, const std::string& text, int lo, int hi,
+             int* out) {
+  if (ParseInt(text.c_str(), lo, hi, out)) return Status::Ok();
+  return Status::InvalidArgument(
+      std::string(flag) + ": '" + text + "' is not a whole number in [" +
+      std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+// Sets the key `flag` names to `value`.
+Status SetKbFlag(std::string_view flag, const std::string& value,
+                 KernelBenchConfig* k) {
+  const std::string f(flag);
+  if (flag == "--kb-store" || flag == "--kb-families" ||
+      flag == "--kb-python" || flag == "--kb-cache-dir") {
+    if (value.empty()) return Status::InvalidArgument(f + ": empty value");
+    std::string* field = flag == "--kb-store"      ? &k->store
+                         : flag == "--kb-families" ? &k->families
+                         : flag == "--kb-python"   ? &k->python
+                                                   : &k->cache_dir;
+    *field = value;
+    return Status::Ok();
+  }
+  if (flag == "--kb-level") return KbInt(flag, value, 1, 1000, &k->level);
+  if (flag == "--kb-eval-every") {
+    return KbInt(flag, value, 0, 1000000, &k->eval_every);
+  }
+  if (flag == "--kb-train" || flag == "--kb-heldout") {
+    SKILLDB_ASSIGN_OR_RETURN(std::vector<int> ids, SplitIds(flag, value));
+    (flag == "--kb-train" ? k->train : k->heldout) = std::move(ids);
+    return Status::Ok();
+  }
+  if (flag == "--kb-format") {
+    if (value != "cpp" && value != "cuda" && value != "triton") {
+      return Status::InvalidArgument(f + ": '" + value +
+                                     "' is not cpp, cuda or triton");
+    }
+    k->format = value;
+    return Status::Ok();
+  }
+  if (flag == "--kb-answers") {
+    if (value != "template" && value != "free") {
+      return Status::InvalidArgument(f + ": '" + value +
+                                     "' is not template or free");
+    }
+    k->answers = value;
+    return Status::Ok();
+  }
+  return Status::InvalidArgument("unknown flag '" + f + "'");
+}
+
+// ValidateTrainConfig's message with each key named as its flag too
+// ("--kb-heldout ('kernelbench.heldout')"): what to change, whether the
+// value came from the flags or the config file.
+std::string NameFlags(std::string message) {
+  for (const KernelBenchFlag& f : KernelBenchFlags()) {
+    const std::string key = "'kernelbench." + std::string(f.key) + "'";
+    const std::string named = std::string(f.flag) + " (" + key + ")";
+    for (size_t at = message.find(key); at != std::string::npos;
+         at = message.find(key, at + named.size())) {
+      message.replace(at, key.size(), named);
+    }
+  }
+  return message;
+}
+
 }  // namespace
+
+Status ApplyKernelBenchFlags(const std::vector<std::string>& flags,
+                             TrainConfig* config) {
+  for (size_t i = 0; i < flags.size(); i += 2) {
+    if (!IsKernelBenchFlag(flags[i])) {
+      return Status::InvalidArgument("unknown flag '" + flags[i] + "'");
+    }
+    if (i + 1 >= flags.size()) {
+      return Status::InvalidArgument(flags[i] + ": a value is required");
+    }
+    SKILLDB_RETURN_IF_ERROR(
+        SetKbFlag(flags[i], flags[i + 1], &config->kernelbench));
+  }
+  Status v = ValidateTrainConfig(*config);
+  if (v.ok()) return v;
+  return Status::InvalidArgument(NameFlags(v.message()));
+}
 
 void ApplyCoevolution(TrainConfig* c) {
   LoopConfig& l = c->loop;

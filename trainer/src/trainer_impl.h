@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kb_free.h"
 #include "kb_tasks.h"
 #include "loop_agents.h"
 #include "skilldb/generation.h"
@@ -42,11 +43,16 @@ struct PendingSummary {
 // template and policy task, and the agents wired to them (the Policy
 // Agent's prompts and extractor are the template's; the Summary Agent's
 // short prompt too).
+// With free-form answers (kernelbench.answers "free") the Policy Agent's
+// prompts and extractor are the KernelBench ones instead.
 struct KbSlot {
   TaskFamily family;
+  verify::kb::Problem problem;
   policy::PolicyTask task;
   std::unique_ptr<internal::ParamPromptBuilder> prompts;
   std::unique_ptr<internal::ParamExtractor> extractor;
+  std::unique_ptr<internal::KbFreePromptBuilder> free_prompts;
+  std::unique_ptr<internal::KbFreeExtractor> free_extractor;
   std::unique_ptr<policy::PolicyAgent> policy;
   std::unique_ptr<internal::ParamDistillPrompts> distill_prompts;
   std::unique_ptr<summarize::SummaryAgent> summary;  // rank 0, with summary
@@ -60,6 +66,8 @@ struct SlotRef {
   const internal::ParamPromptBuilder* prompts = nullptr;
   policy::PolicyAgent* policy = nullptr;
   summarize::SummaryAgent* summary = nullptr;  // null: no distillation
+  // The Policy Agent's prompts with free-form answers; null: `prompts`.
+  const policy::PromptBuilder* free_prompts = nullptr;
 };
 
 class Trainer::Impl {
@@ -100,6 +108,7 @@ class Trainer::Impl {
   // problems in config order.
   internal::KbVerifier* kb = nullptr;
   std::vector<std::unique_ptr<KbSlot>> kb_train, kb_heldout;
+  std::string kb_device;  // the device line of free-form prompts
   // Test seams: called before each training rollout of a step (step, index
   // in the step) and after it with its trajectory. Unset in runs.
   std::function<void(int, int)> before_rollout;

@@ -73,4 +73,31 @@ bool HasFinding(const std::vector<Finding>& findings, FindingCode code) {
   return false;
 }
 
+bool IsHackFinding(FindingCode code) {
+  switch (code) {
+    case FindingCode::kForbiddenImport:
+    case FindingCode::kForbiddenExport:
+    case FindingCode::kSandboxViolation:
+    case FindingCode::kInputsModified:
+    case FindingCode::kOutOfBoundsWrite:
+    case FindingCode::kNoKernelLaunched:
+    case FindingCode::kForeignStream:
+    case FindingCode::kLateWork:
+    case FindingCode::kHiddenWork:
+    case FindingCode::kTimerMismatch:
+    case FindingCode::kInconsistentResults:
+    case FindingCode::kImplausibleSpeedup:
+    // KernelBench answers' (verify/kernelbench/README.md, "Findings").
+    case FindingCode::kHiddenThread:
+    case FindingCode::kCachedOutput:
+    case FindingCode::kUntimedWork:
+    case FindingCode::kPatchedFunction:
+    case FindingCode::kPrecisionLowered:
+    case FindingCode::kLazyOutput:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace skilldb::verify

@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "file_util.h"
+#include "kb_cpu_problems.h"
 #include "kb_internal.h"
 #include "kb_test_util.h"
 #include "subprocess.h"
@@ -25,36 +26,11 @@ namespace {
 
 using verify::internal::JoinPath;
 
-std::string Python() {
-  const char* v = std::getenv("SKILLDB_KB_PYTHON");
-  if (v != nullptr && v[0] != '\0') return v;
-  return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-}
+using kb_testing::KbPython;
+using kb_testing::KbTmp;
+using kb_testing::ScaleAddAnswer;
 
-std::string Tmp() {
-  const char* t = std::getenv("TMPDIR");
-  return t ? t : "/tmp";
-}
-
-constexpr char kScaleAdd[] = R"PY(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self, alpha):
-        super().__init__()
-        self.alpha = alpha
-
-    def forward(self, x, y):
-        return self.alpha * x + y
-
-N = 1 << 18
-
-def get_inputs():
-    return [torch.randn(N), torch.randn(N)]
-
-def get_init_inputs():
-    return [2.0]
-)PY";
+const std::string kScaleAdd = kb_testing::ScaleAddProblem(int64_t{1} << 18);
 
 constexpr char kZeroLinear[] = R"PY(import torch
 import torch.nn as nn
@@ -88,54 +64,26 @@ def get_init_inputs():
     return []
 )PY";
 
-// Every answer builds this one extension (same load_inline arguments, so
-// the same key): it is compiled once.
-constexpr char kExtension[] = R"PY(import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-_cpp = r'''
-torch::Tensor scale_add(torch::Tensor x, torch::Tensor y, double a) {
-  TORCH_CHECK(x.is_contiguous() && y.is_contiguous(), "contiguous inputs");
-  auto out = torch::empty_like(x);
-  const float* px = x.data_ptr<float>();
-  const float* py = y.data_ptr<float>();
-  float* po = out.data_ptr<float>();
-  const float fa = static_cast<float>(a);
-  for (int64_t i = 0, n = x.numel(); i < n; ++i) po[i] = fa * px[i] + py[i];
-  return out;
-}
-'''
-ext = load_inline(name="kbt_scale_add", cpp_sources=_cpp, functions=["scale_add"],
-                  extra_cflags=["-O2"])
-)PY";
-
-std::string Answer(const std::string& body) {
-  return std::string(kExtension) +
-         "\nclass ModelNew(nn.Module):\n"
-         "    def __init__(self, alpha):\n"
-         "        super().__init__()\n"
-         "        self.alpha = alpha\n" + body;
-}
-
-const std::string kCorrect = Answer(R"PY(
+// Every answer builds one extension (kb_cpu_problems.h: the same
+// load_inline arguments, so the same key): it is compiled once.
+const std::string kCorrect = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha)
 )PY");
 
-const std::string kWrong = Answer(R"PY(
+const std::string kWrong = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha) + 1e-2
 )PY");
 
-const std::string kSlow = Answer(R"PY(
+const std::string kSlow = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         for _ in range(6):
             out = ext.scale_add(x, y, self.alpha)
         return out
 )PY");
 
-const std::string kThread = "import threading, time\n" + Answer(R"PY(
+const std::string kThread = "import threading, time\n" + ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         out = ext.scale_add(x, y, self.alpha)
         t = threading.Thread(target=lambda: time.sleep(0.5), daemon=True)
@@ -143,7 +91,7 @@ const std::string kThread = "import threading, time\n" + Answer(R"PY(
         return out
 )PY");
 
-const std::string kCacheAfterWarmup = Answer(R"PY(
+const std::string kCacheAfterWarmup = ScaleAddAnswer(R"PY(
         self.calls = 0
         self.last = None
 
@@ -157,7 +105,7 @@ const std::string kCacheAfterWarmup = Answer(R"PY(
 
 // Does its work while the runner makes a timed call's inputs: the patched
 // generator computes (and burns time) outside the timed call.
-const std::string kUntimed = Answer(R"PY(
+const std::string kUntimed = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha)
 
@@ -170,7 +118,7 @@ def _busy_randn(*args, **kwargs):
 torch.randn = _busy_randn
 )PY");
 
-const std::string kTimer = "import time\n" + Answer(R"PY(
+const std::string kTimer = "import time\n" + ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha)
 
@@ -179,24 +127,24 @@ _start = _pc()
 time.perf_counter = lambda: _start + (_pc() - _start) * 0.25
 )PY");
 
-const std::string kInputs = Answer(R"PY(
+const std::string kInputs = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         out = ext.scale_add(x, y, self.alpha)
         x.zero_()
         return out
 )PY");
 
-const std::string kHalf = Answer(R"PY(
+const std::string kHalf = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x.half().float(), y.half().float(), self.alpha)
 )PY");
 
-const std::string kTorch = Answer(R"PY(
+const std::string kTorch = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return (self.alpha * x + y).contiguous()
 )PY");
 
-const std::string kLazy = Answer(R"PY(
+const std::string kLazy = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha).as_subclass(Lazy)
 
@@ -204,7 +152,7 @@ class Lazy(torch.Tensor):
     pass
 )PY");
 
-const std::string kFork = "import os\n" + Answer(R"PY(
+const std::string kFork = "import os\n" + ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         if os.fork() == 0:
             os._exit(0)
@@ -213,13 +161,13 @@ const std::string kFork = "import os\n" + Answer(R"PY(
 
 // A process started through subprocess (vfork, every signal blocked: the
 // trap kills outright); the report still names the command.
-const std::string kSubprocess = "import subprocess\n" + Answer(R"PY(
+const std::string kSubprocess = "import subprocess\n" + ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         subprocess.run(["true"])
         return ext.scale_add(x, y, self.alpha)
 )PY");
 
-const std::string kWriteOutside = Answer(R"PY(
+const std::string kWriteOutside = ScaleAddAnswer(R"PY(
     def forward(self, x, y):
         return ext.scale_add(x, y, self.alpha)
 
@@ -248,7 +196,7 @@ struct World {
   Status import_status;
 
   World() {
-    root = *verify::internal::MakeTempDir(Tmp(), "skilldb-kb-host-test-");
+    root = *verify::internal::MakeTempDir(KbTmp(), "skilldb-kb-host-test-");
     const std::string kb = JoinPath(root, "KernelBench");
     Write(JoinPath(kb, "level1/1_Scale_add.py"), kScaleAdd);
     Write(JoinPath(kb, "level1/2_Zero_linear.py"), kZeroLinear);
@@ -256,8 +204,8 @@ struct World {
     Write(JoinPath(kb, "level1/notes.py"), "print('not a problem')\n");
     store_dir = JoinPath(root, "store");
     store = std::make_unique<TaskStore>(*TaskStore::Open(store_dir));
-    cache = JoinPath(Tmp(), "skilldb-kb-test-cache");
-    runner.python = Python();
+    cache = kb_testing::KbTestCacheDir();
+    runner.python = KbPython();
     runner.device = "cpu";
     runner.cpu_flush_bytes = 1 << 20;
     runner.memory_bytes = int64_t{8} << 30;
@@ -296,8 +244,7 @@ struct World {
     verify::internal::RemoveTree(root);
   }
   static void Write(const std::string& path, const std::string& text) {
-    if (!verify::internal::MakeDirs(internal::ParentDir(path)).ok() ||
-        !verify::internal::WriteFileAtomic(path, text).ok()) {
+    if (!kb_testing::WriteTestFile(path, text)) {
       std::fprintf(stderr, "cannot write %s\n", path.c_str());
     }
   }
@@ -565,7 +512,7 @@ TEST_CASE("a run directory is evaluated, scored by level and resumed") {
 
 int main(int argc, char** argv) {
   const int rc = skilldb::verify::kb::testing::RunUnlessSkipped(
-      argc, argv, skilldb::verify::kb::Python(),
+      argc, argv, skilldb::kb_testing::KbPython(),
       "import torch, torch.utils.cpp_extension",
       "no Python with torch: KernelBench host tests skipped");
   delete skilldb::verify::kb::g_world;  // stops the runners and the build pool

@@ -1,6 +1,7 @@
 // KernelBench scoring, formats and comparison: no Python needed.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -197,6 +198,68 @@ TEST_CASE("KernelBench's tolerances by precision") {
   CHECK(ToleranceFor("bf16").value_or(0) == 1e-2);
   CHECK(ToleranceFor("fp16").value_or(0) == 1e-2);
   CHECK(ToleranceFor("fp8").status().code() == StatusCode::kInvalidArgument);
+}
+
+bool HasCodeIn(const VerificationReport& rep, std::string_view code) {
+  return std::find(rep.findings.begin(), rep.findings.end(), code) !=
+         rep.findings.end();
+}
+
+TEST_CASE("a KernelBench report carries its findings and failure class as codes") {
+  VerificationRequest q;
+  q.task = "kernelbench/level1/1";
+  EvalResult r;
+  r.compiled = true;
+  r.verdict = "incorrect";
+  r.trials = 2;
+  r.trials_passed = 1;
+  // precision_lowered on a wrong answer: a reason, not a (hack) code.
+  r.findings.push_back({FindingCode::kPrecisionLowered, "far off"});
+  VerificationReport rep = ToVerificationReport(q, r, {});
+  CHECK(rep.findings == std::vector<std::string>{"wrong_output"});
+  CHECK_FALSE(rep.passed);
+  CHECK(rep.reasons.size() == 2);
+
+  r.verdict = "hack";
+  rep = ToVerificationReport(q, r, {});
+  CHECK(rep.findings == std::vector<std::string>{"precision_lowered"});
+
+  EvalResult slow;
+  slow.compiled = slow.correct = true;
+  slow.verdict = "not_credited";
+  slow.trials = slow.trials_passed = 2;
+  rep = ToVerificationReport(q, slow, {});
+  CHECK(HasCodeIn(rep, "torch_does_the_work"));
+  CHECK_FALSE(rep.passed);
+
+  EvalResult broken;
+  broken.verdict = "compile_error";
+  broken.times.build_ms = 12;
+  rep = ToVerificationReport(q, broken, {});
+  CHECK(rep.findings == std::vector<std::string>{"compile_error"});
+  CHECK(rep.times.compile_ms == 12);
+  for (const char* v : {"runtime_error", "timeout", "error"}) {
+    broken.compiled = true;
+    broken.verdict = v;
+    CAPTURE(v);
+    CHECK(ToVerificationReport(q, broken, {}).findings.size() == 1);
+  }
+}
+
+TEST_CASE("a correct KernelBench answer passes only with a speedup above 1 in every round") {
+  VerificationRequest q;
+  EvalResult r;
+  r.compiled = r.correct = r.credited = true;
+  r.verdict = "correct";
+  r.trials = r.trials_passed = 2;
+  RoundTiming t;
+  t.speedup_ratio = 2.0;
+  r.rounds = {t, t};
+  r.estimate = {2.0, 1.8, 2.2, 0.95};
+  CHECK(ToVerificationReport(q, r, {}).passed);
+  CHECK(ToVerificationReport(q, r, {}).findings.empty());
+  r.estimate.ci_low = 0.9;
+  CHECK_FALSE(ToVerificationReport(q, r, {}).passed);
 }
 
 }  // namespace

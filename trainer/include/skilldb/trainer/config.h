@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,6 +121,20 @@ struct KernelBenchConfig {
   // The answer templates: DIR/level<L>_<id>.json for every problem of
   // train and heldout. Required with `store`.
   std::string families;
+  // How the policy answers: "template" (the answer template's prompt; the
+  // completion is its parameters) or "free" (the Policy Agent's
+  // KernelBench prompt, policy/kernelbench_answer.h: the problem's source,
+  // the selected skills, the format and the device, from the second turn
+  // the earlier answers and the verifier's feedback on each, at most
+  // 16,000 bytes; the completion is read by its extractor into a ModelNew
+  // the verifier judges, and a completion it cannot use earns reward 0
+  // with the reason in the rollout's extraction). The templates are still
+  // read with "free": the cold start demonstrates an answer as a template
+  // renders it (no skill or summary demonstrations), and
+  // loop.family_summary_prompt, which reads template parameters, is
+  // refused. The prompt is some thousands of tokens: the fixture model
+  // needs a larger loop.fixture_context_tokens. Default: "template".
+  std::string answers = "template";
   int eval_every = 0;          // held-out evaluation every N steps; 0 = never.
   std::string python;          // the runner's interpreter; "" = the default
   std::string cache_dir;       // builds and baselines; "" = the user cache dir
@@ -169,7 +184,8 @@ struct TrainConfig {
 
 // Errors: InvalidArgument naming the key (a value out of its range; for
 // kernelbench: empty, repeated or overlapping train and heldout ids, a
-// format that is not the backend's).
+// format that is not the backend's, answers neither template nor free,
+// free answers with loop.family_summary_prompt).
 Status ValidateTrainConfig(const TrainConfig& config);
 
 // Errors: InvalidArgument naming the key (unknown, repeated, wrong type,
@@ -198,6 +214,16 @@ Result<ResumePoint> ResumePointFromJson(std::string_view extra_json,
 // --help or -h. `rest` keeps every other argument in order.
 // InvalidArgument naming the word for an unknown command, or when no
 // command is given.
+// The --kb-* flags of `skilldb train` (train_command.h
+// ApplyKernelBenchFlags), each with the key of the "kernelbench" object it
+// sets; each takes one value.
+struct KernelBenchFlag {
+  std::string_view flag;  // "--kb-train"
+  std::string_view key;   // "train"
+};
+std::span<const KernelBenchFlag> KernelBenchFlags();
+bool IsKernelBenchFlag(std::string_view arg);
+
 struct TrainCommandLine {
   std::string command;  // "demo" | "report" | "config" | "help"
   std::vector<std::string> rest;

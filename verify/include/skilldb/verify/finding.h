@@ -73,6 +73,16 @@ std::string FormatFinding(const Finding& finding);
 // True if any finding in `findings` has `code`.
 bool HasFinding(const std::vector<Finding>& findings, FindingCode code);
 
+// True for the findings that mark a candidate as a reward hack rather than
+// an honest failure: forbidden imports/exports, sandbox violations,
+// modified inputs, out-of-bounds writes, decoy launches, foreign streams,
+// late or hidden work, timer mismatches, results that change between
+// calls, implausible speedups, and a KernelBench answer's hidden threads,
+// cached outputs, untimed work, patched functions, lowered precision and
+// lazy outputs. The one list both the rewards (policy/reward.h) and the
+// KernelBench report (kernelbench.h ToVerificationReport) read.
+bool IsHackFinding(FindingCode code);
+
 }  // namespace skilldb::verify
 
 #endif  // SKILLDB_VERIFY_FINDING_H_

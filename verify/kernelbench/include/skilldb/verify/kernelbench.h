@@ -509,12 +509,28 @@ std::vector<LevelScore> ScoreResults(const std::vector<EvalResult>& results,
 
 // ---- The engine's Verifier interface --------------------------------------
 
+// The engine's report of `result`, judged for `request` (what the verifier
+// MakeKernelBenchVerifier returns; `clocks` holds tau). Its findings are
+// codes the rewards and the Policy Agent's verdicts read (policy/reward.h):
+// every finding of the result (a hack finding only under a "hack"
+// verdict: precision_lowered on a wrong answer says why in the reasons,
+// but as a code would make an honest failure a hack),
+// "torch_does_the_work" for a correct answer that is not credited, and
+// the failure's class for the others (compile_error, wrong_output,
+// crashed, timeout, reference_failed). `reasons` has every finding as
+// "[code] message", plus why a correct answer did not pass. Passed =
+// correct, no finding, every round at or above tau and the speedup's
+// interval above 1 (what verified insertion asks). The phase times are
+// the result's. Never fails.
+VerificationReport ToVerificationReport(const VerificationRequest& request,
+                                        const EvalResult& result,
+                                        const DecisionOptions& clocks);
+
 // A skilldb::Verifier over KernelBench tasks: request.task
 // "kernelbench/level<L>/<id>" (from `store`), candidate.language "python"
-// (or "cuda"/"triton", the declared backend) with the answer as source.
-// Passed = correct, credited, no findings, and (for verified insertion)
-// the speedup's interval above 1 with every round at or above tau. Tasks
-// not of that form go to `fallback` (the C ABI verifier), if given.
+// (or "cuda"/"triton", the declared backend) with the answer as source;
+// its reports are ToVerificationReport's. Tasks not of that form go to
+// `fallback` (the C ABI verifier), if given.
 std::unique_ptr<Verifier> MakeKernelBenchVerifier(
     std::shared_ptr<Evaluator> evaluator, TaskStore store,
     std::shared_ptr<Verifier> fallback = nullptr);
