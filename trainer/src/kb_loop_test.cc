@@ -79,6 +79,29 @@ void Write(const std::string& path, const std::string& text) {
   REQUIRE(WriteTestFile(path, text));
 }
 
+// Problems 1..count of size size(id), their answer templates and the store
+// they are imported into, under root (KernelBench/, families/, store/).
+void ImportScaleAdd(const std::string& root, int count, int (*size)(int id)) {
+  for (int id = 1; id <= count; ++id) {
+    Write(root + "/KernelBench/level1/" + std::to_string(id) + "_Scale_add_" +
+              std::to_string(id) + ".py",
+          Problem(size(id)));
+    Write(root + "/families/level1_" + std::to_string(id) + ".json",
+          Family(id).dump(2));
+  }
+  Write(root + "/families/scale_add.py.tmpl", kTemplate);
+  verify::kb::ImportOptions io;
+  io.path = root + "/KernelBench";
+  io.level = 1;
+  io.runner.python = KbPython();
+  io.runner.device = "cpu";
+  auto store = verify::kb::TaskStore::Open(root + "/store");
+  REQUIRE(store.ok());
+  auto imported = verify::kb::ImportProblems(io, &*store);
+  REQUIRE_MESSAGE(imported.ok(), imported.status().ToString());
+  REQUIRE(imported->imported.size() == static_cast<size_t>(count));
+}
+
 // The stated margin: the mean policy reward of the last three steps beats
 // the first three by at least 0.15 (rewards are in [0, 2]: 0.5 for a correct
 // answer plus 0.5 x its speedup capped at 3; a wrong one 0).
@@ -89,25 +112,7 @@ TEST_CASE(
     "rewards and reports held-out fast_p") {
   ScopedTempDir temp("skilldb_kb_loop_test");
   const std::string root = temp.path();
-  for (int id = 1; id <= 3; ++id) {
-    Write(root + "/KernelBench/level1/" + std::to_string(id) + "_Scale_add_" +
-              std::to_string(id) + ".py",
-          Problem((1 << 18) + id * 1024));
-    Write(root + "/families/level1_" + std::to_string(id) + ".json",
-          Family(id).dump(2));
-  }
-  Write(root + "/families/scale_add.py.tmpl", kTemplate);
-
-  verify::kb::ImportOptions io;
-  io.path = root + "/KernelBench";
-  io.level = 1;
-  io.runner.python = KbPython();
-  io.runner.device = "cpu";
-  auto store = verify::kb::TaskStore::Open(root + "/store");
-  REQUIRE(store.ok());
-  auto imported = verify::kb::ImportProblems(io, &*store);
-  REQUIRE_MESSAGE(imported.ok(), imported.status().ToString());
-  REQUIRE(imported->imported.size() == 3);
+  ImportScaleAdd(root, 3, [](int id) { return (1 << 18) + id * 1024; });
 
   TrainConfig c;
   c.out_dir = root + "/run";
@@ -218,24 +223,7 @@ TEST_CASE(
     "prompt and judges what the extractor reads") {
   ScopedTempDir temp("skilldb_kb_free_test");
   const std::string root = temp.path();
-  for (int id = 1; id <= 2; ++id) {
-    Write(root + "/KernelBench/level1/" + std::to_string(id) + "_Scale_add_" +
-              std::to_string(id) + ".py",
-          Problem(4096 + id));
-    Write(root + "/families/level1_" + std::to_string(id) + ".json",
-          Family(id).dump(2));
-  }
-  Write(root + "/families/scale_add.py.tmpl", kTemplate);
-  verify::kb::ImportOptions io;
-  io.path = root + "/KernelBench";
-  io.level = 1;
-  io.runner.python = KbPython();
-  io.runner.device = "cpu";
-  auto store = verify::kb::TaskStore::Open(root + "/store");
-  REQUIRE(store.ok());
-  auto imported = verify::kb::ImportProblems(io, &*store);
-  REQUIRE_MESSAGE(imported.ok(), imported.status().ToString());
-  REQUIRE(imported->imported.size() == 2);
+  ImportScaleAdd(root, 2, [](int id) { return 4096 + id; });
 
   Trainer::Impl run;
   TrainConfig& c = run.config;
