@@ -12,11 +12,8 @@ built=$((SECONDS - start))
 source "$root/scripts/blas_env.sh"
 # ctest runs one test per core: OpenBLAS's own threads would only spin
 # against the other tests (the co-evolution test: 107 CPU-s with them, 63
-# without). glibc's malloc keeps libtorch's freed activations for reuse
-# instead of unmapping them (up to 32 MB a block), so they do not come back
-# as fresh page faults (its system time: 19 s -> 3 s). Both only when unset.
+# without). Only when unset.
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
-export GLIBC_TUNABLES="${GLIBC_TUNABLES:-glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 cd "$build"
