@@ -343,6 +343,11 @@ Result<std::vector<Skill>> LibraryImpl::AcceptedPuts(
     for (const DuplicateMatch& d : at.base_dups) {
       SKILLDB_ASSIGN_OR_RETURN(auto rev,
                                ReadRevision(at.head_state, d.id, at.head()));
+      // Present: the conflict check found every duplicate unchanged at head.
+      if (!rev) {
+        return Status::Internal("proposal: duplicate '" + d.id +
+                                "' is gone at head");
+      }
       SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(rev->skill_json));
       old.status = SkillStatus::kDeprecated;
       if (std::find(skill.lineage.supersedes.begin(),
@@ -358,6 +363,10 @@ Result<std::vector<Skill>> LibraryImpl::AcceptedPuts(
     const DuplicateMatch& target = at.base_dups.front();
     SKILLDB_ASSIGN_OR_RETURN(auto rev,
                              ReadRevision(at.head_state, target.id, at.head()));
+    if (!rev) {
+      return Status::Internal("proposal: duplicate '" + target.id +
+                              "' is gone at head");
+    }
     SKILLDB_ASSIGN_OR_RETURN(Skill old, ParseSkillJson(rev->skill_json));
     skill.evidence_json.insert(skill.evidence_json.begin(),
                                old.evidence_json.begin(),
