@@ -134,6 +134,54 @@ torch::Tensor DecoderModel::TokenLogprobs(const torch::Tensor& input_ids,
   return torch::cat({torch::zeros({B, 1}, fopts), shifted}, 1);
 }
 
+torch::Tensor DecoderModel::TokenLogprobsAfterPrefix(
+    const torch::Tensor& prefix_ids, const torch::Tensor& input_ids,
+    const torch::Tensor& attention_mask, const torch::Tensor& target_mask) {
+  TORCH_CHECK(prefix_ids.dim() == 1 && prefix_ids.size(0) >= 1,
+              "TokenLogprobsAfterPrefix: prefix_ids must be [P], P >= 1");
+  TORCH_CHECK(input_ids.dim() == 2,
+              "TokenLogprobsAfterPrefix: input_ids must be [B, T]");
+  const int64_t P = prefix_ids.size(0), B = input_ids.size(0),
+                T = input_ids.size(1);
+  const auto long_opts = input_ids.options().dtype(torch::kInt64);
+  // The prefix alone, causal, its keys and values written into a cache of
+  // batch 1.
+  CausalLM::KvCache shared = module_->NewCache(1, P);
+  torch::Tensor prefix_hidden = module_->Hidden(
+      prefix_ids.to(torch::kInt64).view({1, P}),
+      torch::arange(P, long_opts).view({1, P}), torch::Tensor(), &shared);
+  // Every row's cache starts with those keys and values (expanded, so the
+  // gradient of each row flows back into the one prefix pass).
+  CausalLM::KvCache rows = module_->NewCache(B, P + T);
+  for (size_t l = 0; l < shared.k.size(); ++l) {
+    rows.k[l].narrow(2, 0, P).copy_(shared.k[l].expand({B, -1, -1, -1}));
+    rows.v[l].narrow(2, 0, P).copy_(shared.v[l].expand({B, -1, -1, -1}));
+  }
+  rows.length = P;
+  const torch::Tensor mask = attention_mask.to(torch::kBool);
+  const torch::Tensor key_mask = torch::cat(
+      {torch::ones({B, P}, mask.options()), mask}, 1);  // [B, P + T]
+  torch::Tensor hidden = module_->Hidden(
+      input_ids, PositionsOf(attention_mask) + P, key_mask, &rows);
+  // Token t of the suffix is predicted by the hidden state before it: the
+  // prefix's last for t = 0.
+  const int64_t H = hidden.size(2);
+  torch::Tensor before = torch::cat(
+      {prefix_hidden.narrow(1, P - 1, 1).expand({B, 1, H}),
+       hidden.narrow(1, 0, T - 1)},
+      1);  // [B, T, H]
+  torch::Tensor select = target_mask.to(torch::kBool);
+  torch::Tensor picked = before.index({select});       // [N, H]
+  torch::Tensor targets = input_ids.index({select});   // [N]
+  torch::Tensor logp =
+      torch::log_softmax(module_->LmHead(picked).to(torch::kFloat32), -1)
+          .gather(-1, targets.to(torch::kInt64).unsqueeze(-1))
+          .squeeze(-1);
+  auto fopts =
+      torch::TensorOptions().dtype(torch::kFloat32).device(hidden.device());
+  return torch::zeros({B, T}, fopts).masked_scatter(select, logp);
+}
+
 Result<DecoderModel::EncodedPrompt> DecoderModel::EncodeChat(
     const llm::Chat& chat, bool add_generation_prompt) const {
   if (!chat_format_) return chat_format_status_;

@@ -264,6 +264,83 @@ TEST_CASE("Llama's masked NLL and its gradients match transformers'") {
   CheckGradients("llama");
 }
 
+// The shared-prefix training forward against the whole-sequence one on the
+// same rows: a prompt of the fixture's first sequence, three completions of
+// different lengths (right-padded), one row whose suffix starts with prompt
+// tokens that are not targets. Log-probabilities and gradients agree to
+// float rounding.
+void CheckSharedPrefix(const std::string& kind) {
+  DecoderOptions options;
+  options.trainable = true;
+  Fixture f = LoadFixture(kind, options);
+  const auto seq = f.ref["sequences"][0].get<std::vector<int32_t>>();
+  REQUIRE(seq.size() >= 8);
+  const int64_t P = static_cast<int64_t>(seq.size()) - 3;
+  const std::vector<std::vector<int64_t>> suffixes = {
+      {11, 12, 13, 14, 15}, {21, 22}, {seq[P], seq[P + 1], 31, 32}};
+  const std::vector<int64_t> not_target = {0, 0, 2};  // leading prompt tokens
+  const int64_t B = 3, T = 5;
+  auto dev = f.model->device();
+  torch::Tensor prefix =
+      torch::tensor(std::vector<int64_t>(seq.begin(), seq.begin() + P),
+                    torch::kInt64);
+  torch::Tensor ids = torch::zeros({B, T}, torch::kInt64);
+  torch::Tensor att = torch::zeros({B, T}, torch::kInt64);
+  torch::Tensor tgt = torch::zeros({B, T}, torch::kBool);
+  torch::Tensor whole_ids = torch::zeros({B, P + T}, torch::kInt64);
+  torch::Tensor whole_att = torch::zeros({B, P + T}, torch::kInt64);
+  torch::Tensor whole_tgt = torch::zeros({B, P + T}, torch::kBool);
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& s = suffixes[b];
+    const int64_t n = static_cast<int64_t>(s.size());
+    torch::Tensor row = torch::tensor(s, torch::kInt64);
+    ids[b].narrow(0, 0, n).copy_(row);
+    att[b].narrow(0, 0, n).fill_(1);
+    tgt[b].narrow(0, not_target[b], n - not_target[b]).fill_(true);
+    whole_ids[b].narrow(0, 0, P).copy_(prefix);
+    whole_ids[b].narrow(0, P, n).copy_(row);
+    whole_att[b].narrow(0, 0, P + n).fill_(1);
+    whole_tgt[b].narrow(0, P + not_target[b], n - not_target[b]).fill_(true);
+  }
+  auto grads = [&](const torch::Tensor& logp) {
+    f.model->module().zero_grad();
+    logp.sum().backward();
+    std::vector<torch::Tensor> out;
+    for (const auto& p : f.model->module().parameters()) {
+      out.push_back(p.grad().detach().clone().cpu());
+    }
+    return out;
+  };
+  torch::Tensor shared = f.model->TokenLogprobsAfterPrefix(
+      prefix.to(dev), ids.to(dev), att.to(dev), tgt.to(dev));
+  const auto shared_grads = grads(shared);
+  torch::Tensor whole = f.model->TokenLogprobs(
+      whole_ids.to(dev), whole_att.to(dev), whole_tgt.to(dev));
+  const auto whole_grads = grads(whole);
+  torch::Tensor whole_suffix = whole.narrow(1, P, T).detach().cpu();
+  // Zero exactly where nothing is a target; equal where something is.
+  CHECK(shared.detach().cpu().masked_select(tgt.logical_not()).abs().max()
+            .item<double>() == 0.0);
+  const double values = RelativeError(shared.detach().cpu().masked_select(tgt),
+                                      whole_suffix.masked_select(tgt));
+  double worst = 0;
+  REQUIRE(shared_grads.size() == whole_grads.size());
+  for (size_t i = 0; i < shared_grads.size(); ++i) {
+    if (whole_grads[i].abs().max().item<double>() == 0) continue;
+    worst = std::max(worst, RelativeError(shared_grads[i], whole_grads[i]));
+  }
+  MESSAGE(kind << " shared prefix of " << P << " tokens: log-probabilities "
+               << "within " << values << ", gradients within " << worst);
+  CHECK(values < 1e-5);
+  CHECK(worst < 1e-4);
+}
+
+TEST_CASE("a shared prompt prefix gives the whole sequences' log-probabilities "
+          "and gradients") {
+  CheckSharedPrefix("qwen2");
+  CheckSharedPrefix("llama");
+}
+
 TEST_CASE("bf16 inference stays close to the fp32 reference") {
   DecoderOptions options;
   options.dtype = torch::kBFloat16;

@@ -3,7 +3,10 @@
 // Prints one JSON object: per configuration the step seconds (median of
 // --steps after one warmup step), training tokens/s (prompt + completion
 // positions through forward and backward) and generation tokens/s through
-// the shared backbone.
+// the shared backbone. With --group G, the rows are prompts of G samples
+// each (as a step's rollout groups are), and the step is timed again with
+// share_prefix off in the same run: `share_prefix_speedup` is the ratio of
+// the two medians.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,7 +24,7 @@ using namespace skilldb::trainer;
 int main(int argc, char** argv) {
   std::string model, device = "cpu";
   int batch = 16, prompt = 256, completion = 256, steps = 3, micro = 16;
-  int gen_rows = 16, gen_tokens = 128;
+  int gen_rows = 16, gen_tokens = 128, group = 1;
   bool autocast = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -50,6 +53,8 @@ int main(int argc, char** argv) {
       gen_rows = std::atoi(next());
     else if (a == "--gen-tokens")
       gen_tokens = std::atoi(next());
+    else if (a == "--group")
+      group = std::atoi(next());
     else if (a == "--no-autocast")
       autocast = false;
     else {
@@ -58,12 +63,12 @@ int main(int argc, char** argv) {
     }
   }
   if (model.empty() || batch < 1 || prompt < 1 || completion < 1 || steps < 1 ||
-      micro < 1) {
+      micro < 1 || group < 1) {
     std::fprintf(stderr,
                  "usage: trainer_learner_bench --model DIR [--device cuda] "
                  "[--batch B] [--prompt-len P] [--completion-len C] "
                  "[--steps N] [--micro-batch M] [--gen-rows R] "
-                 "[--gen-tokens T] [--no-autocast]\n");
+                 "[--gen-tokens T] [--group G] [--no-autocast]\n");
     return 1;
   }
   LearnerOptions o;
@@ -79,27 +84,48 @@ int main(int argc, char** argv) {
   }
   std::vector<TrainSequence> seqs(batch);
   uint32_t x = 12345;
-  for (auto& s : seqs) {
+  std::vector<int32_t> prompt_ids;
+  for (int i = 0; i < batch; ++i) {
+    TrainSequence& s = seqs[i];
     s.agent = "policy";
-    for (int t = 0; t < prompt; ++t)
-      s.prompt_ids.push_back((x = x * 1664525 + 1013904223) % 1000);
+    if (i % group == 0) {
+      prompt_ids.clear();
+      for (int t = 0; t < prompt; ++t)
+        prompt_ids.push_back((x = x * 1664525 + 1013904223) % 1000);
+    }
+    s.prompt_ids = prompt_ids;
     for (int t = 0; t < completion; ++t)
       s.completion_ids.push_back((x = x * 1664525 + 1013904223) % 1000);
     s.advantage = ((x >> 8) % 3) - 1.0;
   }
-  std::vector<double> secs;
+  // Median step seconds over `steps` steps after one warmup step.
+  auto time_steps = [&](Learner& on, StepStats* last) -> double {
+    std::vector<double> secs;
+    for (int i = 0; i <= steps; ++i) {
+      auto st = on.Step(seqs);
+      if (!st.ok()) {
+        std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
+        std::exit(2);
+      }
+      if (i > 0) secs.push_back(st->seconds);
+      *last = *st;
+    }
+    std::sort(secs.begin(), secs.end());
+    return secs[secs.size() / 2];
+  };
   StepStats last;
-  for (int i = 0; i <= steps; ++i) {
-    auto st = (*l)->Step(seqs);
-    if (!st.ok()) {
-      std::fprintf(stderr, "%s\n", st.status().ToString().c_str());
+  const double median = time_steps(**l, &last);
+  double whole_median = 0;
+  if (group > 1) {
+    o.optim.share_prefix = false;
+    auto whole = Learner::Create(model, o);
+    if (!whole.ok()) {
+      std::fprintf(stderr, "%s\n", whole.status().ToString().c_str());
       return 2;
     }
-    if (i > 0) secs.push_back(st->seconds);
-    last = *st;
+    StepStats ignored;
+    whole_median = time_steps(**whole, &ignored);
   }
-  std::sort(secs.begin(), secs.end());
-  const double median = secs[secs.size() / 2];
   const double positions = static_cast<double>(batch) * (prompt + completion);
 
   // Generation through the shared backbone (the agents' path).
@@ -133,11 +159,15 @@ int main(int argc, char** argv) {
       {"prompt_len", prompt},
       {"completion_len", completion},
       {"micro_batch", micro},
+      {"group", group},
+      {"shared_positions", last.shared_positions},
       {"bf16_autocast", autocast},
       {"step_seconds_median", median},
       {"train_tokens_per_s", positions / median},
       {"completion_tokens_per_s", batch * completion / median},
       {"loss", last.loss},
+      {"step_seconds_median_share_prefix_off", whole_median},
+      {"share_prefix_speedup", whole_median > 0 ? whole_median / median : 0},
       {"grad_norm", last.grad_norm},
       {"gen_rows", gen_rows},
       {"gen_seconds", gen_s},

@@ -83,15 +83,88 @@ class Learner::Impl {
                                     static_cast<double>(o.warmup_steps));
   }
 
-  // One micro-batch: ids [B, T] right-padded, masks, advantages [B].
+  // One micro-batch: ids [B, T] right-padded, masks, advantages [B]; with
+  // a shared prefix [P] (prefix.defined()), ids are what follows it.
   struct Micro {
-    torch::Tensor ids, attention, target, advantage;
-    int64_t tokens = 0, positions = 0;
+    torch::Tensor prefix, ids, attention, target, advantage;
+    int64_t tokens = 0, positions = 0, shared = 0;
   };
+
+  // The prompt tokens every sequence of `seqs` begins with, when sharing
+  // them pays (two sequences or more, kMinSharedPrefix tokens or more);
+  // else 0.
+  static constexpr size_t kMinSharedPrefix = 16;
+  static size_t CommonPrefix(const std::vector<int32_t>& a,
+                             const std::vector<int32_t>& b) {
+    const size_t n = std::min(a.size(), b.size());
+    return static_cast<size_t>(
+        std::mismatch(a.begin(), a.begin() + n, b.begin()).first - a.begin());
+  }
+  size_t SharedPrefix(const std::vector<const TrainSequence*>& seqs) const {
+    if (!options.optim.share_prefix || seqs.size() < 2) return 0;
+    size_t n = seqs[0]->prompt_ids.size();
+    for (const auto* s : seqs) {
+      n = std::min(n, CommonPrefix(seqs[0]->prompt_ids, s->prompt_ids));
+    }
+    return n >= kMinSharedPrefix ? n : 0;
+  }
+
+  // The micro-batches of `seqs` (at most micro_batch sequences each). With
+  // share_prefix, the sequences are sorted by prompt, so the samples of a
+  // prompt (a group of rollouts) sit together; a run of neighbours sharing
+  // kMinSharedPrefix prompt tokens or more is cut into micro-batches of its
+  // own (each then runs that prefix once), and the sequences that share
+  // with none are batched together as before.
+  std::vector<std::vector<const TrainSequence*>> Chunks(
+      std::vector<const TrainSequence*> seqs) const {
+    const size_t per = static_cast<size_t>(options.optim.micro_batch);
+    std::vector<std::vector<const TrainSequence*>> out;
+    auto cut = [&](const std::vector<const TrainSequence*>& run) {
+      for (size_t at = 0; at < run.size(); at += per) {
+        out.emplace_back(run.begin() + at,
+                         run.begin() + std::min(run.size(), at + per));
+      }
+    };
+    if (!options.optim.share_prefix) {
+      cut(seqs);
+      return out;
+    }
+    std::stable_sort(seqs.begin(), seqs.end(),
+                     [](const TrainSequence* a, const TrainSequence* b) {
+                       return a->prompt_ids < b->prompt_ids;
+                     });
+    // In sorted order, a run's common prefix is the least of its
+    // neighbours' common prefixes.
+    std::vector<const TrainSequence*> alone, run;
+    auto close = [&] {
+      if (run.size() == 1) alone.push_back(run[0]);
+      else cut(run);
+      run.clear();
+    };
+    for (const TrainSequence* s : seqs) {
+      if (!run.empty() && CommonPrefix(run.back()->prompt_ids,
+                                       s->prompt_ids) < kMinSharedPrefix) {
+        close();
+      }
+      run.push_back(s);
+    }
+    if (!run.empty()) close();
+    cut(alone);
+    return out;
+  }
+
+  // Token log-probabilities [B, T] of `mb` under `model`.
+  static torch::Tensor Logprobs(models::DecoderModel& on, const Micro& mb) {
+    return mb.prefix.defined()
+               ? on.TokenLogprobsAfterPrefix(mb.prefix, mb.ids, mb.attention,
+                                             mb.target)
+               : on.TokenLogprobs(mb.ids, mb.attention, mb.target);
+  }
 
   Result<Micro> Build(const std::vector<const TrainSequence*>& seqs) const {
     const int64_t vocab = model->config().vocab_size;
     const int64_t ctx = model->config().max_position_embeddings;
+    const size_t shared = SharedPrefix(seqs);
     int64_t len = 0;
     for (const auto* s : seqs) {
       len = std::max<int64_t>(len,
@@ -102,20 +175,33 @@ class Learner::Impl {
           "learner: a sequence of " + std::to_string(len) +
           " tokens exceeds the model's context of " + std::to_string(ctx));
     }
-    const int64_t b = static_cast<int64_t>(seqs.size());
-    std::vector<int64_t> ids(b * len, 0);
-    std::vector<uint8_t> att(b * len, 0), tgt(b * len, 0);
-    std::vector<float> adv(b, 0.f);
-    Micro m;
-    for (int64_t i = 0; i < b; ++i) {
-      const auto* s = seqs[i];
-      int64_t t = 0;
+    for (const auto* s : seqs) {
       for (int32_t id : s->prompt_ids) {
         if (id < 0 || id >= vocab) {
           return Status::InvalidArgument("learner: token id " +
                                          std::to_string(id) + " out of range");
         }
-        ids[i * len + t] = id;
+      }
+    }
+    len -= static_cast<int64_t>(shared);
+    const int64_t b = static_cast<int64_t>(seqs.size());
+    std::vector<int64_t> ids(b * len, 0);
+    std::vector<uint8_t> att(b * len, 0), tgt(b * len, 0);
+    std::vector<float> adv(b, 0.f);
+    Micro m;
+    if (shared > 0) {
+      std::vector<int64_t> prefix(seqs[0]->prompt_ids.begin(),
+                                  seqs[0]->prompt_ids.begin() + shared);
+      m.prefix = torch::tensor(prefix, torch::kInt64).to(device);
+      // Positions trained on, as if each sequence were whole.
+      m.positions += static_cast<int64_t>(shared) * b;
+      m.shared = static_cast<int64_t>(shared) * (b - 1);
+    }
+    for (int64_t i = 0; i < b; ++i) {
+      const auto* s = seqs[i];
+      int64_t t = 0;
+      for (size_t p = shared; p < s->prompt_ids.size(); ++p) {
+        ids[i * len + t] = s->prompt_ids[p];
         att[i * len + t++] = 1;
       }
       for (int32_t id : s->completion_ids) {
@@ -253,19 +339,17 @@ Result<StepStats> Learner::Step(const std::vector<TrainSequence>& batch) {
   try {
     m.optimizer->zero_grad();
     const bool autocast = m.device.is_cuda() && o.bf16_autocast;
-    for (size_t at = 0; at < seqs.size(); at += o.micro_batch) {
-      std::vector<const TrainSequence*> chunk(
-          seqs.begin() + at,
-          seqs.begin() + std::min(seqs.size(), at + o.micro_batch));
+    for (const auto& chunk : m.Chunks(seqs)) {
       SKILLDB_ASSIGN_OR_RETURN(Impl::Micro mb, m.Build(chunk));
       positions += mb.positions;
+      st.shared_positions += mb.shared;
       torch::Tensor logp, ref;
       {
         AutocastGuard guard(autocast);
-        logp = m.model->TokenLogprobs(mb.ids, mb.attention, mb.target);
+        logp = Impl::Logprobs(*m.model, mb);
         if (m.reference) {
           torch::NoGradGuard no_grad;
-          ref = m.reference->TokenLogprobs(mb.ids, mb.attention, mb.target);
+          ref = Impl::Logprobs(*m.reference, mb);
         }
       }
       logp = logp.to(torch::kFloat32);
@@ -339,14 +423,9 @@ Result<double> Learner::MeanNll(const std::vector<TrainSequence>& batch) {
   int64_t tokens = 0;
   try {
     torch::NoGradGuard no_grad;
-    for (size_t at = 0; at < seqs.size(); at += m.options.optim.micro_batch) {
-      std::vector<const TrainSequence*> chunk(
-          seqs.begin() + at,
-          seqs.begin() +
-              std::min(seqs.size(), at + m.options.optim.micro_batch));
+    for (const auto& chunk : m.Chunks(seqs)) {
       SKILLDB_ASSIGN_OR_RETURN(Impl::Micro mb, m.Build(chunk));
-      torch::Tensor logp =
-          m.model->TokenLogprobs(mb.ids, mb.attention, mb.target);
+      torch::Tensor logp = Impl::Logprobs(*m.model, mb);
       sum -= (logp.to(torch::kFloat32) * mb.target.to(torch::kFloat32))
                  .sum()
                  .item<double>();

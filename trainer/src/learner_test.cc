@@ -111,6 +111,64 @@ TEST_CASE("gradient accumulation equals the full-batch step") {
   }
 }
 
+// Samples of one prompt, as a group of rollouts is: two prompts of four
+// samples each (interleaved, as a step's rollouts arrive), and one alone.
+std::vector<TrainSequence> Groups(Learner& l) {
+  std::vector<TrainSequence> out;
+  const std::string long_prompt =
+      "Write the kernel for the row sum of a 4096 x 4096 fp32 matrix; the "
+      "skills below were verified on this GPU. ";
+  for (int i = 0; i < 9; ++i) {
+    TrainSequence s;
+    s.agent = "policy";
+    const int prompt = i == 8 ? 2 : i % 2;
+    s.prompt_ids = l.EncodePrompt({{"user", long_prompt + "variant " +
+                                                std::to_string(prompt)}})
+                       .value();
+    s.completion_ids =
+        l.EncodeText("order=rows tile=" + std::to_string(16 << (i % 3)) +
+                     (i % 4 == 0 ? " unroll=4 vector=2" : ""))
+            .value();
+    s.completion_ids.push_back(l.EosIds().at(0));
+    s.advantage = (i % 3) - 1.0;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+TEST_CASE("sharing a group's prompt prefix takes the same step") {
+  for (auto agg :
+       {LossAggregation::kTokenMean, LossAggregation::kSequenceMean}) {
+    auto o = Opts();
+    o.optim.aggregation = agg;
+    o.optim.eps = 1.0;  // the update ~ lr x g (see above)
+    o.optim.bf16_autocast = false;
+    o.optim.kl_coef = 0.05;  // the reference's forward shares it too
+    o.optim.micro_batch = 4;
+    auto shared = Learner::Create(kModel, o).value();
+    o.optim.share_prefix = false;
+    auto whole = Learner::Create(kModel, o).value();
+    auto batch = Groups(*shared);
+    REQUIRE(batch[0].prompt_ids.size() > 16);
+    const double nll_shared = shared->MeanNll(batch).value();
+    const double nll_whole = whole->MeanNll(batch).value();
+    CHECK(nll_shared == doctest::Approx(nll_whole).epsilon(1e-5));
+    for (int step = 0; step < 2; ++step) {
+      auto a = shared->Step(batch).value();
+      auto b = whole->Step(batch).value();
+      CHECK(a.micro_batches == 3);
+      CHECK(a.loss == doctest::Approx(b.loss).epsilon(1e-5));
+      CHECK(a.grad_norm == doctest::Approx(b.grad_norm).epsilon(1e-4));
+      // The same completion tokens; two groups' prompts each run once.
+      CHECK(a.tokens == b.tokens);
+      CHECK(a.shared_positions >= 3 * 2 * 16);
+      CHECK(b.shared_positions == 0);
+    }
+    CHECK(MaxAbsDiff(shared->FlatParameters(), whole->FlatParameters()) <
+          1e-6);
+  }
+}
+
 TEST_CASE("the loss covers completion tokens only, token- or sequence-mean") {
   auto o = Opts();
   o.optim.bf16_autocast = false;  // MeanNll is fp32: compare like with like

@@ -43,6 +43,11 @@ TEST_CASE("the policy learns the template's parameters from verifier rewards") {
   skilldb::trainer::ScopedTempDir temp("skilldb_loop_test");
   const std::string out = temp.path();
   TrainConfig c = LearningConfig(out);
+  // The Summary Agent with the family's short prompt: its own prompt is
+  // some 2,600 of the fixture's tokens, and each distillation is trained on
+  // at the next step (over half of this test's time; the policy's rewards
+  // were the same either way at seed 3). The resume test keeps its own.
+  c.loop.family_summary_prompt = true;
   auto trainer = Trainer::Create(c, DefaultTrainerPaths());
   REQUIRE_MESSAGE(trainer.ok(), trainer.status().ToString());
   std::vector<json> steps;

@@ -165,6 +165,19 @@ class DecoderModel {
   torch::Tensor TokenLogprobs(const torch::Tensor& input_ids,
                               const torch::Tensor& attention_mask,
                               const torch::Tensor& target_mask);
+  // TokenLogprobs for a batch whose sequences all begin with `prefix_ids`
+  // [P] (int64, P >= 1): `input_ids` [B, T] are what follows the prefix in
+  // each sequence (right-padded; `attention_mask` and `target_mask` [B, T]
+  // over them as above). The prefix runs once, batch 1, and its keys and
+  // values serve every row, so a group of samples of one prompt pays for the
+  // prompt once (forward and backward); the result equals TokenLogprobs on
+  // the concatenated sequences' suffix columns up to float rounding. A
+  // target at suffix position 0 is predicted by the prefix's last token.
+  // Differentiable when grad mode is on. Throws c10::Error on bad shapes.
+  torch::Tensor TokenLogprobsAfterPrefix(const torch::Tensor& prefix_ids,
+                                         const torch::Tensor& input_ids,
+                                         const torch::Tensor& attention_mask,
+                                         const torch::Tensor& target_mask);
 
   // The chat's prompt text and ids (template applied, no special tokens
   // added by the tokenizer: the template carries them).

@@ -64,6 +64,9 @@ struct StepStats {
   int micro_batches = 0;
   double seconds = 0;
   double tokens_per_s = 0;  // forward + backward tokens (prompt included)
+  // Prompt positions run once for several rows (share_prefix): positions
+  // the step did not compute again.
+  int64_t shared_positions = 0;
 };
 
 struct CheckpointInfo {
