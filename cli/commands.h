@@ -21,6 +21,10 @@
 #include "skilldb/library.h"
 #include "skilldb/util/exit_code.h"
 
+namespace skilldb::llm {
+class Backbone;
+}  // namespace skilldb::llm
+
 namespace skilldb::verify::kb {
 struct RunnerOptions;
 struct EvalOptions;
@@ -274,6 +278,10 @@ struct KernelbenchArgs {
   double temperature = 0.8;
   int max_tokens = 4096;
   int concurrency = 0;  // trajectories in flight (0: min(16, all))
+  // run: a Llama / Qwen2 checkpoint run in process (skilldb-ml) instead of
+  // a server, on this device ("cpu", "cuda", "cuda:N").
+  std::string local_model;
+  std::string local_device = "cpu";
 };
 
 // Prints a usage error (bad arguments, found before any command ran) with
@@ -319,6 +327,13 @@ int RunCheck(const GlobalArgs& g, const Io& io);
 int RunVerify(const GlobalArgs& g, const VerifyArgs& a, const Io& io);
 // Serves until SIGINT or SIGTERM; exit 0 after a clean stop.
 int RunServe(const GlobalArgs& g, const ServeArgs& a, const Io& io);
+// The in-process backbone of `kernelbench run --local-model DIR`: in
+// skilldb-ml, the checkpoint at `dir` on `device` (errors name the flag);
+// in skilldb, the command is handed over to skilldb-ml (returns only when
+// that failed, saying where it looked).
+Result<std::unique_ptr<llm::Backbone>> OpenLocalModel(const std::string& dir,
+                                                      const std::string& device);
+
 int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io);
 // kernelbench run (kernelbench_run_command.cc; NotSupported without the
 // agents' modules), with the runner and evaluation options already made.

@@ -1,5 +1,6 @@
 // skilldb kernelbench run OUT_DIR: the Policy Agent on KernelBench problems
-// through any OpenAI-compatible server (policy/kernelbench_run.h), each
+// through any OpenAI-compatible server, or a checkpoint run in process
+// (--local-model, in skilldb-ml) (policy/kernelbench_run.h), each
 // answer verified by the KernelBench evaluator as it arrives; ends with
 // kernelbench eval's table over the generation layout it wrote.
 #include <algorithm>
@@ -25,6 +26,11 @@ Status CheckRunArgs(const KernelbenchArgs& a) {
     return Status::InvalidArgument(
         "kernelbench run needs --level (1, 2, 3 or 4)");
   }
+  if (!a.local_model.empty() && a.llm.url.has_value()) {
+    return Status::InvalidArgument(
+        "kernelbench run: --local-model and --llm-url name two models; give "
+        "one");
+  }
   return Status::Ok();
 }
 
@@ -38,7 +44,7 @@ policy::KernelBenchFormat DefaultFormat(const KernelbenchArgs& a) {
 struct RunRig {
   std::unique_ptr<Library> library;
   std::unique_ptr<policy::SkillSelector> selector;
-  std::unique_ptr<llm::OpenAiClient> backbone;
+  std::unique_ptr<llm::Backbone> backbone;
   std::unique_ptr<kb::Evaluator> evaluator;
 };
 
@@ -58,6 +64,8 @@ Status BuildRig(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io,
     so.select_k = static_cast<size_t>(a.select_k);
     r->selector = std::make_unique<policy::Bm25Selector>(r->library.get(), so);
   }
+  SKILLDB_ASSIGN_OR_RETURN(r->evaluator, kb::Evaluator::Make(runner, eval));
+  if (r->backbone) return Status::Ok();  // --local-model
   llm::ClientConfig base;
   // Server answers are untrusted: a chat answer of one sample is far below
   // this; a server that sends more is refused without reading further.
@@ -68,7 +76,6 @@ Status BuildRig(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io,
   SKILLDB_ASSIGN_OR_RETURN(llm::ClientConfig config,
                            ResolveLlmConfig(llm, base, io));
   SKILLDB_ASSIGN_OR_RETURN(r->backbone, llm::OpenAiClient::Create(config));
-  SKILLDB_ASSIGN_OR_RETURN(r->evaluator, kb::Evaluator::Make(runner, eval));
   return Status::Ok();
 }
 
@@ -78,10 +85,17 @@ int RunKernelbenchRun(const GlobalArgs& g, const KernelbenchArgs& a,
                       const Io& io, const kb::RunnerOptions& runner,
                       const kb::EvalOptions& eval) {
   if (Status st = CheckRunArgs(a); !st.ok()) return Fail(g, io, st);
+  RunRig rig;
+  if (!a.local_model.empty()) {
+    // skilldb hands the command to skilldb-ml here, before it has done
+    // anything; skilldb-ml loads the checkpoint.
+    auto local = OpenLocalModel(a.local_model, a.local_device);
+    if (!local.ok()) return Fail(g, io, local.status());
+    rig.backbone = std::move(*local);
+  }
   auto store = kb::TaskStore::Open(a.store.empty() ? kb::TaskStore::DefaultDir()
                                                    : a.store);
   if (!store.ok()) return Fail(g, io, store.status());
-  RunRig rig;
   if (Status st = BuildRig(g, a, io, runner, eval, &rig); !st.ok())
     return Fail(g, io, st);
   policy::KernelBenchRunOptions o;

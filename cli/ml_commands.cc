@@ -1,6 +1,7 @@
 // The commands that run on libtorch: `query TEXT --rerank dense` and
 // `embed` (the dense stage of retrieval, rerank/dense.h, with models/'s
-// sentence encoder) and `train` (trainer/). `embed` is the background
+// sentence encoder), `train` (trainer/) and the in-process model of
+// `kernelbench run --local-model` (models/local_backbone.h). `embed` is the background
 // pass: it embeds every retained revision the embedding store lacks and
 // never blocks commits (it only reads the library). A query embeds what the
 // pass has not reached, so its answer never depends on whether the pass
@@ -19,10 +20,12 @@
 #include "companion.h"
 #include "context.h"
 #include "progress.h"
+#include "skilldb/llm/backbone.h"
 #include "text.h"
 
 #ifdef SKILLDB_CLI_DENSE
 #include "skilldb/models/embedder.h"
+#include "skilldb/models/local_backbone.h"
 #include "skilldb/rerank/dense.h"
 #endif
 #ifdef SKILLDB_CLI_TRAINER
@@ -46,6 +49,10 @@ int RunTrain(std::vector<std::string>) {
   const Status st = HandOverToCompanion("train");
   std::cerr << "skilldb train: " << st.ToString() << "\n";
   return kExitInternalError;
+}
+Result<std::unique_ptr<llm::Backbone>> OpenLocalModel(const std::string&,
+                                                      const std::string&) {
+  return HandOverToCompanion("kernelbench run --local-model");
 }
 
 #else
@@ -233,6 +240,19 @@ int RunTrain(std::vector<std::string> args) {
                "(trainer/ needs the agents and the engine in the tree)\n";
   return kExitInternalError;
 #endif
+}
+
+Result<std::unique_ptr<llm::Backbone>> OpenLocalModel(
+    const std::string& dir, const std::string& device) {
+  models::LocalBackboneOptions o;
+  o.device = device;
+  auto b = models::OpenLocalBackbone(dir, o);
+  if (!b.ok()) {
+    return Status(b.status().code(), "--local-model '" + dir + "' on '" +
+                                         device + "': " +
+                                         b.status().message());
+  }
+  return b;
 }
 
 #endif  // SKILLDB_CLI_DENSE

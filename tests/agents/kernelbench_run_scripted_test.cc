@@ -342,6 +342,65 @@ TEST_CASE(
   }
 }
 
+#ifdef SKILLDB_TEST_MODELS_TESTDATA
+// The in-process model (--local-model, handed by skilldb to skilldb-ml):
+// the tiny random Qwen2 fixture, its context widened to hold the
+// KernelBench prompt (rotary positions: only the config's limit changes).
+// It writes no ModelNew: what is checked is the plumbing (the layout, the
+// reason kept for the unusable answer, eval's table), not what it earns.
+TEST_CASE("in-process model: kernelbench run --local-model runs the loop") {
+  if (!g_torch) return;
+  World& w = W();
+  auto imported =
+      w.Cli({"--json", "kernelbench", "import", w.dir.Sub("KernelBench"),
+             "--store", w.store, "--device", "cpu", "--python", KbPython()});
+  REQUIRE_MESSAGE(imported.code == 0, imported.err);
+  const std::string model = w.dir.Sub("qwen2-wide");
+  std::filesystem::copy(SKILLDB_TEST_MODELS_TESTDATA "/qwen2-tiny", model,
+                        std::filesystem::copy_options::recursive);
+  {
+    std::ifstream in(model + "/config.json");
+    Json config = Json::parse(in);
+    config["max_position_embeddings"] = 16384;
+    std::ofstream(model + "/config.json") << config.dump(2);
+  }
+  const std::string out = w.dir.Sub("local");
+  auto both = w.Cli({"kernelbench", "run", out, "--store", w.store, "--level",
+                     "1", "--local-model", model, "--llm-url",
+                     w.server->base_url()});
+  CHECK(both.code == 1);
+  CHECK(Contains(both.err, "--local-model and --llm-url"));
+  auto missing = w.Cli({"kernelbench", "run", out, "--store", w.store,
+                        "--level", "1", "--local-model", w.dir.Sub("none"),
+                        "--skills", "off", "--device", "cpu"});
+  CHECK(missing.code != 0);
+  CHECK(Contains(missing.err, "--local-model '" + w.dir.Sub("none") + "'"));
+
+  auto run = w.Cli({"--json", "kernelbench", "run", out, "--store", w.store,
+                    "--level", "1", "--problems", "2", "--local-model", model,
+                    "--max-tokens", "24", "--temperature", "1", "--skills",
+                    "off", "--device", "cpu", "--python", KbPython(),
+                    "--cache", w.cache, "--no-compile-baseline"});
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+  const Json report = Json::parse(run.out);
+  CHECK(std::filesystem::exists(out + "/level_1_problem_2_sample_0_kernel.py"));
+  REQUIRE(report["eval"]["results"].size() == 1);
+  CHECK(report["eval"]["results"][0]["verdict"] == "no_answer");
+  CHECK(report["no_answer"] == 1);
+  CHECK(report["generation_errors"] == 0);
+  std::ifstream traj(out + "/trajectories.jsonl");
+  std::string line;
+  REQUIRE(std::getline(traj, line));
+  const Json t = Json::parse(line);
+  CHECK(t["model"] == model);
+  REQUIRE(t["turns"].size() == 1);
+  CHECK(t["turns"][0]["extraction"]["found"] == false);
+  CHECK(Contains(t["turns"][0]["feedback"].get<std::string>(),
+                 "No answer could be used"));
+}
+#endif
+
 bool TorchAvailable() {
   const std::string cmd =
       "'" + KbPython() +
