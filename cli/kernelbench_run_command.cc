@@ -5,6 +5,7 @@
 // kernelbench eval's table over the generation layout it wrote.
 #include <algorithm>
 #include <iostream>
+#include <utility>
 
 #include "agent_setup.h"
 #include "context.h"
@@ -26,10 +27,25 @@ Status CheckRunArgs(const KernelbenchArgs& a) {
     return Status::InvalidArgument(
         "kernelbench run needs --level (1, 2, 3 or 4)");
   }
-  if (!a.local_model.empty() && a.llm.url.has_value()) {
-    return Status::InvalidArgument(
-        "kernelbench run: --local-model and --llm-url name two models; give "
-        "one");
+  if (!a.local_model.empty()) {
+    // The server's options say nothing to a model run in process.
+    const std::pair<bool, const char*> server_only[] = {
+        {a.llm.url.has_value(), "--llm-url"},
+        {a.llm.model.has_value(), "--llm-model"},
+        {a.llm.key.has_value(), "--llm-key"},
+        {a.llm.timeout_s > 0, "--llm-timeout"},
+        {a.llm.retries.has_value(), "--llm-retries"},
+        {!a.llm.native_n.empty(), "--llm-native-n"},
+        {a.llm.max_in_flight > 0, "--llm-concurrency"},
+        {a.llm.token_ids, "--llm-token-ids"}};
+    for (const auto& [given, flag] : server_only) {
+      if (given) {
+        return Status::InvalidArgument(
+            std::string("kernelbench run: --local-model runs the model in "
+                        "process; ") +
+            flag + " is for a server (give one of the two)");
+      }
+    }
   }
   return Status::Ok();
 }

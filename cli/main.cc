@@ -722,13 +722,15 @@ void AddKernelbench(CLI::App& app, Cli& c) {
                 "run: completion tokens per turn at most");
   c.numbers.Int(cmd, "--concurrency", &k.concurrency, {0, 4096},
                 "run: trajectories in flight (0: min(16, all))");
-  cmd->add_option("--local-model", k.local_model,
-                  "run: a Llama or Qwen2 checkpoint (Hugging Face folder) "
-                  "generating in process on libtorch, instead of a server "
-                  "(runs in skilldb-ml)");
+  auto* local = cmd->add_option(
+      "--local-model", k.local_model,
+      "run: a Llama or Qwen2 checkpoint (Hugging Face folder) generating in "
+      "process on libtorch, instead of a server (runs in skilldb-ml; one "
+      "request at a time, each batching its samples)");
   cmd->add_option("--local-device", k.local_device,
                   "run: where --local-model runs: cpu, cuda or cuda:N "
-                  "(default: cpu)");
+                  "(default: cpu)")
+      ->needs(local);
   Runs(cmd, c, [&c] { return RunKernelbench(c.g, c.kernelbench, c.io); });
 }
 

@@ -139,8 +139,12 @@ torch::Tensor DecoderModel::TokenLogprobsAfterPrefix(
     const torch::Tensor& attention_mask, const torch::Tensor& target_mask) {
   TORCH_CHECK(prefix_ids.dim() == 1 && prefix_ids.size(0) >= 1,
               "TokenLogprobsAfterPrefix: prefix_ids must be [P], P >= 1");
-  TORCH_CHECK(input_ids.dim() == 2,
-              "TokenLogprobsAfterPrefix: input_ids must be [B, T]");
+  TORCH_CHECK(input_ids.dim() == 2 && input_ids.size(1) >= 1,
+              "TokenLogprobsAfterPrefix: input_ids must be [B, T], T >= 1");
+  TORCH_CHECK(attention_mask.sizes() == input_ids.sizes() &&
+                  target_mask.sizes() == input_ids.sizes(),
+              "TokenLogprobsAfterPrefix: the masks must be shaped as "
+              "input_ids");
   const int64_t P = prefix_ids.size(0), B = input_ids.size(0),
                 T = input_ids.size(1);
   const auto long_opts = input_ids.options().dtype(torch::kInt64);

@@ -126,6 +126,14 @@ struct World {
     return skilldb::testing::Cli(home, args, "", {"TMPDIR=" + KbTmp()});
   }
 
+  // The problem set into the task store (again: the cases run alone too).
+  void Import() {
+    auto imported =
+        Cli({"--json", "kernelbench", "import", dir.Sub("KernelBench"),
+             "--store", store, "--device", "cpu", "--python", KbPython()});
+    REQUIRE_MESSAGE(imported.code == 0, imported.err);
+  }
+
   std::vector<std::string> RunArgs(const std::string& out_dir) const {
     return {"kernelbench",
             "run",
@@ -197,10 +205,7 @@ TEST_CASE(
     "eval's table") {
   if (!g_torch) return;
   World& w = W();
-  auto imported =
-      w.Cli({"--json", "kernelbench", "import", w.dir.Sub("KernelBench"),
-             "--store", w.store, "--device", "cpu", "--python", KbPython()});
-  REQUIRE_MESSAGE(imported.code == 0, imported.err);
+  w.Import();
 
   auto missing = w.Cli({"kernelbench", "run", w.dir.Sub("none"), "--store",
                         w.store, "--level", "1", "--problems", "90-99",
@@ -351,10 +356,7 @@ TEST_CASE(
 TEST_CASE("in-process model: kernelbench run --local-model runs the loop") {
   if (!g_torch) return;
   World& w = W();
-  auto imported =
-      w.Cli({"--json", "kernelbench", "import", w.dir.Sub("KernelBench"),
-             "--store", w.store, "--device", "cpu", "--python", KbPython()});
-  REQUIRE_MESSAGE(imported.code == 0, imported.err);
+  w.Import();
   const std::string model = w.dir.Sub("qwen2-wide");
   std::filesystem::copy(SKILLDB_TEST_MODELS_TESTDATA "/qwen2-tiny", model,
                         std::filesystem::copy_options::recursive);
@@ -369,7 +371,11 @@ TEST_CASE("in-process model: kernelbench run --local-model runs the loop") {
                      "1", "--local-model", model, "--llm-url",
                      w.server->base_url()});
   CHECK(both.code == 1);
-  CHECK(Contains(both.err, "--local-model and --llm-url"));
+  CHECK(Contains(both.err, "--llm-url is for a server"));
+  auto device_alone = w.Cli({"kernelbench", "run", out, "--store", w.store,
+                             "--level", "1", "--local-device", "cuda"});
+  CHECK(device_alone.code == 1);
+  CHECK(Contains(device_alone.err, "--local-model"));
   auto missing = w.Cli({"kernelbench", "run", out, "--store", w.store,
                         "--level", "1", "--local-model", w.dir.Sub("none"),
                         "--skills", "off", "--device", "cpu"});

@@ -110,11 +110,13 @@ class Learner::Impl {
   }
 
   // The micro-batches of `seqs` (at most micro_batch sequences each). With
-  // share_prefix, the sequences are sorted by prompt, so the samples of a
-  // prompt (a group of rollouts) sit together; a run of neighbours sharing
-  // kMinSharedPrefix prompt tokens or more is cut into micro-batches of its
-  // own (each then runs that prefix once), and the sequences that share
-  // with none are batched together as before.
+  // share_prefix, the sequences are sorted by prompt and the samples of one
+  // prompt (a group of rollouts) are cut into micro-batches of their own,
+  // whole groups never split across a micro-batch they share with another
+  // prompt: each such micro-batch runs its prompt once. The sequences left
+  // alone (a prompt of one sample, or one left over) are batched together in
+  // prompt order (sharing what they do share, a chat template's system
+  // prompt for instance).
   std::vector<std::vector<const TrainSequence*>> Chunks(
       std::vector<const TrainSequence*> seqs) const {
     const size_t per = static_cast<size_t>(options.optim.micro_batch);
@@ -133,22 +135,26 @@ class Learner::Impl {
                      [](const TrainSequence* a, const TrainSequence* b) {
                        return a->prompt_ids < b->prompt_ids;
                      });
-    // In sorted order, a run's common prefix is the least of its
-    // neighbours' common prefixes.
-    std::vector<const TrainSequence*> alone, run;
-    auto close = [&] {
-      if (run.size() == 1) alone.push_back(run[0]);
-      else cut(run);
-      run.clear();
-    };
-    for (const TrainSequence* s : seqs) {
-      if (!run.empty() && CommonPrefix(run.back()->prompt_ids,
-                                       s->prompt_ids) < kMinSharedPrefix) {
-        close();
+    std::vector<const TrainSequence*> alone;
+    for (size_t at = 0; at < seqs.size();) {
+      size_t end = at + 1;
+      while (end < seqs.size() &&
+             seqs[end]->prompt_ids == seqs[at]->prompt_ids) {
+        ++end;
       }
-      run.push_back(s);
+      // Full micro-batches of the group, then the rest of it on its own
+      // when it is two or more.
+      size_t next = at;
+      for (; next + per <= end; next += per) {
+        out.emplace_back(seqs.begin() + next, seqs.begin() + next + per);
+      }
+      if (end - next >= 2) {
+        out.emplace_back(seqs.begin() + next, seqs.begin() + end);
+      } else if (end - next == 1) {
+        alone.push_back(seqs[next]);
+      }
+      at = end;
     }
-    if (!run.empty()) close();
     cut(alone);
     return out;
   }

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
@@ -159,14 +160,40 @@ TEST_CASE("sharing a group's prompt prefix takes the same step") {
       CHECK(a.micro_batches == 3);
       CHECK(a.loss == doctest::Approx(b.loss).epsilon(1e-5));
       CHECK(a.grad_norm == doctest::Approx(b.grad_norm).epsilon(1e-4));
-      // The same completion tokens; two groups' prompts each run once.
-      CHECK(a.tokens == b.tokens);
-      CHECK(a.shared_positions >= 3 * 2 * 16);
-      CHECK(b.shared_positions == 0);
+      // Two groups of four, each a micro-batch running its prompt once.
+      CHECK(a.shared_positions ==
+            3 * static_cast<int64_t>(batch[0].prompt_ids.size() +
+                                     batch[1].prompt_ids.size()));
     }
     CHECK(MaxAbsDiff(shared->FlatParameters(), whole->FlatParameters()) <
           1e-6);
   }
+}
+
+TEST_CASE("a group larger than a micro-batch keeps to micro-batches of its own") {
+  auto o = Opts();
+  o.optim.micro_batch = 3;
+  auto l = Learner::Create(kModel, o).value();
+  // Prompts 0 and 1 of four samples each, prompt 2 of one: [0 0 0] [1 1 1]
+  // each run their prompt once; the two left over and prompt 2 go together
+  // ([0 1 2]) and share what the three prompts share.
+  auto batch = Groups(*l);
+  const auto& p0 = batch[0].prompt_ids;
+  const auto& p1 = batch[1].prompt_ids;
+  const auto& p2 = batch[8].prompt_ids;
+  auto common = [](const std::vector<int32_t>& a,
+                   const std::vector<int32_t>& b) {
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    return static_cast<int64_t>(n);
+  };
+  const int64_t all3 = std::min(common(p0, p1), common(p0, p2));
+  REQUIRE(all3 >= 16);
+  REQUIRE(all3 < static_cast<int64_t>(p0.size()));
+  auto st = l->Step(batch).value();
+  CHECK(st.micro_batches == 3);
+  CHECK(st.shared_positions ==
+        2 * static_cast<int64_t>(p0.size() + p1.size()) + 2 * all3);
 }
 
 TEST_CASE("the loss covers completion tokens only, token- or sequence-mean") {

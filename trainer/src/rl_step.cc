@@ -509,6 +509,7 @@ std::string StepRun::Line() {
   line["lr"] = stats_.lr;
   line["train_tokens"] = stats_.tokens;
   line["train_tokens_per_s"] = stats_.tokens_per_s;
+  line["train_shared_positions"] = stats_.shared_positions;
   line["sequences"] = stats_.sequences;
   const auto usage = run_.learner->backbone().Usage();
   const double gen_tokens = static_cast<double>(

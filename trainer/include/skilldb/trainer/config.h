@@ -34,10 +34,11 @@ struct OptimConfig {
   LossAggregation aggregation = LossAggregation::kTokenMean;
   double kl_coef = 0.0;       // KL to the frozen reference (k3); 0 = off.
   bool bf16_autocast = true;  // on CUDA only. Default: true.
-  // Sequences with the same prompt go to the same micro-batch, and a
-  // micro-batch's common prompt prefix (16 tokens or more) runs once for
-  // all its rows: the same loss and gradients up to float rounding, the
-  // prompt of a group of samples paid once. Default: true.
+  // The samples of one prompt go to micro-batches of their own (a group
+  // larger than micro_batch to several), and a micro-batch's common prompt
+  // prefix (16 tokens or more) runs once for all its rows: the same loss
+  // and gradients up to float rounding, the prompt of a group of samples
+  // paid once per micro-batch. Default: true.
   bool share_prefix = true;
 };
 

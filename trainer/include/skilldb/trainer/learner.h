@@ -63,7 +63,9 @@ struct StepStats {
   int sequences = 0;
   int micro_batches = 0;
   double seconds = 0;
-  double tokens_per_s = 0;  // forward + backward tokens (prompt included)
+  // Forward + backward positions a second, prompts included and counted
+  // whole for every row (a shared prefix, run once, counts once per row).
+  double tokens_per_s = 0;
   // Prompt positions run once for several rows (share_prefix): positions
   // the step did not compute again.
   int64_t shared_positions = 0;
