@@ -53,6 +53,25 @@ torch::Tensor PositionsOf(const torch::Tensor& attention_mask) {
   return (attention_mask.to(torch::kInt64).cumsum(-1) - 1).clamp_min(0);
 }
 
+// Log-probabilities [B, T] (fp32) of `ids` [B, T] where `select` [B, T] is
+// set, each from the hidden state at the same place in `before` [B, T, H]
+// (0 elsewhere): the lm head runs on the selected rows only, so scoring
+// never materializes [B, T, vocab].
+torch::Tensor SelectedLogprobs(CausalLM& module, const torch::Tensor& before,
+                               const torch::Tensor& ids,
+                               const torch::Tensor& select) {
+  torch::Tensor rows = before.index({select});                     // [N, H]
+  torch::Tensor targets = ids.index({select}).to(torch::kInt64);  // [N]
+  torch::Tensor logp =
+      torch::log_softmax(module.LmHead(rows).to(torch::kFloat32), -1)
+          .gather(-1, targets.unsqueeze(-1))
+          .squeeze(-1);
+  auto fopts =
+      torch::TensorOptions().dtype(torch::kFloat32).device(before.device());
+  return torch::zeros({ids.size(0), ids.size(1)}, fopts)
+      .masked_scatter(select, logp);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<DecoderModel>> DecoderModel::Load(
@@ -118,19 +137,12 @@ torch::Tensor DecoderModel::TokenLogprobs(const torch::Tensor& input_ids,
   const torch::Tensor mask = attention_mask.to(torch::kBool);
   torch::Tensor hidden =
       module_->Hidden(input_ids, PositionsOf(attention_mask), mask, nullptr);
-  // Token t is predicted by the hidden state at t - 1: gather those rows
-  // first so the lm head runs on the targets only.
-  torch::Tensor select = target_mask.to(torch::kBool).narrow(1, 1, T - 1);
-  torch::Tensor rows = hidden.narrow(1, 0, T - 1).index({select});  // [N, H]
-  torch::Tensor targets = input_ids.narrow(1, 1, T - 1).index({select});  // [N]
-  torch::Tensor logp =
-      torch::log_softmax(module_->LmHead(rows).to(torch::kFloat32), -1)
-          .gather(-1, targets.unsqueeze(-1))
-          .squeeze(-1);
+  // Token t is predicted by the hidden state at t - 1.
+  torch::Tensor shifted = SelectedLogprobs(
+      *module_, hidden.narrow(1, 0, T - 1), input_ids.narrow(1, 1, T - 1),
+      target_mask.to(torch::kBool).narrow(1, 1, T - 1));
   auto fopts =
       torch::TensorOptions().dtype(torch::kFloat32).device(hidden.device());
-  torch::Tensor shifted =
-      torch::zeros({B, T - 1}, fopts).masked_scatter(select, logp);
   return torch::cat({torch::zeros({B, 1}, fopts), shifted}, 1);
 }
 
@@ -174,16 +186,8 @@ torch::Tensor DecoderModel::TokenLogprobsAfterPrefix(
       {prefix_hidden.narrow(1, P - 1, 1).expand({B, 1, H}),
        hidden.narrow(1, 0, T - 1)},
       1);  // [B, T, H]
-  torch::Tensor select = target_mask.to(torch::kBool);
-  torch::Tensor picked = before.index({select});       // [N, H]
-  torch::Tensor targets = input_ids.index({select});   // [N]
-  torch::Tensor logp =
-      torch::log_softmax(module_->LmHead(picked).to(torch::kFloat32), -1)
-          .gather(-1, targets.to(torch::kInt64).unsqueeze(-1))
-          .squeeze(-1);
-  auto fopts =
-      torch::TensorOptions().dtype(torch::kFloat32).device(hidden.device());
-  return torch::zeros({B, T}, fopts).masked_scatter(select, logp);
+  return SelectedLogprobs(*module_, before, input_ids,
+                          target_mask.to(torch::kBool));
 }
 
 Result<DecoderModel::EncodedPrompt> DecoderModel::EncodeChat(
