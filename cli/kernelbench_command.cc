@@ -21,6 +21,7 @@ int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io) 
     i.problems = a.problems;
     i.precision = a.precision;
     i.max_screen_bytes = a.max_screen_bytes;
+    i.jobs = a.import_jobs;
     i.runner = runner;
     return kb::RunImportCommand(i, kio);
   }

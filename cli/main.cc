@@ -698,6 +698,9 @@ void AddKernelbench(CLI::App& app, Cli& c) {
   c.numbers.Int(cmd, "--max-screen-bytes", &k.max_screen_bytes, {0, int64_t{1} << 46},
                 "import: inputs larger than this are not screened for degenerate "
                 "problems");
+  c.numbers.Int(cmd, "--jobs", &k.import_jobs, {0, 64},
+                "import: problems inspected at once, each by its own runner "
+                "(0: a quarter of the cores, at most 8)");
   AddLlmOptions(cmd, c, &k.llm, /*agent=*/true);
   c.numbers.Int(cmd, "--turns", &k.turns, {1, 100},
                 "run: turns per trajectory");

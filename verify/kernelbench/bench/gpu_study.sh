@@ -24,7 +24,8 @@
 #   compile   the torch.compile baseline: the three study problems' honest
 #             CUDA answers, builds cached by `ours` (COMPILE_TIMEOUT)
 #   sample    a sample of levels 1 and 2 imported (IMPORT1, IMPORT2; default
-#             1-20 and 1-10), bounded by IMPORT_TIMEOUT
+#             1-20 and 1-10; IMPORT_JOBS runners at once, default 8), bounded
+#             by IMPORT_TIMEOUT; then the store's list (what a cut import kept)
 #   harness   KernelBench's harness on every answer (HARNESS_TIMEOUT)
 #
 # KBW (default .device/kb in the checkout) holds:
@@ -176,15 +177,18 @@ if has sample; then
   stamp "import: a sample, level1 ${IMPORT1:-1-20}, level2 ${IMPORT2:-1-10}"
   scr=(--max-screen-bytes 20000000000)
   t0=$(now)
+  ij=(--jobs "${IMPORT_JOBS:-8}")
   timeout "${IMPORT_TIMEOUT:-150}" bash -c "
-    '$KB' import '$KBW/kb/KernelBench' --level 1 --problems ${IMPORT1:-1-20} ${scr[*]} --json > '$RUN/import1.json' 2> '$RUN/import1.log'
-    '$KB' import '$KBW/kb/KernelBench' --level 2 --problems ${IMPORT2:-1-10} ${scr[*]} --json > '$RUN/import2.json' 2> '$RUN/import2.log'"
-  echo "sample import rc=$? in $(python3 -c "print(round($(now) - $t0, 1))") s"
+    '$KB' import '$KBW/kb/KernelBench' --level 1 --problems ${IMPORT1:-1-20} ${scr[*]} ${ij[*]} --json > '$RUN/import1.json' 2> '$RUN/import1.log'
+    echo level1 done at \$(date +%s.%N) > '$RUN/import1.done'
+    '$KB' import '$KBW/kb/KernelBench' --level 2 --problems ${IMPORT2:-1-10} ${scr[*]} ${ij[*]} --json > '$RUN/import2.json' 2> '$RUN/import2.log'"
+  echo "sample import rc=$? in $(python3 -c "print(round($(now) - $t0, 1))") s (started $t0; $(cat "$RUN/import1.done" 2>/dev/null))"
   tail -4 "$RUN/import1.log" "$RUN/import2.log"
+  "$KB" list --json > "$RUN/list.json" 2> /dev/null
   python3 - "$RUN" > "$OUT/import.json" <<'EOF'
 import json, sys, os
 out = {}
-for n in ("import1", "import2"):
+for n in ("import1", "import2", "list"):
     p = os.path.join(sys.argv[1], n + ".json")
     try:
         out[n] = json.load(open(p))

@@ -57,6 +57,7 @@ int RunImportCommand(const ImportCommandArgs& a, const CommandIo& io) {
   o.problems = a.problems;
   o.precision = a.precision;
   o.max_screen_bytes = a.max_screen_bytes;
+  o.jobs = a.jobs;
   o.runner = a.runner;
   o.progress = Progress(io);
   auto s = ImportProblems(o, &*store);

@@ -222,6 +222,7 @@ struct World {
     ImportOptions io;
     io.path = kb;
     io.runner = runner;
+    io.jobs = 2;  // two runners inspect at once; the summary stays in id order
     auto s = ImportProblems(io, store.get());
     import_status = s.status();
     if (s.ok()) imported = *s;
@@ -272,7 +273,9 @@ std::string Codes(const EvalResult& r) {
 TEST_CASE("import stores problems, flags the degenerate one and lists the broken ones") {
   World& w = W();
   REQUIRE_MESSAGE(w.import_status.ok(), w.import_status.message());
-  CHECK(w.imported.imported.size() == 2);
+  REQUIRE(w.imported.imported.size() == 2);
+  CHECK(w.imported.imported[0].id == 1);
+  CHECK(w.imported.imported[1].id == 2);
   auto p = w.store->Get(1, 1);
   REQUIRE(p.ok());
   CHECK(p->name == "1_Scale_add.py");

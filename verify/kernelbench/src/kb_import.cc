@@ -5,7 +5,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <tuple>
 
 #include "file_util.h"
@@ -27,9 +31,6 @@ struct ProblemFile {
   std::string file;  // name with .py
   std::string path;
 };
-
-
-
 
 int LevelOf(const std::string& dir_name) {
   if (dir_name.rfind("level", 0) != 0) return 0;
@@ -152,47 +153,90 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   internal::RunnerStart start;
   start.role = "inspect";
   start.device = ro.device;
-  std::unique_ptr<internal::Runner> runner;
   std::map<int, std::vector<Unimportable>> failed;
   for (const Unimportable& u : summary.skipped) failed[u.level].push_back(u);
+  // Each worker inspects the next file with its own runner; what they find
+  // is kept by file index, so the summary is in id order whatever the
+  // order they finish in.
+  std::vector<std::optional<Problem>> imported(files.size());
+  std::mutex mu;                    // guards failed, first_error, done, store, progress
+  Status first_error;               // a runner that cannot start stops the import
+  std::atomic<size_t> next{0};
   int done = 0;
-  for (const ProblemFile& f : files) {
-    ++done;
-    auto text = verify::internal::ReadFile(f.path, 8 << 20);
-    if (!text.ok()) {
-      failed[f.level].push_back({f.level, f.id, f.file, text.status().message()});
-      continue;
+  auto work = [&]() {
+    std::unique_ptr<internal::Runner> runner;
+    for (size_t i = next++; i < files.size(); i = next++) {
+      const ProblemFile& f = files[i];
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error.ok()) return;
+      }
+      auto text = verify::internal::ReadFile(f.path, 8 << 20);
+      if (!text.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++done;
+        failed[f.level].push_back({f.level, f.id, f.file, text.status().message()});
+        continue;
+      }
+      if (!runner || !runner->alive()) {
+        auto r = internal::Runner::Start(ro, start);
+        if (!r.ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_error.ok()) first_error = r.status();
+          return;
+        }
+        runner = std::move(*r);
+      }
+      internal::Reply reply = runner->Request({{"op", "inspect"},
+                                               {"problem", *text},
+                                               {"seed", 42},
+                                               {"precision", o.precision},
+                                               {"max_screen_bytes", o.max_screen_bytes}},
+                                              "", o.timeout_s);
+      const std::string line = "level " + std::to_string(f.level) + " problem " +
+                               std::to_string(f.id) + " (" + f.file + "): ";
+      if (!reply.answered_ok()) {
+        const std::string why = reply.error_text(1500);
+        if (!reply.ok) runner.reset();  // it died or hung: a fresh one next
+        std::lock_guard<std::mutex> lock(mu);
+        ++done;
+        failed[f.level].push_back({f.level, f.id, f.file, why});
+        if (o.progress) o.progress(line + "not imported: " + why);
+        continue;
+      }
+      Problem p = FromReply(f, *text, reply.header, o, root);
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      const Status put = store->Put(p);
+      if (!put.ok()) {
+        if (first_error.ok()) first_error = put;
+        return;
+      }
+      if (o.progress) {
+        o.progress(line + "imported" +
+                   (p.degenerate == "yes" ? ", degenerate: " + p.degenerate_reason
+                    : p.degenerate == "unknown" ? " (" + p.degenerate_reason + ")"
+                                                : "") +
+                   " [" + std::to_string(done) + "/" + std::to_string(files.size()) + "]");
+      }
+      imported[i] = std::move(p);
     }
-    if (!runner || !runner->alive()) {
-      auto r = internal::Runner::Start(ro, start);
-      if (!r.ok()) return r.status();
-      runner = std::move(*r);
-    }
-    internal::Reply reply = runner->Request({{"op", "inspect"},
-                                             {"problem", *text},
-                                             {"seed", 42},
-                                             {"precision", o.precision},
-                                             {"max_screen_bytes", o.max_screen_bytes}},
-                                            "", o.timeout_s);
-    std::string line = "level " + std::to_string(f.level) + " problem " +
-                       std::to_string(f.id) + " (" + f.file + "): ";
-    if (!reply.answered_ok()) {
-      const std::string why = reply.error_text(1500);
-      failed[f.level].push_back({f.level, f.id, f.file, why});
-      if (o.progress) o.progress(line + "not imported: " + why);
-      if (!reply.ok) runner.reset();  // it died or hung: a fresh one next
-      continue;
-    }
-    Problem p = FromReply(f, *text, reply.header, o, root);
-    SKILLDB_RETURN_IF_ERROR(store->Put(p));
-    if (o.progress) {
-      o.progress(line + "imported" +
-                 (p.degenerate == "yes" ? ", degenerate: " + p.degenerate_reason
-                  : p.degenerate == "unknown" ? " (" + p.degenerate_reason + ")"
-                                              : "") +
-                 " [" + std::to_string(done) + "/" + std::to_string(files.size()) + "]");
-    }
-    summary.imported.push_back(std::move(p));
+  };
+  int jobs = o.jobs > 0 ? o.jobs
+                        : std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 8);
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(files.size())));
+  std::vector<std::thread> workers;
+  for (int w = 1; w < jobs; ++w) workers.emplace_back(work);
+  work();
+  for (std::thread& t : workers) t.join();
+  if (!first_error.ok()) return first_error;
+  for (auto& [level, list] : failed) {
+    std::sort(list.begin(), list.end(), [](const Unimportable& a, const Unimportable& b) {
+      return std::tie(a.id, a.file) < std::tie(b.id, b.file);
+    });
+  }
+  for (std::optional<Problem>& p : imported) {
+    if (p) summary.imported.push_back(std::move(*p));
   }
   // Each level's list of problems that could not be imported: this import's
   // failures replace earlier entries for the same files.

@@ -22,7 +22,7 @@ constexpr char kUsage[] =
     "usage: skilldb_kernelbench import PATH | eval RUN_DIR | list [options]\n"
     "common: --store DIR --level L --problems 1-20,33 --json --no-progress\n"
     "        --python PY --device cuda|cpu --no-confine --scratch DIR\n"
-    "import: --precision fp32|fp16|bf16 --max-screen-bytes N\n"
+    "import: --precision fp32|fp16|bf16 --max-screen-bytes N --jobs N\n"
     "eval:   --protocol skilldb|kernelbench --precision P --backend cuda|triton\n"
     "        --results FILE --cache DIR --trials N --rounds N --calls N\n"
     "        --perf-trials N --credit-torch-ops --no-compile-baseline\n"
@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
     long long cap = a.max_screen_bytes;
     if (!Number(p.values, "--max-screen-bytes", 0, 1LL << 46, &cap, &err)) return Usage(err);
     a.max_screen_bytes = cap;
+    long long jobs = 0;
+    if (!Number(p.values, "--jobs", 0, 64, &jobs, &err)) return Usage(err);
+    a.jobs = static_cast<int>(jobs);
     return RunImportCommand(a, io);
   }
   if (p.command == "list") {

@@ -163,8 +163,13 @@ struct ImportOptions {
   // Default: 2 GiB.
   int64_t max_screen_bytes = int64_t{2} << 30;
   double timeout_s = 300;  // per problem
+  // Problems inspected at once, each by its own runner (on a GPU they share
+  // the device); 0 = a quarter of the cores (at least 1, at most 8).
+  int jobs = 0;
   RunnerOptions runner;
-  std::function<void(const std::string&)> progress;  // one line per problem
+  // One line per problem, in the order they finish (called from the
+  // inspecting threads, one call at a time).
+  std::function<void(const std::string&)> progress;
 };
 
 struct ImportSummary {

@@ -30,6 +30,7 @@ struct ImportCommandArgs {
   std::string problems;
   std::string precision = "fp32";
   int64_t max_screen_bytes = int64_t{2} << 30;
+  int jobs = 0;  // ImportOptions::jobs
   RunnerOptions runner;
 };
 
