@@ -778,6 +778,7 @@ class Runner:
                 return
             fn = handlers.get(op)
             parts = ()
+            t0 = _perf_counter()
             if fn is None:
                 reply = {"ok": False, "error": {"kind": "internal", "name": "protocol",
                                                 "message": "unknown op %r" % op}}
@@ -793,6 +794,7 @@ class Runner:
             if self.notes:
                 reply["notes"] = self.notes
                 self.notes = []
+            reply["op_ms"] = (_perf_counter() - t0) * 1e3
             kb_wire.send_frame(self.sock, reply, parts)
 
 

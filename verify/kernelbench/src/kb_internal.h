@@ -5,11 +5,13 @@
 #define SKILLDB_VERIFY_KERNELBENCH_INTERNAL_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "skilldb/status.h"
@@ -65,6 +67,8 @@ class Runner {
     for (const auto& [k, v] : fields.items()) hello_[k] = v;
   }
   const std::string& scratch() const { return scratch_; }
+  // The requests since the last call, by op (OpTime); resets them.
+  std::map<std::string, OpTime> TakeOpStats() { return std::exchange(op_stats_, {}); }
   bool alive() const { return process_ && process_->alive(); }
   std::string LogTail(size_t bytes) const;
   // Kills it (if running) and removes its scratch directory.
@@ -75,6 +79,7 @@ class Runner {
   std::unique_ptr<verify::internal::WorkerProcess> process_;
   std::string scratch_;
   json hello_;
+  std::map<std::string, OpTime> op_stats_;
 };
 
 // Absolute paths the interpreter needs to see: its prefixes and sys.path

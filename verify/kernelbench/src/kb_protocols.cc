@@ -88,7 +88,13 @@ EvalResult Session::Run() {
         RunSkilldb();
       }
     }
-    if (cand_) cand_->Stop();
+    if (ref_) {
+      for (auto& [op, t] : ref_->TakeOpStats()) res_.times.ops["ref." + op] = t;
+    }
+    if (cand_) {
+      for (auto& [op, t] : cand_->TakeOpStats()) res_.times.ops["cand." + op] = t;
+      cand_->Stop();
+    }
   }
   Decide();
   res_.times.total_ms = util::MsSince(t0);
@@ -104,6 +110,7 @@ bool Session::Load(const BuildRecord& build) {
   }
   ref_entry_ = *ref;
   ref_ = ref_entry_->runner.get();
+  ref_->TakeOpStats();  // an earlier answer's
   if (auto d = ev_->device()) {
     res_.device = d->name;
     res_.torch_version = d->torch_version;

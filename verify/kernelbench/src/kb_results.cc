@@ -12,6 +12,13 @@ using internal::Num;
 
 json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+// {"cand.call": [calls, wall ms, runner ms], ...}
+json OpsJson(const std::map<std::string, OpTime>& ops) {
+  json j = json::object();
+  for (const auto& [op, t] : ops) j[op] = {t.calls, t.wall_ms, t.runner_ms};
+  return j;
+}
+
 std::optional<double> OptFrom(const json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
   return j[key].get<double>();
@@ -99,7 +106,8 @@ std::string ResultToJson(const EvalResult& r) {
                      {"notes", r.isolation.notes}}},
       {"times_ms", {{"build", r.times.build_ms}, {"build_cached", r.times.build_cached},
                     {"reference", r.times.reference_ms}, {"correctness", r.times.correctness_ms},
-                    {"timing", r.times.timing_ms}, {"total", r.times.total_ms}}},
+                    {"timing", r.times.timing_ms}, {"total", r.times.total_ms},
+                    {"ops", OpsJson(r.times.ops)}}},
       {"device", r.device},
       {"torch", r.torch_version},
       {"error_code", r.error_code},
@@ -160,6 +168,14 @@ Result<EvalResult> ResultFromJson(std::string_view text) {
     r.times.correctness_ms = t.value("correctness", 0.0);
     r.times.timing_ms = t.value("timing", 0.0);
     r.times.total_ms = t.value("total", 0.0);
+    const json ops = t.value("ops", json::object());
+    for (const auto& [op, v] : ops.items()) {
+      if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number() ||
+          !v[2].is_number()) {
+        continue;  // an older or damaged line: the split is informative only
+      }
+      r.times.ops[op] = {v[0].get<int>(), v[1].get<double>(), v[2].get<double>()};
+    }
     const json iso = j.value("isolation", json::object());
     r.isolation.namespaces = iso.value("namespaces", false);
     r.isolation.seccomp = iso.value("seccomp", false);

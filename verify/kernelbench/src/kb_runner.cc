@@ -272,7 +272,14 @@ Reply Runner::Request(const json& header, std::string_view blob,
   auto out = process_->Call(header, blob, timeout_s);
   r.wall_ms = util::MsSince(t0);
   r.ok = out.ok;
+  OpTime& stat = op_stats_[header.value("op", "")];
+  ++stat.calls;
+  stat.wall_ms += r.wall_ms;
   if (out.ok) {
+    const auto op_ms = out.reply.header.find("op_ms");
+    if (op_ms != out.reply.header.end() && op_ms->is_number()) {
+      stat.runner_ms += op_ms->get<double>();
+    }
     r.header = std::move(out.reply.header);
     r.blob = std::move(out.reply.blob);
   } else {

@@ -176,6 +176,7 @@ TEST_CASE("a result survives JSON and back") {
   r.speedup_compile = 0.75;
   r.own_kernel_us = 10;
   r.total_kernel_us = 40;
+  r.times.ops["cand.call"] = {105, 420.5, 96.25};
   auto back = ResultFromJson(ResultToJson(r));
   REQUIRE(back.ok());
   CHECK(back->level == 2);
@@ -189,6 +190,10 @@ TEST_CASE("a result survives JSON and back") {
   CHECK(back->speedup_compile.value_or(0) == 0.75);
   CHECK_FALSE(back->speedup_eager.has_value());
   CHECK(back->own_share() == doctest::Approx(0.25));
+  REQUIRE(back->times.ops.count("cand.call") == 1);
+  CHECK(back->times.ops["cand.call"].calls == 105);
+  CHECK(back->times.ops["cand.call"].wall_ms == 420.5);
+  CHECK(back->times.ops["cand.call"].runner_ms == 96.25);
   CHECK(ResultFromJson("{\"level\": 1}").status().code() == StatusCode::kInvalidArgument);
   CHECK_FALSE(ResultFromJson("not json").ok());
 }

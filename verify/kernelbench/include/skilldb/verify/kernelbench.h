@@ -285,6 +285,15 @@ struct EvalOptions {
 };
 
 // The split of one evaluation's wall time, in milliseconds.
+// One request kind's share of an evaluation: how many, the wall time this
+// process measured around them, and the time the runner says it spent in
+// its handler (the rest is the channel and the frames).
+struct OpTime {
+  int calls = 0;
+  double wall_ms = 0;
+  double runner_ms = 0;
+};
+
 struct PhaseSplit {
   double build_ms = 0;
   double reference_ms = 0;
@@ -292,6 +301,9 @@ struct PhaseSplit {
   double timing_ms = 0;
   double total_ms = 0;
   bool build_cached = false;
+  // By "ref.<op>" and "cand.<op>" (the candidate's start-up included; the
+  // warm reference's from this answer on).
+  std::map<std::string, OpTime> ops;
 };
 
 struct Baseline {
