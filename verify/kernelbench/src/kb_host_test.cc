@@ -64,6 +64,22 @@ def get_init_inputs():
     return []
 )PY";
 
+// Out of memory whenever it runs: with other problems inspected at once it
+// is inspected again alone, then listed with the reason.
+constexpr char kOutOfMemory[] = R"PY(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+def get_inputs():
+    raise RuntimeError("CUDA out of memory. Tried to allocate 6.00 GiB (a test's problem)")
+
+def get_init_inputs():
+    return []
+)PY";
+
 // Every answer builds one extension (kb_cpu_problems.h: the same
 // load_inline arguments, so the same key): it is compiled once.
 const std::string kCorrect = ScaleAddAnswer(R"PY(
@@ -194,6 +210,7 @@ struct World {
   Problem scale_add;
   ImportSummary imported;
   Status import_status;
+  std::vector<std::string> import_progress;
 
   World() {
     root = *verify::internal::MakeTempDir(KbTmp(), "skilldb-kb-host-test-");
@@ -201,6 +218,7 @@ struct World {
     Write(JoinPath(kb, "level1/1_Scale_add.py"), kScaleAdd);
     Write(JoinPath(kb, "level1/2_Zero_linear.py"), kZeroLinear);
     Write(JoinPath(kb, "level1/3_Broken.py"), kBroken);
+    Write(JoinPath(kb, "level1/4_Out_of_memory.py"), kOutOfMemory);
     Write(JoinPath(kb, "level1/notes.py"), "print('not a problem')\n");
     store_dir = JoinPath(root, "store");
     store = std::make_unique<TaskStore>(*TaskStore::Open(store_dir));
@@ -223,6 +241,7 @@ struct World {
     io.path = kb;
     io.runner = runner;
     io.jobs = 2;  // two runners inspect at once; the summary stays in id order
+    io.progress = [this](const std::string& line) { import_progress.push_back(line); };
     auto s = ImportProblems(io, store.get());
     import_status = s.status();
     if (s.ok()) imported = *s;
@@ -291,14 +310,22 @@ TEST_CASE("import stores problems, flags the degenerate one and lists the broken
   CHECK(z->degenerate_reason.find("constant") != std::string::npos);
   auto bad = w.store->ListUnimportable(1);
   REQUIRE(bad.ok());
-  REQUIRE(bad->size() == 2);
-  bool broken = false, named = false;
+  REQUIRE(bad->size() == 3);  // once each, the retried one too
+  bool broken = false, named = false, oom = false;
   for (const Unimportable& u : *bad) {
     broken = broken || (u.id == 3 && u.reason.find("cannot make its inputs") != std::string::npos);
     named = named || u.file == "notes.py";
+    oom = oom || (u.id == 4 && u.reason.find("out of memory") != std::string::npos);
   }
   CHECK(broken);
   CHECK(named);
+  CHECK(oom);
+  bool retried = false;
+  for (const std::string& line : w.import_progress) {
+    retried = retried || (line.find("problem 4 ") != std::string::npos &&
+                          line.find("again alone") != std::string::npos);
+  }
+  CHECK(retried);
 }
 
 TEST_CASE("a correct C++ answer passes with a speedup, in a confined runner") {

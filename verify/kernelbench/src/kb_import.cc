@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -31,6 +32,14 @@ struct ProblemFile {
   std::string file;  // name with .py
   std::string path;
 };
+
+// A runner's error that says the device (or host) ran out of memory.
+bool OutOfMemory(const std::string& error) {
+  std::string e = error;
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+  return e.find("out of memory") != std::string::npos ||
+         e.find("outofmemoryerror") != std::string::npos;
+}
 
 int LevelOf(const std::string& dir_name) {
   if (dir_name.rfind("level", 0) != 0) return 0;
@@ -158,14 +167,20 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   // Each worker inspects the next file with its own runner; what they find
   // is kept by file index, so the summary is in id order whatever the
   // order they finish in.
+  // A problem that ran out of device memory beside others is inspected
+  // again at the end, alone.
   std::vector<std::optional<Problem>> imported(files.size());
-  std::mutex mu;                    // guards failed, first_error, done, store, progress
-  Status first_error;               // a runner that cannot start stops the import
+  std::mutex mu;       // guards failed, retry, first_error, done, store, progress
+  Status first_error;  // a runner that cannot start stops the import
+  std::vector<size_t> order(files.size()), retry;
+  for (size_t i = 0; i < files.size(); ++i) order[i] = i;
   std::atomic<size_t> next{0};
+  bool shared = false;  // other runners inspect at the same time
   int done = 0;
   auto work = [&]() {
     std::unique_ptr<internal::Runner> runner;
-    for (size_t i = next++; i < files.size(); i = next++) {
+    for (size_t k = next++; k < order.size(); k = next++) {
+      const size_t i = order[k];
       const ProblemFile& f = files[i];
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -199,6 +214,12 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
         const std::string why = reply.error_text(1500);
         if (!reply.ok) runner.reset();  // it died or hung: a fresh one next
         std::lock_guard<std::mutex> lock(mu);
+        if (shared && OutOfMemory(why)) {
+          retry.push_back(i);
+          if (o.progress) o.progress(line + "out of memory beside other problems: again alone");
+          runner.reset();  // its allocator's cache
+          continue;
+        }
         ++done;
         failed[f.level].push_back({f.level, f.id, f.file, why});
         if (o.progress) o.progress(line + "not imported: " + why);
@@ -225,10 +246,18 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   int jobs = o.jobs > 0 ? o.jobs
                         : std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 8);
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(files.size())));
+  shared = jobs > 1;
   std::vector<std::thread> workers;
   for (int w = 1; w < jobs; ++w) workers.emplace_back(work);
   work();
   for (std::thread& t : workers) t.join();
+  if (first_error.ok() && !retry.empty()) {
+    std::sort(retry.begin(), retry.end());
+    order = retry;
+    next = 0;
+    shared = false;
+    work();
+  }
   if (!first_error.ok()) return first_error;
   for (auto& [level, list] : failed) {
     std::sort(list.begin(), list.end(), [](const Unimportable& a, const Unimportable& b) {
