@@ -7,6 +7,7 @@
 //
 //   scripted_llm_server --script replies.jsonl --port-file port.txt
 //       --latency-base-ms 20 --per-completion-token-us 8000   (one line)
+//       [--max-model-len 1048576]
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
@@ -61,6 +62,9 @@ int main(int argc, char** argv) {
                  options.latency.per_completion_token_us,
                  "delay per completion token");
   app.add_flag("--keep-alive", options.keep_alive, "keep connections open");
+  app.add_option("--max-model-len", options.protocol.max_model_len,
+                 "context length in the answers' tokens (longer prompts: 400)")
+      ->capture_default_str();
   bool no_echo = false, no_top_k = false, no_n = false;
   app.add_flag("--no-echo", no_echo, "refuse echo (as hosted APIs do)");
   app.add_flag("--no-top-k", no_top_k, "refuse top_k (as OpenAI does)");
