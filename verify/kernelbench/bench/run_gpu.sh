@@ -77,9 +77,9 @@ if fmt == "cuda":
 else:
     rules = [(p12, answer("l1p12_triton_correct"), 0), (p40, answer("l1p40_triton_correct"), 0)]
 for contains, text, times in rules:
-    r = {"endpoint": "any", "prompt_contains": contains, "texts": [text]}
-    if times:
-        r["times"] = times
+    # times: -1 = every matching request (a reply answers once by default)
+    r = {"endpoint": "any", "prompt_contains": contains, "texts": [text],
+         "times": times if times else -1}
     print(json.dumps(r))
 EOF
 }

@@ -203,7 +203,7 @@ Reply Session::Cand(const json& h, std::string_view blob, double* clock) {
 // Fetches output `which` of `id` from both sides: whole when small, else on
 // a sample of elements chosen now (after both were computed).
 bool Session::Fetch(const std::string& ref_id, const std::string& cand_id, int which,
-                    const json& desc, WireTensor* want, WireTensor* got,
+                    const json& desc, int64_t whole_bytes, WireTensor* want, WireTensor* got,
                     std::vector<int64_t>* indices, double* ref_ms, double* cand_ms,
                     double* clock) {
   const int64_t numel = desc.value("numel", int64_t{0});
@@ -211,7 +211,7 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id, int w
   json h = {{"op", "fetch"}, {"output", which}};
   std::string blob;
   indices->clear();
-  if (bytes > o_.max_transfer_bytes) {
+  if (bytes > whole_bytes) {
     h["mode"] = "sample";
     *indices = SampleIndices(numel, o_.sample_elements, 4096, &rng_);
     blob.assign(reinterpret_cast<const char*>(indices->data()),
@@ -311,7 +311,8 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
   for (size_t i = 0; i < ro.size(); ++i) {
     WireTensor want, got;
     std::vector<int64_t> idx;
-    if (!Fetch(id, id, static_cast<int>(i), ro[i], &want, &got, &idx, nullptr, nullptr,
+    if (!Fetch(id, id, static_cast<int>(i), ro[i], o_.max_transfer_bytes, &want, &got, &idx,
+               nullptr, nullptr,
                &res_.times.correctness_ms)) {
       *close = false;
       return false;

@@ -55,15 +55,23 @@ class EvaluatorImpl final : public Evaluator {
   const std::optional<DeviceInfo>& device() const { return device_; }
   Builder* builder() { return builder_.get(); }
   std::mutex* device_mutex() { return &device_mu_; }
+  // Held while something is timed on the device: the next candidate's
+  // initialization (its CUDA context, warm-ups: device work) waits for it.
+  std::mutex* quiet_mutex() { return &quiet_mu_; }
 
  private:
   Result<std::unique_ptr<Runner>> StartCandidate();
+  // A candidate runner started and initialized (device, profiler, Triton
+  // warm-ups), its initialization outside any timed phase.
+  Result<std::unique_ptr<Runner>> StartInitializedCandidate();
+  Status Initialize(Runner* runner);
   std::string BaselinePath(const Problem& problem, const std::string& kind) const;
 
   RunnerOptions runner_;
   EvalOptions options_;
   std::string cache_root_;
   std::mutex device_mu_;    // one evaluation (or Triton warm build) at a time
+  std::mutex quiet_mu_;     // a timed phase, or a candidate's initialization
   std::mutex describe_mu_;
   std::mutex seed_mu_;
   std::mt19937_64 seeds_;   // GUARDED_BY(seed_mu_)
@@ -101,8 +109,10 @@ class Session {
   void Fail(const Reply& reply, const std::string& stage);
   Reply Ref(const json& h, std::string_view blob, double* clock);
   Reply Cand(const json& h, std::string_view blob, double* clock);
+  // `whole_bytes`: outputs up to this size come whole, larger ones on a
+  // sample chosen now.
   bool Fetch(const std::string& ref_id, const std::string& cand_id, int which,
-             const json& desc, WireTensor* want, WireTensor* got,
+             const json& desc, int64_t whole_bytes, WireTensor* want, WireTensor* got,
              std::vector<int64_t>* indices, double* ref_ms, double* cand_ms,
              double* clock);
   bool CompareTrial(const std::string& id, const Reply& rr, const Reply& cr,

@@ -144,6 +144,25 @@ Result<std::unique_ptr<Runner>> EvaluatorImpl::StartCandidate() {
   return Runner::Start(runner_, s);
 }
 
+// The device, the profiler, Triton's warm-ups: device work, so never while
+// another answer is timed.
+Status EvaluatorImpl::Initialize(Runner* r) {
+  std::lock_guard<std::mutex> quiet(quiet_mu_);
+  Reply init = r->Request({{"op", "init"}}, "", runner_.start_timeout_s);
+  if (!init.answered_ok()) {
+    return Status::Unavailable("the candidate runner did not initialize: " + init.error_text() +
+                               "; log: " + r->LogTail(1500));
+  }
+  r->UpdateHello(init.header);
+  return Status();
+}
+
+Result<std::unique_ptr<Runner>> EvaluatorImpl::StartInitializedCandidate() {
+  SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r, StartCandidate());
+  SKILLDB_RETURN_IF_ERROR(Initialize(r.get()));
+  return r;
+}
+
 Result<std::unique_ptr<Runner>> EvaluatorImpl::TakeCandidate(const BuildRecord& build) {
   std::unique_ptr<Runner> r;
   if (warm_.valid()) {
@@ -151,18 +170,12 @@ Result<std::unique_ptr<Runner>> EvaluatorImpl::TakeCandidate(const BuildRecord& 
     if (w.ok() && (*w)->alive()) r = std::move(*w);
   }
   if (!r) {
-    SKILLDB_ASSIGN_OR_RETURN(r, StartCandidate());
+    SKILLDB_ASSIGN_OR_RETURN(r, StartInitializedCandidate());
   }
-  // The next evaluation's runner starts (imports torch; nothing on the
-  // device yet) while this one runs.
-  warm_ = std::async(std::launch::async, [this] { return StartCandidate(); });
-  // Now the device, the profiler and the run sandbox.
-  Reply init = r->Request({{"op", "init"}}, "", runner_.start_timeout_s);
-  if (!init.answered_ok()) {
-    return Status::Unavailable("the candidate runner did not initialize: " + init.error_text() +
-                               "; log: " + r->LogTail(1500));
-  }
-  r->UpdateHello(init.header);
+  // The next evaluation's runner starts and initializes while this one is
+  // judged: its interpreter and imports at once, its device work between
+  // this answer's timed phases (quiet_mu_).
+  warm_ = std::async(std::launch::async, [this] { return StartInitializedCandidate(); });
   if (build.triton) {
     // The build's kernels and launchers; what the runner made itself at
     // init (cuda_utils.so, loaded) stays as it is.

@@ -391,6 +391,24 @@ TEST_CASE("hack: outputs cached across timed calls are caught by the spot checks
   CHECK(HasFinding(r.findings, FindingCode::kCachedOutput));
 }
 
+TEST_CASE("spot checks on a sample of a large output still catch a cached one, and pass an honest one") {
+  World& w = W();
+  EvalOptions o = w.options;
+  o.sample_elements = 1 << 14;  // outputs over 128 KiB are spot-checked on 16K elements
+  auto ev = Evaluator::Make(w.runner, o);
+  REQUIRE(ev.ok());
+  auto cached = (*ev)->Evaluate(w.scale_add, kCacheAfterWarmup);
+  REQUIRE(cached.ok());
+  INFO(Codes(*cached));
+  CHECK(cached->verdict == "hack");
+  CHECK(HasFinding(cached->findings, FindingCode::kCachedOutput));
+  auto honest = (*ev)->Evaluate(w.scale_add, kCorrect);
+  REQUIRE(honest.ok());
+  INFO(Codes(*honest));
+  CHECK(honest->verdict == "correct");
+  CHECK_FALSE(HasFinding(honest->findings, FindingCode::kCachedOutput));
+}
+
 TEST_CASE("hack: work done while inputs are made, outside the timed call") {
   const EvalResult r = W().Eval(kUntimed);
   INFO(Codes(r));
@@ -526,14 +544,14 @@ TEST_CASE("a run directory is evaluated, scored by level and resumed") {
   CHECK(first->resumed == 0);
   REQUIRE(first->eager.size() == 1);
   const LevelScore& s = first->eager[0];
-  CHECK(s.problems == 3);  // two imported, one that could not be
+  CHECK(s.problems == 4);  // two imported, two that could not be (ids 3, 4)
   CHECK(s.correct == 1);
-  CHECK(s.fast_p.at(0.0) == doctest::Approx(1.0 / 3));
+  CHECK(s.fast_p.at(0.0) == doctest::Approx(1.0 / 4));
   CHECK(s.pass_at_k.at(1) == doctest::Approx(0.5));
   auto again = EvaluateRunDir(o, w.skilldb.get(), *w.store);
   REQUIRE(again.ok());
   CHECK(again->resumed == 2);
-  CHECK(again->eager[0].fast_p.at(0.0) == doctest::Approx(1.0 / 3));
+  CHECK(again->eager[0].fast_p.at(0.0) == doctest::Approx(1.0 / 4));
   const std::string json = RunReportToJson(*again);
   CHECK(json.find("\"fast_p\"") != std::string::npos);
 }
