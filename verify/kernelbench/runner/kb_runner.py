@@ -21,6 +21,7 @@ asked and reports what it saw; it decides nothing.
 import argparse
 import copy
 import faulthandler
+import gc
 import math
 import importlib
 import os
@@ -690,6 +691,17 @@ class Runner:
         return reply
 
     def op_inspect(self, h, blob):
+        try:
+            return self._inspect(h, blob)
+        finally:
+            # Other problems' runners may share the device: what this one
+            # cached for its tensors goes back (a level-1 problem's inputs
+            # and outputs are tens of GB).
+            if self.on_gpu:
+                gc.collect()
+                torch.cuda.empty_cache()
+
+    def _inspect(self, h, blob):
         t0 = time.time()
         source = h["problem"]
         seed = int(h.get("seed", 42))

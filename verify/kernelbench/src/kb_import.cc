@@ -167,8 +167,9 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   // Each worker inspects the next file with its own runner; what they find
   // is kept by file index, so the summary is in id order whatever the
   // order they finish in.
-  // A problem that ran out of device memory beside others is inspected
-  // again at the end, alone.
+  // A problem that ran out of memory beside others (or whose runner could
+  // not start for it) is inspected again at the end, alone, and its runner
+  // stops: the import backs off to fewer runners when the device is full.
   std::vector<std::optional<Problem>> imported(files.size());
   std::mutex mu;       // guards failed, retry, first_error, done, store, progress
   Status first_error;  // a runner that cannot start stops the import
@@ -197,6 +198,12 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
         auto r = internal::Runner::Start(ro, start);
         if (!r.ok()) {
           std::lock_guard<std::mutex> lock(mu);
+          if (shared && OutOfMemory(r.status().message())) {
+            // The device is full of the other runners' problems: one
+            // runner fewer from now on; this problem waits for the end.
+            retry.push_back(i);
+            return;
+          }
           if (first_error.ok()) first_error = r.status();
           return;
         }
@@ -215,10 +222,10 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
         if (!reply.ok) runner.reset();  // it died or hung: a fresh one next
         std::lock_guard<std::mutex> lock(mu);
         if (shared && OutOfMemory(why)) {
+          // Inspected again alone at the end; one runner fewer from now on.
           retry.push_back(i);
           if (o.progress) o.progress(line + "out of memory beside other problems: again alone");
-          runner.reset();  // its allocator's cache
-          continue;
+          return;
         }
         ++done;
         failed[f.level].push_back({f.level, f.id, f.file, why});
@@ -251,6 +258,11 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   for (int w = 1; w < jobs; ++w) workers.emplace_back(work);
   work();
   for (std::thread& t : workers) t.join();
+  // Then alone: the problems that ran out of memory, and any no runner
+  // took because every one stopped at an out-of-memory.
+  for (size_t k = std::min(next.load(), order.size()); k < order.size(); ++k) {
+    retry.push_back(order[k]);
+  }
   if (first_error.ok() && !retry.empty()) {
     std::sort(retry.begin(), retry.end());
     order = retry;
