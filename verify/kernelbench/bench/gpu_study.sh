@@ -183,7 +183,7 @@ if has sample; then
     echo level1 done at \$(date +%s.%N) > '$RUN/import1.done'
     '$KB' import '$KBW/kb/KernelBench' --level 2 --problems ${IMPORT2:-1-10} ${scr[*]} ${ij[*]} --json > '$RUN/import2.json' 2> '$RUN/import2.log'"
   echo "sample import rc=$? in $(python3 -c "print(round($(now) - $t0, 1))") s (started $t0; $(cat "$RUN/import1.done" 2>/dev/null))"
-  tail -4 "$RUN/import1.log" "$RUN/import2.log"
+  tail -n 4 "$RUN/import1.log" "$RUN/import2.log"
   "$KB" list --json > "$RUN/list.json" 2> /dev/null
   python3 - "$RUN" > "$OUT/import.json" <<'EOF'
 import json, sys, os
