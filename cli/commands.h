@@ -263,6 +263,7 @@ struct KernelbenchArgs {
   int calls = 30;
   int perf_trials = 100;
   int build_jobs = 0;
+  int workers = 1;  // eval, run: devices judging at once
   uint64_t seed = 0;
   bool credit_torch_ops = false;
   bool no_compile_baseline = false;

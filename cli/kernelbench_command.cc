@@ -13,6 +13,7 @@ int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io) 
   runner.python = a.python;
   runner.device = a.device;
   runner.confine = !a.no_confine;
+  runner.workers = a.workers;
   if (a.action == "import") {
     kb::ImportCommandArgs i;
     i.path = a.path;

@@ -688,6 +688,10 @@ void AddKernelbench(CLI::App& app, Cli& c) {
                 "eval: timed trials under --protocol kernelbench");
   c.numbers.Int(cmd, "--build-jobs", &k.build_jobs, {0, 1024},
                 "eval: answers built at once (0: half the cores)");
+  c.numbers.Int(cmd, "--workers", &k.workers, {1, 64},
+                "eval, run: devices judging answers at once (GPU i of the visible "
+                "ones each, its own runners and answers; with --device cpu, host "
+                "evaluators)");
   c.numbers.Int(cmd, "--seed", &k.seed, {0, UINT64_MAX >> 2},
                 "eval: seed for inputs (0: fresh; fixed seeds are for tests)");
   cmd->add_flag("--credit-torch-ops", k.credit_torch_ops,

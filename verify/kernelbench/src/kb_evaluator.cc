@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
 #include <filesystem>
 
 #include "file_util.h"
@@ -236,6 +239,67 @@ Result<EvalResult> EvaluatorImpl::Evaluate(const Problem& problem, std::string_v
   return s.Run();
 }
 
+// Several devices, an evaluator each: an answer goes to the least busy one
+// (its prebuild's, when that one is as free, so the build it started is
+// the one it waits for).
+class MultiEvaluator final : public Evaluator {
+ public:
+  explicit MultiEvaluator(std::vector<std::unique_ptr<EvaluatorImpl>> devices)
+      : devices_(std::move(devices)), busy_(devices_.size(), 0) {}
+
+  Result<EvalResult> Evaluate(const Problem& problem, std::string_view answer,
+                              std::string_view declared) override {
+    size_t pick = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pick = Home(problem, answer);
+      for (size_t i = 0; i < busy_.size(); ++i) {
+        if (busy_[i] < busy_[pick]) pick = i;
+      }
+      ++busy_[pick];
+    }
+    auto r = devices_[pick]->Evaluate(problem, answer, declared);
+    std::lock_guard<std::mutex> lock(mu_);
+    --busy_[pick];
+    return r;
+  }
+  void Prebuild(const Problem& problem, std::string_view answer,
+                std::string_view declared) override {
+    devices_[Home(problem, answer)]->Prebuild(problem, answer, declared);
+  }
+  Result<DeviceInfo> Describe() override { return devices_[0]->Describe(); }
+  const EvalOptions& options() const override { return devices_[0]->options(); }
+  int Parallelism() const override { return static_cast<int>(devices_.size()); }
+
+ private:
+  size_t Home(const Problem& problem, std::string_view answer) const {
+    return std::hash<std::string>{}(problem.key() + "\n" + std::string(answer)) %
+           devices_.size();
+  }
+  std::vector<std::unique_ptr<EvaluatorImpl>> devices_;
+  std::mutex mu_;
+  std::vector<int> busy_;  // GUARDED_BY(mu_)
+};
+
+// The GPU a worker's runners see: the i-th of the caller's
+// CUDA_VISIBLE_DEVICES when it names them, else GPU i.
+std::string VisibleDevice(int i) {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (v == nullptr || *v == '\0') return std::to_string(i);
+  std::vector<std::string> ids;
+  std::string cur;
+  for (const char* c = v;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      ids.push_back(cur);
+      cur.clear();
+      if (*c == '\0') break;
+    } else {
+      cur += *c;
+    }
+  }
+  return i < static_cast<int>(ids.size()) ? ids[static_cast<size_t>(i)] : std::to_string(i);
+}
+
 }  // namespace internal
 
 Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
@@ -264,7 +328,33 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
     return Status::NotFound("no kb_runner.py in " + r.runner_dir + " (set SKILLDB_KB_RUNNER_DIR)");
   }
   SKILLDB_RETURN_IF_ERROR(internal::ResolvePython(r.python).status());
-  return std::unique_ptr<Evaluator>(new internal::EvaluatorImpl(r, options));
+  if (r.workers < 1 || r.workers > 64) {
+    return Status::InvalidArgument("workers must be 1..64, not " + std::to_string(r.workers));
+  }
+  if (r.workers == 1) return std::unique_ptr<Evaluator>(new internal::EvaluatorImpl(r, options));
+  if (r.device == "cuda") {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (visible != nullptr && *visible != '\0') {
+      const int listed = 1 + static_cast<int>(std::count(visible, visible + std::strlen(visible), ','));
+      if (r.workers > listed) {
+        return Status::InvalidArgument("workers (" + std::to_string(r.workers) +
+                                       ") exceed the GPUs CUDA_VISIBLE_DEVICES lists (" +
+                                       visible + ")");
+      }
+    }
+  }
+  // The build pool is split between the devices (the cache is shared).
+  EvalOptions per = options;
+  int jobs = options.build_jobs;
+  if (jobs <= 0) jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN) / 2));
+  per.build_jobs = std::max(1, jobs / r.workers);
+  std::vector<std::unique_ptr<internal::EvaluatorImpl>> devices;
+  for (int i = 0; i < r.workers; ++i) {
+    RunnerOptions ri = r;
+    if (r.device == "cuda") ri.extra_env.push_back("CUDA_VISIBLE_DEVICES=" + internal::VisibleDevice(i));
+    devices.push_back(std::make_unique<internal::EvaluatorImpl>(ri, per));
+  }
+  return std::unique_ptr<Evaluator>(new internal::MultiEvaluator(std::move(devices)));
 }
 
 }  // namespace skilldb::verify::kb

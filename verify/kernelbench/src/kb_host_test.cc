@@ -556,6 +556,40 @@ TEST_CASE("a run directory is evaluated, scored by level and resumed") {
   CHECK(json.find("\"fast_p\"") != std::string::npos);
 }
 
+TEST_CASE("two evaluators judge a run directory at once, reported in answer order") {
+  World& w = W();
+  RunnerOptions two = w.runner;
+  two.workers = 2;
+  auto ev = Evaluator::Make(two, w.options);
+  REQUIRE(ev.ok());
+  CHECK((*ev)->Parallelism() == 2);
+  const std::string run = JoinPath(w.root, "run-two");
+  World::Write(JoinPath(run, "level_1_problem_1_sample_0_kernel.py"), kWrong);
+  World::Write(JoinPath(run, "level_1_problem_1_sample_1_kernel.py"), kCorrect);
+  World::Write(JoinPath(run, "level_1_problem_1_sample_2_kernel.py"), kInputs);
+  RunOptions o;
+  o.run_dir = run;
+  auto r = EvaluateRunDir(o, ev->get(), *w.store);
+  REQUIRE(r.ok());
+  REQUIRE(r->results.size() == 3);
+  CHECK(r->results[0].sample == 0);
+  CHECK(r->results[0].verdict == "incorrect");
+  CHECK(r->results[1].sample == 1);
+  CHECK(r->results[1].verdict == "correct");
+  CHECK(r->results[2].sample == 2);
+  CHECK(r->results[2].verdict == "hack");
+  auto text = verify::internal::ReadFile(JoinPath(run, "skilldb_eval.jsonl"));
+  REQUIRE(text.ok());
+  CHECK(std::count(text->begin(), text->end(), '\n') == 3);
+  auto again = EvaluateRunDir(o, ev->get(), *w.store);
+  REQUIRE(again.ok());
+  CHECK(again->resumed == 3);
+  // Bad worker counts are refused before anything starts.
+  RunnerOptions none = w.runner;
+  none.workers = 0;
+  CHECK(Evaluator::Make(none, w.options).status().code() == StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace skilldb::verify::kb
 

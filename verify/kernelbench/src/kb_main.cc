@@ -26,7 +26,7 @@ constexpr char kUsage[] =
     "eval:   --protocol skilldb|kernelbench --precision P --backend cuda|triton\n"
     "        --results FILE --cache DIR --trials N --rounds N --calls N\n"
     "        --perf-trials N --credit-torch-ops --no-compile-baseline\n"
-    "        --build-jobs N --seed N --no-light-include\n";
+    "        --build-jobs N --seed N --no-light-include --workers N\n";
 
 struct Parsed {
   std::string command, positional;
@@ -93,6 +93,9 @@ int main(int argc, char** argv) {
   if (p.values.count("--scratch")) runner.scratch_root = p.values["--scratch"];
   runner.confine = p.flags.count("--no-confine") == 0;
   std::string err;
+  long long workers = 1;
+  if (!Number(p.values, "--workers", 1, 64, &workers, &err)) return Usage(err);
+  runner.workers = static_cast<int>(workers);
   long long level = 0;
   if (!Number(p.values, "--level", 1, 99, &level, &err)) return Usage(err);
   const std::string store = p.values.count("--store") ? p.values["--store"] : "";

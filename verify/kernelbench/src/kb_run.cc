@@ -4,12 +4,15 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "file_util.h"
@@ -238,36 +241,79 @@ Result<RunReport> EvaluateRunDir(const RunOptions& o, Evaluator* ev, const TaskS
   }
   std::ofstream out(results_path, std::ios::app);
   if (!out) return Status::IOError("cannot append to " + results_path);
-  size_t index = 0;
-  for (const Work& w : work) {
-    ++index;
-    const std::string hash = util::Sha256Hex(w.answer);
-    const std::string key = ResumeKey(w.file.level, w.file.problem, w.file.sample, hash, protocol);
-    EvalResult r;
+  // Answers judged at once: one per device of the evaluator. Results are
+  // appended as they come (a stopped run resumes from any order) and
+  // reported in answer order.
+  std::vector<EvalResult> results(work.size());
+  std::vector<bool> resumed(work.size(), false);
+  std::mutex mu;  // guards out, done, first_error and the progress lines
+  Status first_error;
+  size_t done = 0;
+  auto finish = [&](size_t i) {  // REQUIRES: mu held
+    ++done;
+    if (!o.progress) return;
+    const Work& w = work[i];
+    const EvalResult& r = results[i];
+    std::string line = "[" + std::to_string(done) + "/" + std::to_string(work.size()) + "] " +
+                       w.problem.key() + " sample " + std::to_string(w.file.sample) + ": " +
+                       r.verdict;
+    if (r.speedup_eager) line += ", " + Num(*r.speedup_eager) + "x over eager";
+    if (r.speedup_compile) line += ", " + Num(*r.speedup_compile) + "x over torch.compile";
+    if (!r.findings.empty() && !r.correct) {
+      line += " [" + std::string(FindingCodeName(r.findings.front().code)) + "]";
+    }
+    if (resumed[i]) line += " (resumed)";
+    o.progress(line);
+  };
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const Work& w = work[i];
+    const std::string key = ResumeKey(w.file.level, w.file.problem, w.file.sample,
+                                      util::Sha256Hex(w.answer), protocol);
     if (auto it = known.find(key); it != known.end()) {
-      r = it->second;
+      results[i] = it->second;
+      resumed[i] = true;
       ++report.resumed;
+      std::lock_guard<std::mutex> lock(mu);
+      finish(i);
     } else {
-      SKILLDB_ASSIGN_OR_RETURN(r, ev->Evaluate(w.problem, w.answer, o.declared_backend));
-      r.sample = w.file.sample;
-      out << ResultToJson(r) << "\n";
-      out.flush();
-      if (!out) return Status::IOError("cannot append to " + results_path);
+      pending.push_back(i);
     }
-    if (o.progress) {
-      std::string line = "[" + std::to_string(index) + "/" + std::to_string(work.size()) + "] " +
-                         w.problem.key() + " sample " + std::to_string(w.file.sample) + ": " +
-                         r.verdict;
-      if (r.speedup_eager) line += ", " + Num(*r.speedup_eager) + "x over eager";
-      if (r.speedup_compile) line += ", " + Num(*r.speedup_compile) + "x over torch.compile";
-      if (!r.findings.empty() && !r.correct) {
-        line += " [" + std::string(FindingCodeName(r.findings.front().code)) + "]";
-      }
-      if (known.count(key)) line += " (resumed)";
-      o.progress(line);
-    }
-    report.results.push_back(std::move(r));
   }
+  std::atomic<size_t> next{0};
+  auto evaluate = [&]() {
+    for (size_t k = next++; k < pending.size(); k = next++) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first_error.ok()) return;
+      }
+      const size_t i = pending[k];
+      const Work& w = work[i];
+      auto r = ev->Evaluate(w.problem, w.answer, o.declared_backend);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!r.ok()) {
+        if (first_error.ok()) first_error = r.status();
+        return;
+      }
+      results[i] = std::move(*r);
+      results[i].sample = w.file.sample;
+      out << ResultToJson(results[i]) << "\n";
+      out.flush();
+      if (!out) {
+        if (first_error.ok()) first_error = Status::IOError("cannot append to " + results_path);
+        return;
+      }
+      finish(i);
+    }
+  };
+  const size_t threads =
+      std::min(pending.size(), static_cast<size_t>(std::max(1, ev->Parallelism())));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(evaluate);
+  evaluate();
+  for (std::thread& t : pool) t.join();
+  if (!first_error.ok()) return first_error;
+  report.results = std::move(results);
   // n per level: the store's problems in the selection, plus those that
   // could not be imported (KernelBench counts every problem of the level).
   std::map<int, int> per_level;

@@ -129,6 +129,11 @@ struct RunnerOptions {
   std::string sandbox_lib;   // libskilldb_kb_sandbox.so ("" = this build's)
   std::string scratch_root;  // "" = $TMPDIR or /tmp
   std::string device = "cuda";  // "cuda" (the first visible GPU) or "cpu"
+  // Devices that evaluate at once (Evaluator::Make): with "cuda", GPU i of
+  // 0..workers-1 gets its own runners (CUDA_VISIBLE_DEVICES=i) and its own
+  // answers, timed alone on it; with "cpu", independent host evaluators.
+  // Builds share one cache. Default: 1.
+  int workers = 1;
   bool confine = true;       // namespaces, rlimits, seccomp. Default: true.
   // Bytes a CPU runner writes before each timed call (cache flush).
   // Default: 8 MiB.
@@ -426,6 +431,9 @@ class Evaluator {
   virtual Result<DeviceInfo> Describe() = 0;
 
   virtual const EvalOptions& options() const = 0;
+
+  // Evaluate calls that run at once (one per device); more wait. Default: 1.
+  virtual int Parallelism() const { return 1; }
 };
 
 // ---- Scoring (KernelBench's score.py) ---------------------------------------
