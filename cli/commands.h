@@ -263,7 +263,8 @@ struct KernelbenchArgs {
   int calls = 30;
   int perf_trials = 100;
   int build_jobs = 0;
-  int workers = 1;  // eval, run: devices judging at once
+  int workers = 1;  // eval, run: answers judged at once
+  int gpus = 1;     // eval, run: GPUs they are spread over
   uint64_t seed = 0;
   bool credit_torch_ops = false;
   bool no_compile_baseline = false;

@@ -14,6 +14,7 @@ int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io) 
   runner.device = a.device;
   runner.confine = !a.no_confine;
   runner.workers = a.workers;
+  runner.gpus = a.gpus;
   if (a.action == "import") {
     kb::ImportCommandArgs i;
     i.path = a.path;

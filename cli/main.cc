@@ -689,9 +689,10 @@ void AddKernelbench(CLI::App& app, Cli& c) {
   c.numbers.Int(cmd, "--build-jobs", &k.build_jobs, {0, 1024},
                 "eval: answers built at once (0: half the cores)");
   c.numbers.Int(cmd, "--workers", &k.workers, {1, 64},
-                "eval, run: devices judging answers at once (GPU i of the visible "
-                "ones each, its own runners and answers; with --device cpu, host "
-                "evaluators)");
+                "eval, run: answers judged at once, each by its own runners; on "
+                "one device they are checked side by side and timed alone");
+  c.numbers.Int(cmd, "--gpus", &k.gpus, {1, 64},
+                "eval, run: GPUs the workers are spread over (the first N visible)");
   c.numbers.Int(cmd, "--seed", &k.seed, {0, UINT64_MAX >> 2},
                 "eval: seed for inputs (0: fresh; fixed seeds are for tests)");
   cmd->add_flag("--credit-torch-ops", k.credit_torch_ops,

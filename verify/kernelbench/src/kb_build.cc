@@ -61,12 +61,14 @@ bool CopyMissing(const std::string& from, const std::string& to) {
 }
 
 Builder::Builder(RunnerOptions runner, EvalOptions options, std::string cache_root,
-                 std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu)
+                 std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu,
+                 DeviceGate* gate)
     : runner_(std::move(runner)),
       options_(std::move(options)),
       cache_root_(std::move(cache_root)),
       describe_(std::move(describe)),
-      device_mu_(device_mu) {
+      device_mu_(device_mu),
+      gate_(gate) {
   int jobs = options_.build_jobs;
   if (jobs <= 0) {
     const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -254,7 +256,9 @@ BuildRecord Builder::Build(const Job& job) {
   if (make_pch) req["make_pch"] = JoinPath((*runner)->scratch(), "pch");
   Reply reply;
   if (triton && device_mu_ != nullptr) {
+    // device_mu_ first, then the gate (the order a session takes them in).
     std::lock_guard<std::mutex> lock(*device_mu_);
+    std::shared_lock<DeviceGate> device(*gate_);
     reply = (*runner)->Request(req, "", options_.build_timeout_s);
   } else {
     reply = (*runner)->Request(req, "", options_.build_timeout_s);

@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <mutex>
+#include <shared_mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -51,9 +52,11 @@ class Builder {
   // `describe` gives the device (its capability is TORCH_CUDA_ARCH_LIST
   // for CPU-side CUDA builds, its torch version names the precompiled
   // header); `device_mu` is held around builds that need the device
-  // (Triton's first call), so they never overlap a timing.
+  // (Triton's first call), so they never overlap this evaluator's
+  // evaluation, and `gate` shared, so they never overlap another's timing.
   Builder(RunnerOptions runner, EvalOptions options, std::string cache_root,
-          std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu);
+          std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu,
+          DeviceGate* gate);
   ~Builder();
 
   static std::string AnswerKey(const Problem& problem, std::string_view answer,
@@ -85,6 +88,7 @@ class Builder {
   bool pch_started_ = false;  // GUARDED_BY(mu_): one builder makes it
   std::set<std::string> compiled_;  // GUARDED_BY(mu_): extensions compiled
   std::mutex* device_mu_;
+  DeviceGate* gate_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Job>> queue_;                     // GUARDED_BY(mu_)

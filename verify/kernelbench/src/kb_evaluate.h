@@ -8,6 +8,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -55,9 +56,9 @@ class EvaluatorImpl final : public Evaluator {
   const std::optional<DeviceInfo>& device() const { return device_; }
   Builder* builder() { return builder_.get(); }
   std::mutex* device_mutex() { return &device_mu_; }
-  // Held while something is timed on the device: the next candidate's
-  // initialization (its CUDA context, warm-ups: device work) waits for it.
-  std::mutex* quiet_mutex() { return &quiet_mu_; }
+  // The device's timing gate (DeviceGate), shared with every evaluator on
+  // the same device.
+  DeviceGate* gate() { return gate_.get(); }
 
  private:
   Result<std::unique_ptr<Runner>> StartCandidate();
@@ -71,7 +72,7 @@ class EvaluatorImpl final : public Evaluator {
   EvalOptions options_;
   std::string cache_root_;
   std::mutex device_mu_;    // one evaluation (or Triton warm build) at a time
-  std::mutex quiet_mu_;     // a timed phase, or a candidate's initialization
+  std::shared_ptr<DeviceGate> gate_;
   std::mutex describe_mu_;
   std::mutex seed_mu_;
   std::mt19937_64 seeds_;   // GUARDED_BY(seed_mu_)
@@ -124,6 +125,9 @@ class Session {
   std::string answer_;
   const EvalOptions& o_;
   std::mt19937_64 rng_;
+  // True inside a timed phase: this session holds the device's gate alone,
+  // and its requests take no shared hold of it.
+  bool exclusive_ = false;
   EvalResult res_;
   double tol_ = 1e-4;
   RefEntry* ref_entry_ = nullptr;

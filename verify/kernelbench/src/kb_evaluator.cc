@@ -43,6 +43,23 @@ std::string CacheRoot(const EvalOptions& o) {
   return "/tmp/skilldb-kernelbench-cache";
 }
 
+// The device a runner of `r` sees: "cpu", or "cuda:" and the GPU's id as
+// CUDA_VISIBLE_DEVICES names it (the runner's own setting, else the
+// caller's first, else 0).
+std::string GateKey(const RunnerOptions& r) {
+  if (r.device == "cpu") return "cpu";
+  const std::string var = "CUDA_VISIBLE_DEVICES=";
+  std::string id;
+  for (const std::string& e : r.extra_env) {
+    if (e.rfind(var, 0) == 0) id = e.substr(var.size());
+  }
+  if (id.empty()) {
+    const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+    id = v != nullptr ? std::string(v).substr(0, std::string(v).find(',')) : "";
+  }
+  return "cuda:" + (id.empty() ? std::string("0") : id);
+}
+
 EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options)
     : runner_(std::move(runner)),
       options_(std::move(options)),
@@ -51,8 +68,9 @@ EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options)
                                 : std::random_device{}() ^
                                       (static_cast<uint64_t>(::getpid()) << 32) ^
                                       static_cast<uint64_t>(util::NowUnixMs())) {
+  gate_ = DeviceGate::For(GateKey(runner_));
   builder_ = std::make_unique<Builder>(runner_, options_, cache_root_,
-                                       [this] { return Describe(); }, &device_mu_);
+                                       [this] { return Describe(); }, &device_mu_, gate_.get());
 }
 
 EvaluatorImpl::~EvaluatorImpl() {
@@ -76,6 +94,8 @@ Result<DeviceInfo> EvaluatorImpl::Describe() {
   RunnerStart s;
   s.role = "reference";
   s.device = runner_.device;
+  // A measurement of the device (bandwidth, FLOP rate): alone on it.
+  std::unique_lock<DeviceGate> alone(*gate_);
   SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r, Runner::Start(runner_, s));
   Reply d = r->Request({{"op", "describe"}}, "", 300);
   if (!d.answered_ok()) {
@@ -115,6 +135,7 @@ Result<RefEntry*> EvaluatorImpl::Reference(const Problem& p, double* load_ms) {
   for (const std::string& root : {options_.static_checker_root, p.kernelbench_root}) {
     if (!root.empty()) s.extra_visible.push_back(JoinPath(root, "src/kernelbench"));
   }
+  std::shared_lock<DeviceGate> device(*gate_);
   SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r, Runner::Start(runner_, s));
   RefEntry e;
   e.key = key;
@@ -150,7 +171,7 @@ Result<std::unique_ptr<Runner>> EvaluatorImpl::StartCandidate() {
 // The device, the profiler, Triton's warm-ups: device work, so never while
 // another answer is timed.
 Status EvaluatorImpl::Initialize(Runner* r) {
-  std::lock_guard<std::mutex> quiet(quiet_mu_);
+  std::shared_lock<DeviceGate> device(*gate_);
   Reply init = r->Request({{"op", "init"}}, "", runner_.start_timeout_s);
   if (!init.answered_ok()) {
     return Status::Unavailable("the candidate runner did not initialize: " + init.error_text() +
@@ -177,7 +198,7 @@ Result<std::unique_ptr<Runner>> EvaluatorImpl::TakeCandidate(const BuildRecord& 
   }
   // The next evaluation's runner starts and initializes while this one is
   // judged: its interpreter and imports at once, its device work between
-  // this answer's timed phases (quiet_mu_).
+  // this answer's (or another evaluator's) timed phases (gate_).
   warm_ = std::async(std::launch::async, [this] { return StartInitializedCandidate(); });
   if (build.triton) {
     // The build's kernels and launchers; what the runner made itself at
@@ -239,9 +260,9 @@ Result<EvalResult> EvaluatorImpl::Evaluate(const Problem& problem, std::string_v
   return s.Run();
 }
 
-// Several devices, an evaluator each: an answer goes to the least busy one
-// (its prebuild's, when that one is as free, so the build it started is
-// the one it waits for).
+// Several evaluators (on one device or several): an answer goes to the
+// least busy one (its prebuild's, when that one is as free, so the build it
+// started is the one it waits for).
 class MultiEvaluator final : public Evaluator {
  public:
   explicit MultiEvaluator(std::vector<std::unique_ptr<EvaluatorImpl>> devices)
@@ -331,27 +352,38 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
   if (r.workers < 1 || r.workers > 64) {
     return Status::InvalidArgument("workers must be 1..64, not " + std::to_string(r.workers));
   }
-  if (r.workers == 1) return std::unique_ptr<Evaluator>(new internal::EvaluatorImpl(r, options));
+  if (r.gpus < 1 || r.gpus > 64) {
+    return Status::InvalidArgument("gpus must be 1..64, not " + std::to_string(r.gpus));
+  }
+  if (r.device == "cpu" && r.gpus > 1) {
+    return Status::InvalidArgument("gpus (" + std::to_string(r.gpus) + ") needs device cuda");
+  }
   if (r.device == "cuda") {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     if (visible != nullptr && *visible != '\0') {
       const int listed = 1 + static_cast<int>(std::count(visible, visible + std::strlen(visible), ','));
-      if (r.workers > listed) {
-        return Status::InvalidArgument("workers (" + std::to_string(r.workers) +
+      if (r.gpus > listed) {
+        return Status::InvalidArgument("gpus (" + std::to_string(r.gpus) +
                                        ") exceed the GPUs CUDA_VISIBLE_DEVICES lists (" +
                                        visible + ")");
       }
     }
   }
+  if (r.workers == 1 && r.gpus == 1) {
+    return std::unique_ptr<Evaluator>(new internal::EvaluatorImpl(r, options));
+  }
   // The build pool is split between the devices (the cache is shared).
   EvalOptions per = options;
   int jobs = options.build_jobs;
   if (jobs <= 0) jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN) / 2));
-  per.build_jobs = std::max(1, jobs / r.workers);
+  const int evaluators = std::max(r.workers, r.gpus);
+  per.build_jobs = std::max(1, jobs / evaluators);
   std::vector<std::unique_ptr<internal::EvaluatorImpl>> devices;
-  for (int i = 0; i < r.workers; ++i) {
+  for (int i = 0; i < evaluators; ++i) {
     RunnerOptions ri = r;
-    if (r.device == "cuda") ri.extra_env.push_back("CUDA_VISIBLE_DEVICES=" + internal::VisibleDevice(i));
+    if (r.device == "cuda") {
+      ri.extra_env.push_back("CUDA_VISIBLE_DEVICES=" + internal::VisibleDevice(i % r.gpus));
+    }
     devices.push_back(std::make_unique<internal::EvaluatorImpl>(ri, per));
   }
   return std::unique_ptr<Evaluator>(new internal::MultiEvaluator(std::move(devices)));

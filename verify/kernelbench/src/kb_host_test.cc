@@ -556,7 +556,7 @@ TEST_CASE("a run directory is evaluated, scored by level and resumed") {
   CHECK(json.find("\"fast_p\"") != std::string::npos);
 }
 
-TEST_CASE("two evaluators judge a run directory at once, reported in answer order") {
+TEST_CASE("two evaluators on one device judge a run directory side by side, timed alone, reported in answer order") {
   World& w = W();
   RunnerOptions two = w.runner;
   two.workers = 2;
@@ -588,6 +588,9 @@ TEST_CASE("two evaluators judge a run directory at once, reported in answer orde
   RunnerOptions none = w.runner;
   none.workers = 0;
   CHECK(Evaluator::Make(none, w.options).status().code() == StatusCode::kInvalidArgument);
+  RunnerOptions gpus = w.runner;  // device cpu
+  gpus.gpus = 2;
+  CHECK(Evaluator::Make(gpus, w.options).status().code() == StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #ifndef SKILLDB_VERIFY_KERNELBENCH_INTERNAL_H_
 #define SKILLDB_VERIFY_KERNELBENCH_INTERNAL_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -97,6 +99,62 @@ IsolationInfo IsolationFromHello(const json& hello, bool compiler_confined);
 // image's /opt/gcc/bin/gcc needs /opt/gcc). /usr and /usr/local are
 // visible anyway and not repeated.
 std::vector<std::string> CompilerPrefixes();
+
+// ---- One device's timing gate ------------------------------------------------
+
+// Shared by every evaluator on one device: a timed phase holds it alone
+// (lock), any other work on the device (a runner's start-up, a load, a
+// trial, a fetch, a Triton build's first call) holds it shared
+// (lock_shared), so answers are checked side by side but timed alone. A
+// timed phase that waits goes first: new shared holders wait behind it.
+// The method names are the standard library's, for std::unique_lock and
+// std::shared_lock.
+class DeviceGate {
+ public:
+  // The gate of `device` ("cpu", "cuda", "cuda:<visible id>"), one per
+  // process.
+  static std::shared_ptr<DeviceGate> For(const std::string& device);
+
+  void lock() {
+    std::unique_lock<std::mutex> l(mu_);
+    ++waiting_;
+    cv_.wait(l, [this] { return !exclusive_ && shared_ == 0; });
+    --waiting_;
+    exclusive_ = true;
+  }
+  void unlock() {
+    std::lock_guard<std::mutex> l(mu_);
+    exclusive_ = false;
+    cv_.notify_all();
+  }
+  void lock_shared() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [this] { return !exclusive_ && waiting_ == 0; });
+    ++shared_;
+  }
+  void unlock_shared() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--shared_ == 0) cv_.notify_all();
+  }
+  // Shared at once, or false (held alone, or a timed phase waits).
+  bool try_lock_shared() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (exclusive_ || waiting_ > 0) return false;
+    ++shared_;
+    return true;
+  }
+  int waiting() {  // timed phases waiting (for tests)
+    std::lock_guard<std::mutex> l(mu_);
+    return waiting_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool exclusive_ = false;  // GUARDED_BY(mu_)
+  int shared_ = 0;          // GUARDED_BY(mu_)
+  int waiting_ = 0;         // GUARDED_BY(mu_): timed phases waiting
+};
 
 // ---- Tensors on the wire -----------------------------------------------------
 

@@ -26,7 +26,7 @@ constexpr char kUsage[] =
     "eval:   --protocol skilldb|kernelbench --precision P --backend cuda|triton\n"
     "        --results FILE --cache DIR --trials N --rounds N --calls N\n"
     "        --perf-trials N --credit-torch-ops --no-compile-baseline\n"
-    "        --build-jobs N --seed N --no-light-include --workers N\n";
+    "        --build-jobs N --seed N --no-light-include --workers N --gpus N\n";
 
 struct Parsed {
   std::string command, positional;
@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
   long long workers = 1;
   if (!Number(p.values, "--workers", 1, 64, &workers, &err)) return Usage(err);
   runner.workers = static_cast<int>(workers);
+  long long gpus = 1;
+  if (!Number(p.values, "--gpus", 1, 64, &gpus, &err)) return Usage(err);
+  runner.gpus = static_cast<int>(gpus);
   long long level = 0;
   if (!Number(p.values, "--level", 1, 99, &level, &err)) return Usage(err);
   const std::string store = p.values.count("--store") ? p.values["--store"] : "";

@@ -135,7 +135,9 @@ bool Session::Load(const BuildRecord& build) {
             // run stage (which forbids the compilers' processes).
             {"warm_call", res_.format.backend == "triton"}};
   const auto t0 = util::SteadyClock::now();
+  std::shared_lock<DeviceGate> device(*ev_->gate());
   Reply r = cand_->Request(h, "", o_.load_timeout_s);
+  device.unlock();
   res_.times.correctness_ms += util::MsSince(t0);
   if (!r.answered_ok()) {
     res_.compiled = !(r.ok && r.error_kind() == "compile");
@@ -161,13 +163,16 @@ void Session::RunSkilldb() {
   // Timed even when a finding already voids the result: the report names
   // every hack it can see.
   if (!correct_trials_) return;
-  // Nothing else on the device from here: the next candidate's
-  // initialization waits.
-  std::lock_guard<std::mutex> quiet(*ev_->quiet_mutex());
+  // Nothing else on the device from here (the next candidate's start-up,
+  // other evaluators' answers wait).
+  std::unique_lock<DeviceGate> alone(*ev_->gate());
+  exclusive_ = true;
   TimeSkilldb();
-  if (!res_.verdict.empty()) return;
-  Profile();
-  if (o_.compile_baseline) CompileBaseline();
+  if (res_.verdict.empty()) {
+    Profile();
+    if (o_.compile_baseline) CompileBaseline();
+  }
+  exclusive_ = false;
 }
 
 // KernelBench's own static checker, when the user's checkout is known: its
@@ -588,8 +593,10 @@ void Session::CompileBaseline() {
 void Session::RunKernelBench() {
   if (!Correctness(false)) return;
   if (!correct_trials_) return;
-  std::lock_guard<std::mutex> quiet(*ev_->quiet_mutex());  // as RunSkilldb
+  std::unique_lock<DeviceGate> alone(*ev_->gate());  // as RunSkilldb
+  exclusive_ = true;
   TimeKernelBench();
+  exclusive_ = false;
 }
 
 void Session::TimeKernelBench() {

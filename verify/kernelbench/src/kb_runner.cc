@@ -288,6 +288,18 @@ Reply Runner::Request(const json& header, std::string_view blob,
   return r;
 }
 
+std::shared_ptr<DeviceGate> DeviceGate::For(const std::string& device) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<DeviceGate>> gates;  // GUARDED_BY(mu)
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<DeviceGate> g = gates[device].lock();
+  if (!g) {
+    g = std::make_shared<DeviceGate>();
+    gates[device] = g;
+  }
+  return g;
+}
+
 IsolationInfo IsolationFromHello(const json& hello, bool compiler_confined) {
   IsolationInfo iso;
   const std::string notes = hello.value("isolation", "");

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "file_util.h"
 #include "kb_build.h"
@@ -160,6 +162,29 @@ TEST_CASE("run directories in every accepted layout are found") {
   TempDir empty;
   CHECK(FindAnswers(empty.path).status().code() == StatusCode::kInvalidArgument);
   CHECK(FindAnswers(empty.path + "/nope").status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("a device's gate: checks side by side, a timed phase alone and ahead of new checks") {
+  auto gate = internal::DeviceGate::For("test-gate-device");
+  CHECK(gate == internal::DeviceGate::For("test-gate-device"));
+  CHECK(gate != internal::DeviceGate::For("another-device"));
+  REQUIRE(gate->try_lock_shared());
+  REQUIRE(gate->try_lock_shared());  // two checks at once
+  gate->unlock_shared();
+  std::atomic<bool> timed{false};
+  std::thread timing([&] {
+    gate->lock();  // waits for the check still holding it
+    timed = true;
+    gate->unlock();
+  });
+  while (gate->waiting() == 0 && !timed) std::this_thread::yield();
+  CHECK_FALSE(timed.load());
+  CHECK_FALSE(gate->try_lock_shared());  // a new check waits behind the timed phase
+  gate->unlock_shared();
+  timing.join();
+  CHECK(timed.load());
+  CHECK(gate->try_lock_shared());
+  gate->unlock_shared();
 }
 
 }  // namespace

@@ -129,11 +129,15 @@ struct RunnerOptions {
   std::string sandbox_lib;   // libskilldb_kb_sandbox.so ("" = this build's)
   std::string scratch_root;  // "" = $TMPDIR or /tmp
   std::string device = "cuda";  // "cuda" (the first visible GPU) or "cpu"
-  // Devices that evaluate at once (Evaluator::Make): with "cuda", GPU i of
-  // 0..workers-1 gets its own runners (CUDA_VISIBLE_DEVICES=i) and its own
-  // answers, timed alone on it; with "cpu", independent host evaluators.
-  // Builds share one cache. Default: 1.
+  // Answers judged at once (Evaluator::Make), each by its own evaluator
+  // (runners, warm references, a share of the build pool; builds share
+  // one cache). With "cuda" they are spread over `gpus` GPUs (evaluator i
+  // on the visible GPU i % gpus, pinned by CUDA_VISIBLE_DEVICES); answers
+  // on one device are loaded and checked side by side but timed alone
+  // (nothing else runs on it meanwhile). With "cpu" the host is the one
+  // device. Default: 1 and 1.
   int workers = 1;
+  int gpus = 1;
   bool confine = true;       // namespaces, rlimits, seccomp. Default: true.
   // Bytes a CPU runner writes before each timed call (cache flush).
   // Default: 8 MiB.
