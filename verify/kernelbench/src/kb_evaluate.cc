@@ -189,16 +189,12 @@ void Session::Fail(const Reply& r, const std::string& stage) {
 }
 
 Reply Session::Ref(const json& h, std::string_view blob, double* clock) {
-  std::shared_lock<DeviceGate> device(*ev_->gate(), std::defer_lock);
-  if (!exclusive_) device.lock();
   Reply r = ref_->Request(h, blob, o_.call_timeout_s);
   if (clock) *clock += r.wall_ms;
   return r;
 }
 
 Reply Session::Cand(const json& h, std::string_view blob, double* clock) {
-  std::shared_lock<DeviceGate> device(*ev_->gate(), std::defer_lock);
-  if (!exclusive_) device.lock();
   Reply r = cand_->Request(h, blob, o_.call_timeout_s);
   if (clock) *clock += r.wall_ms;
   return r;

@@ -125,9 +125,9 @@ class Session {
   std::string answer_;
   const EvalOptions& o_;
   std::mt19937_64 rng_;
-  // True inside a timed phase: this session holds the device's gate alone,
-  // and its requests take no shared hold of it.
-  bool exclusive_ = false;
+  // The device's gate, shared from the answer's load to its timed phase
+  // (which holds it alone).
+  std::shared_lock<DeviceGate> checking_;
   EvalResult res_;
   double tol_ = 1e-4;
   RefEntry* ref_entry_ = nullptr;

@@ -182,7 +182,13 @@ Status EvaluatorImpl::Initialize(Runner* r) {
 }
 
 Result<std::unique_ptr<Runner>> EvaluatorImpl::StartInitializedCandidate() {
-  SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r, StartCandidate());
+  std::unique_ptr<Runner> r;
+  {
+    // Starting an interpreter and importing torch is seconds of CPU: not
+    // while another answer is timed.
+    std::shared_lock<DeviceGate> device(*gate_);
+    SKILLDB_ASSIGN_OR_RETURN(r, StartCandidate());
+  }
   SKILLDB_RETURN_IF_ERROR(Initialize(r.get()));
   return r;
 }

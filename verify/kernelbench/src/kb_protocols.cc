@@ -95,6 +95,7 @@ EvalResult Session::Run() {
       for (auto& [op, t] : cand_->TakeOpStats()) res_.times.ops["cand." + op] = t;
       cand_->Stop();
     }
+    if (checking_.owns_lock()) checking_.unlock();
   }
   Decide();
   res_.times.total_ms = util::MsSince(t0);
@@ -135,9 +136,11 @@ bool Session::Load(const BuildRecord& build) {
             // run stage (which forbids the compilers' processes).
             {"warm_call", res_.format.backend == "triton"}};
   const auto t0 = util::SteadyClock::now();
-  std::shared_lock<DeviceGate> device(*ev_->gate());
+  // From here to the timed phase this answer is checked beside other
+  // evaluators' answers (its own start-up, reference and candidate came
+  // with their own holds: nothing here waits on work that needs the gate).
+  checking_ = std::shared_lock<DeviceGate>(*ev_->gate());
   Reply r = cand_->Request(h, "", o_.load_timeout_s);
-  device.unlock();
   res_.times.correctness_ms += util::MsSince(t0);
   if (!r.answered_ok()) {
     res_.compiled = !(r.ok && r.error_kind() == "compile");
@@ -163,16 +166,16 @@ void Session::RunSkilldb() {
   // Timed even when a finding already voids the result: the report names
   // every hack it can see.
   if (!correct_trials_) return;
-  // Nothing else on the device from here (the next candidate's start-up,
-  // other evaluators' answers wait).
+  // Nothing else on the device from here: the next candidate's start-up
+  // and other evaluators' answers wait (their requests, their comparisons
+  // here, their runners' starts).
+  if (checking_.owns_lock()) checking_.unlock();
   std::unique_lock<DeviceGate> alone(*ev_->gate());
-  exclusive_ = true;
   TimeSkilldb();
   if (res_.verdict.empty()) {
     Profile();
     if (o_.compile_baseline) CompileBaseline();
   }
-  exclusive_ = false;
 }
 
 // KernelBench's own static checker, when the user's checkout is known: its
@@ -593,10 +596,9 @@ void Session::CompileBaseline() {
 void Session::RunKernelBench() {
   if (!Correctness(false)) return;
   if (!correct_trials_) return;
-  std::unique_lock<DeviceGate> alone(*ev_->gate());  // as RunSkilldb
-  exclusive_ = true;
+  if (checking_.owns_lock()) checking_.unlock();  // as RunSkilldb
+  std::unique_lock<DeviceGate> alone(*ev_->gate());
   TimeKernelBench();
-  exclusive_ = false;
 }
 
 void Session::TimeKernelBench() {
