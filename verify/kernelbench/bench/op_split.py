@@ -16,7 +16,7 @@ candidate start-up (init), output fetches (trials and spot checks), trials
 after that run remove from an answer's evaluation, as arithmetic on these
 measured times, not a measurement: the candidate's init runs beside the
 previous answer (all of it), and spot checks fetch a sample of outputs over
-8 MiB (their share of the fetch time, scaled by sample / whole bytes).
+4M elements (their share of the fetch time, scaled by sample / whole bytes).
 """
 import argparse
 import json
@@ -73,7 +73,7 @@ def main():
             spot_share = (n_fetch - n_trial_fetch) / n_fetch
         numel = sizes.get("%s:%s" % (r.get("level"), r.get("problem")), 0)
         frac = 1.0
-        if numel > 2 * SAMPLE_ELEMENTS:
+        if numel > 4 * (1 << 20):
             frac = SAMPLE_ELEMENTS / numel
         spot_saved = g["fetch"] * spot_share * (1 - frac) / 1e3 if numel else 0.0
         after = total - g["init"] / 1e3 - spot_saved

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -35,7 +36,10 @@ bool MoveTree(const std::string& from, const std::string& to) {
   std::error_code ec;
   if (fs::exists(to, ec)) return true;  // built before: same content by key
   fs::create_directories(fs::path(to).parent_path(), ec);
-  const std::string tmp = to + ".tmp" + std::to_string(::getpid());
+  // Unique per process and call: two builders of one process may race.
+  static std::atomic<uint64_t> serial{0};
+  const std::string tmp = to + ".tmp" + std::to_string(::getpid()) + "." +
+                          std::to_string(serial++);
   fs::rename(from, tmp, ec);
   if (ec) {
     ec.clear();
@@ -231,10 +235,17 @@ BuildRecord Builder::Build(const Job& job) {
   // well inside it); a Triton build runs on the device, which no address
   // space limit suits (CUDA reserves more than any useful one).
   s.memory_bytes = int64_t{24} << 30;
-  if (!triton) s.extra_env.push_back("CUDA_VISIBLE_DEVICES=");
+  // A CUDA answer's build runs on the CPU runner but sees the evaluator's
+  // GPU, as it did on the H200 (an answer's module may touch the device
+  // when it is imported).
   const std::string ext_cache = JoinPath(cache_root_, "ext");
   if (verify::internal::MakeDirs(ext_cache).ok()) s.extra_visible.push_back(ext_cache);
+  // A Triton build's runner starts on the device (its CUDA context, warm-
+  // ups): not while an answer is timed there.
+  std::shared_lock<DeviceGate> starting;
+  if (triton && gate_ != nullptr) starting = std::shared_lock<DeviceGate>(*gate_);
   auto runner = Runner::Start(runner_, s);
+  if (starting.owns_lock()) starting.unlock();
   if (!runner.ok()) {
     rec.kind = "system";
     rec.message = runner.status().message();
@@ -258,7 +269,8 @@ BuildRecord Builder::Build(const Job& job) {
   if (triton && device_mu_ != nullptr) {
     // device_mu_ first, then the gate (the order a session takes them in).
     std::lock_guard<std::mutex> lock(*device_mu_);
-    std::shared_lock<DeviceGate> device(*gate_);
+    std::shared_lock<DeviceGate> device;
+    if (gate_ != nullptr) device = std::shared_lock<DeviceGate>(*gate_);
     reply = (*runner)->Request(req, "", options_.build_timeout_s);
   } else {
     reply = (*runner)->Request(req, "", options_.build_timeout_s);

@@ -38,6 +38,9 @@ class EvaluatorImpl final : public Evaluator {
                               std::string_view declared_backend) override;
   void Prebuild(const Problem& problem, std::string_view answer,
                 std::string_view declared_backend) override;
+  // Builds `answer` here (or finds it built) and waits for it.
+  void WaitBuilt(const Problem& problem, std::string_view answer,
+                 std::string_view declared_backend);
   Result<DeviceInfo> Describe() override;
   const EvalOptions& options() const override { return options_; }
 

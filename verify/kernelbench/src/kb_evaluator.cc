@@ -259,6 +259,12 @@ void EvaluatorImpl::Prebuild(const Problem& problem, std::string_view answer,
   if (f.supported) builder_->Submit(problem, answer, f);
 }
 
+void EvaluatorImpl::WaitBuilt(const Problem& problem, std::string_view answer,
+                              std::string_view declared) {
+  const FormatInfo f = DetectFormat(answer, declared);
+  if (f.supported) builder_->Submit(problem, answer, f).wait();
+}
+
 Result<EvalResult> EvaluatorImpl::Evaluate(const Problem& problem, std::string_view answer,
                                            std::string_view declared) {
   SKILLDB_RETURN_IF_ERROR(Describe().status());
@@ -276,6 +282,9 @@ class MultiEvaluator final : public Evaluator {
 
   Result<EvalResult> Evaluate(const Problem& problem, std::string_view answer,
                               std::string_view declared) override {
+    // The build its prebuild started, finished first: another evaluator
+    // then finds it in the shared cache instead of compiling it again.
+    devices_[Home(problem, answer)]->WaitBuilt(problem, answer, declared);
     size_t pick = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -367,7 +367,10 @@ void Session::TimeSkilldb() {
         // A spot check looks for an output that is not this call's (cached,
         // stale): a sample chosen after the call shows that as well as the
         // whole, at a fraction of the transfer (the trials compared whole).
-        const int64_t whole = std::min(o_.max_transfer_bytes, o_.sample_elements * 8);
+        // Sampled only where the sample (its indices and values) is much
+        // smaller than the whole.
+        const int64_t elem = std::max<int64_t>(1, DtypeBytes(ref_outputs_[k].value("dtype", "")));
+        const int64_t whole = std::min(o_.max_transfer_bytes, 4 * o_.sample_elements * elem);
         if (!Fetch(id, id, static_cast<int>(k), ref_outputs_[k], whole, &want, &got, &idx, &rms,
                    &cms, &clock)) {
           if (!res_.verdict.empty()) return;

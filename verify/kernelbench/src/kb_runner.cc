@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "file_util.h"
 #include "kb_internal.h"
@@ -65,10 +66,18 @@ std::vector<std::string> RunnerEnv(const RunnerOptions& o,
     env.push_back("CUDA_HOME=/usr/local/cuda");
   }
   if (s.run_sandbox) env.push_back("SKILLDB_KB_SANDBOX_LIB=" + o.sandbox_lib);
-  // Later entries win: the caller's and the start's own come last.
+  // Later entries win: the caller's and the start's own come last, and
+  // only the last of each name is passed (execve keeps duplicates, and
+  // getenv reads the first).
   for (const std::string& e : o.extra_env) env.push_back(e);
   for (const std::string& e : s.extra_env) env.push_back(e);
-  return env;
+  std::vector<std::string> unique;
+  std::set<std::string> seen;
+  for (auto it = env.rbegin(); it != env.rend(); ++it) {
+    if (seen.insert(it->substr(0, it->find('='))).second) unique.push_back(*it);
+  }
+  std::reverse(unique.begin(), unique.end());
+  return unique;
 }
 
 }  // namespace

@@ -131,8 +131,9 @@ struct RunnerOptions {
   std::string device = "cuda";  // "cuda" (the first visible GPU) or "cpu"
   // Answers judged at once (Evaluator::Make), each by its own evaluator
   // (runners, warm references, a share of the build pool; builds share
-  // one cache). With "cuda" they are spread over `gpus` GPUs (evaluator i
-  // on the visible GPU i % gpus, pinned by CUDA_VISIBLE_DEVICES); answers
+  // one cache): max(workers, gpus) of them. With "cuda" they are spread
+  // over `gpus` GPUs (evaluator i on the visible GPU i % gpus, pinned by
+  // CUDA_VISIBLE_DEVICES); answers
   // on one device are loaded and checked side by side but timed alone
   // (nothing else runs on it meanwhile). With "cpu" the host is the one
   // device. Default: 1 and 1.
@@ -293,7 +294,6 @@ struct EvalOptions {
   std::string static_checker_root;
 };
 
-// The split of one evaluation's wall time, in milliseconds.
 // One request kind's share of an evaluation: how many, the wall time this
 // process measured around them, and the time the runner says it spent in
 // its handler (the rest is the channel and the frames).
@@ -303,6 +303,7 @@ struct OpTime {
   double runner_ms = 0;
 };
 
+// The split of one evaluation's wall time, in milliseconds.
 struct PhaseSplit {
   double build_ms = 0;
   double reference_ms = 0;
