@@ -17,6 +17,9 @@ after that run remove from an answer's evaluation, as arithmetic on these
 measured times, not a measurement: the candidate's init runs beside the
 previous answer (all of it), and spot checks fetch a sample of outputs over
 4M elements (their share of the fetch time, scaled by sample / whole bytes).
+Results made with both changes in (529a870 and later) already show their
+effect: there the last columns do not apply (the init they list ran beside
+the previous answer).
 """
 import argparse
 import json
