@@ -53,11 +53,8 @@ now() { date +%s.%N; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site "$KBW"/whl/*.whl >/dev/null 2>&1 || echo "wheels: none installed"
 export PYTHONPATH="/tmp/site:$KBW/stubs:$KBW/kb/src${PYTHONPATH:+:$PYTHONPATH}"
-export SKILLDB_KB_RUNNER_DIR="$SRC/verify/kernelbench/runner"
-export SKILLDB_KB_LAUNCH="$BUILD/skilldb_kb_launch"
-export SKILLDB_KB_SANDBOX_LIB="$BUILD/libskilldb_kb_sandbox.so"
-export SKILLDB_KB_STORE="$RUN/store"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+. "$HERE/runner_env.sh"
+kb_runner_env "$SRC/verify/kernelbench/runner" "$BUILD" "$RUN/store"
 KB="$BUILD/skilldb_kernelbench"
 stamp "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $(nproc) cores"
 python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'

@@ -56,7 +56,7 @@ def main():
     for spec in a.numel:
         key, n = spec.split("=")
         sizes[key] = int(n)
-    rows, saved = [], []
+    saved = []
     print("| answer | verdict | total s | init | fetch (n) | trials | timed calls | rest | "
           "init moved | spot fetch saved | evaluation after |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -36,11 +36,8 @@ stamp() { echo "[$(date +%H:%M:%S) +${SECONDS}s] $*"; }
 [ -d "$RUN/kit" ] || tar -C "$RUN" -xJf "$KIT/kit.tar.xz" || { echo "no kit at $KIT"; exit 1; }
 BIN="$RUN/kit/bin"
 export LD_LIBRARY_PATH="$RUN/kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export SKILLDB_KB_RUNNER_DIR="$ROOT/verify/kernelbench/runner"
-export SKILLDB_KB_LAUNCH="$BIN/skilldb_kb_launch"
-export SKILLDB_KB_SANDBOX_LIB="$BIN/libskilldb_kb_sandbox.so"
-export SKILLDB_KB_STORE="$RUN/store"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+. "$HERE/runner_env.sh"
+kb_runner_env "$ROOT/verify/kernelbench/runner" "$BIN" "$RUN/store"
 SK=("$BIN/skilldb" --db "$RUN/library")
 stamp "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $(nproc) cores; kit $(cat "$RUN/kit/COMMIT")"
 "$PY" -c 'import torch; print("torch", torch.__version__)'; "$PY" -c 'import triton; print("triton", triton.__version__)'

@@ -29,9 +29,8 @@ DEVICE="${DEVICE:-cpu}"
 PY="${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}"
 OUT="${OUT:-$(mktemp -d)}"
 mkdir -p "$OUT"
-export SKILLDB_KB_LAUNCH="${SKILLDB_KB_LAUNCH:-$(dirname "$KB")/skilldb_kb_launch}"
-export SKILLDB_KB_SANDBOX_LIB="${SKILLDB_KB_SANDBOX_LIB:-$(dirname "$KB")/libskilldb_kb_sandbox.so}"
-export SKILLDB_KB_RUNNER_DIR="${SKILLDB_KB_RUNNER_DIR:-$ROOT/verify/kernelbench/runner}"
+. "$ROOT/verify/kernelbench/bench/runner_env.sh"
+kb_runner_env "$ROOT/verify/kernelbench/runner" "$(dirname "$KB")"
 export OPENBLAS_NUM_THREADS=1
 
 "$PY" - "$OUT" "$ANSWERS" "$N" <<'EOF'

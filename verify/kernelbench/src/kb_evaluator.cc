@@ -43,6 +43,25 @@ std::string CacheRoot(const EvalOptions& o) {
   return "/tmp/skilldb-kernelbench-cache";
 }
 
+// The GPU a worker's runners see: the i-th of the caller's
+// CUDA_VISIBLE_DEVICES when it names them, else GPU i.
+std::string VisibleDevice(int i) {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (v == nullptr || *v == '\0') return std::to_string(i);
+  std::vector<std::string> ids;
+  std::string cur;
+  for (const char* c = v;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      ids.push_back(cur);
+      cur.clear();
+      if (*c == '\0') break;
+    } else {
+      cur += *c;
+    }
+  }
+  return i < static_cast<int>(ids.size()) ? ids[static_cast<size_t>(i)] : std::to_string(i);
+}
+
 // The device a runner of `r` sees: "cpu", or "cuda:" and the GPU's id as
 // CUDA_VISIBLE_DEVICES names it (the runner's own setting, else the
 // caller's first, else 0).
@@ -53,11 +72,7 @@ std::string GateKey(const RunnerOptions& r) {
   for (const std::string& e : r.extra_env) {
     if (e.rfind(var, 0) == 0) id = e.substr(var.size());
   }
-  if (id.empty()) {
-    const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
-    id = v != nullptr ? std::string(v).substr(0, std::string(v).find(',')) : "";
-  }
-  return "cuda:" + (id.empty() ? std::string("0") : id);
+  return "cuda:" + (id.empty() ? VisibleDevice(0) : id);
 }
 
 EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options)
@@ -284,11 +299,11 @@ class MultiEvaluator final : public Evaluator {
                               std::string_view declared) override {
     // The build its prebuild started, finished first: another evaluator
     // then finds it in the shared cache instead of compiling it again.
-    devices_[Home(problem, answer)]->WaitBuilt(problem, answer, declared);
-    size_t pick = 0;
+    const size_t home = Home(problem, answer);
+    devices_[home]->WaitBuilt(problem, answer, declared);
+    size_t pick = home;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      pick = Home(problem, answer);
       for (size_t i = 0; i < busy_.size(); ++i) {
         if (busy_[i] < busy_[pick]) pick = i;
       }
@@ -316,25 +331,6 @@ class MultiEvaluator final : public Evaluator {
   std::mutex mu_;
   std::vector<int> busy_;  // GUARDED_BY(mu_)
 };
-
-// The GPU a worker's runners see: the i-th of the caller's
-// CUDA_VISIBLE_DEVICES when it names them, else GPU i.
-std::string VisibleDevice(int i) {
-  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (v == nullptr || *v == '\0') return std::to_string(i);
-  std::vector<std::string> ids;
-  std::string cur;
-  for (const char* c = v;; ++c) {
-    if (*c == ',' || *c == '\0') {
-      ids.push_back(cur);
-      cur.clear();
-      if (*c == '\0') break;
-    } else {
-      cur += *c;
-    }
-  }
-  return i < static_cast<int>(ids.size()) ? ids[static_cast<size_t>(i)] : std::to_string(i);
-}
 
 }  // namespace internal
 

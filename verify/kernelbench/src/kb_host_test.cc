@@ -556,7 +556,7 @@ TEST_CASE("a run directory is evaluated, scored by level and resumed") {
   CHECK(json.find("\"fast_p\"") != std::string::npos);
 }
 
-TEST_CASE("two evaluators on one device judge a run directory side by side, timed alone, reported in answer order") {
+TEST_CASE("two evaluators on one device judge a run directory, reported in answer order") {
   World& w = W();
   RunnerOptions two = w.runner;
   two.workers = 2;
