@@ -24,6 +24,8 @@ import time
 
 import torch
 
+import kb_split
+
 BUILD_SALT = "skilldb-kb-build/1"
 
 _EXT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
@@ -89,21 +91,27 @@ def extension_key(name, cpp_sources, cuda_sources, functions, kwargs):
 class ExtensionShim:
     """Stands in for torch.utils.cpp_extension.load_inline.
 
-    mode "build": builds into root/<key> with torch's own load_inline, first
-    with torch/extension.h in the CUDA sources replaced by the lighter
-    torch/types.h that load_inline already puts at the top of a .cu file
-    (most CUDA files need only ATen; the full header adds the C++ frontend
-    and pybind11), and again as written if that does not compile.
+    mode "build": builds into root/<key> with torch's own load_inline. CUDA
+    sources are tried three ways, each only if the one before fails: split
+    (kb_split: the kernels through nvcc without torch's headers, the torch
+    functions with the C++ sources, where torch/extension.h is precompiled),
+    then whole with torch/extension.h replaced by the lighter torch/types.h
+    that load_inline already puts at the top of a .cu file (most CUDA files
+    need only ATen; the full header adds the C++ frontend and pybind11), then
+    as written. The record says which one built and why the others did not.
     mode "run": imports root/<key>/<name>.so, which the build made.
     """
 
-    def __init__(self, mode, root, light_cuda_include=True, pch=None, cache=None):
+    def __init__(self, mode, root, light_cuda_include=True, pch=None, cache=None, split=True):
         import torch.utils.cpp_extension as cpp_ext
         self.cpp_ext = cpp_ext
         self.real = cpp_ext.load_inline
+        while isinstance(self.real, ExtensionShim):  # installed before: torch's is under it
+            self.real = self.real.real
         self.mode = mode
         self.root = root
         self.light = light_cuda_include
+        self.split = split
         self.pch = pch
         self.cache = cache
         self.records = []
@@ -133,12 +141,24 @@ class ExtensionShim:
         kwargs = dict(kwargs)
         kwargs["build_directory"] = directory
         kwargs["verbose"] = False
-        if self.pch:
-            kwargs["extra_cflags"] = _as_list(kwargs.get("extra_cflags")) + [
-                "-include", self.pch, "-Winvalid-pch"]
         record = {"name": name, "key": key, "light_include": False}
+        if self.pch:
+            flags = _as_list(kwargs.get("extra_cflags"))
+            header = self._pch_header(flags)
+            if header:
+                kwargs["extra_cflags"] = flags + ["-include", header, "-Winvalid-pch"]
+                record["pch"] = pch_variant(flags) or "default"
+            else:
+                record["pch"] = "none made for extra_cflags %s" % (flags,)
         start = time.time()
         cuda_list = _as_list(cuda_sources)
+        if self.split and cuda_list:
+            module = self._build_split(name, cpp_sources, cuda_list, functions, kwargs,
+                                       directory, key, record)
+            if module is not None:
+                record["seconds"] = time.time() - start
+                self.records.append(record)
+                return module
         light = [_EXT_INCLUDE.sub("", s) for s in cuda_list]
         if self.light and cuda_list and light != cuda_list:
             try:
@@ -158,6 +178,62 @@ class ExtensionShim:
         return module
 
 
+    def _pch_header(self, extra_cflags):
+        """The precompiled header made for these flags (make_pch), or None."""
+        sub = pch_variant(extra_cflags) if self.pch else None
+        if sub is None:
+            return None
+        header = os.path.join(os.path.dirname(self.pch), sub, os.path.basename(self.pch))
+        return header if os.path.exists(header + ".gch") else None
+
+    def _build_split(self, name, cpp_sources, cuda_list, functions, kwargs, directory, key,
+                     record):
+        """The split build (see the class); None, with the reason in the
+        record, when the source does not split or its parts do not build."""
+        try:
+            parts = kb_split.split("\n".join(cuda_list), key[:12])
+        except kb_split.Unsplittable as e:
+            record["split"] = "not split: %s" % e
+            return None
+        # nvcc compiled the host functions at its host optimization level
+        # (-O<n> among the CUDA flags, none by default), the binding at the
+        # C++ flags': where they agree the host part joins the C++ sources;
+        # where not, it gets a file of its own at nvcc's level.
+        cuda_level = host_opt_level(kwargs.get("extra_cuda_cflags"), cuda=True)
+        if cuda_level is None:
+            record["split"] = "not split: host compiler options among the CUDA flags"
+            return None
+        own_file = cuda_level != host_opt_level(_user_cflags(kwargs.get("extra_cflags")))
+        t0 = time.time()
+        try:
+            # The two parts compile side by side (a build has two jobs).
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                host = pool.submit(compile_host_part, parts.host, directory, kwargs, cuda_level,
+                                   self._pch_header(["-O" + cuda_level] if cuda_level != "0"
+                                                    else [])) if own_file else None
+                objs = [compile_device_part(parts.device, directory, kwargs)]
+                device_seconds = time.time() - t0
+                if host is not None:
+                    objs.append(host.result())
+            kw = dict(kwargs)
+            kw["with_cuda"] = True
+            kw["extra_ldflags"] = _as_list(kw.get("extra_ldflags")) + objs
+            cpp = _as_list(cpp_sources) + ([] if own_file else [parts.host])
+            module = self.real(name, cpp, cuda_sources=None, functions=functions, **kw)
+        except Exception as e:  # built whole below
+            # The compilers' words quote the answer: kept out of the
+            # line the report shows, in the record for bench/build_split.py.
+            record["split"] = "split, a part did not build (%s); built whole" % type(e).__name__
+            record["split_error"] = str(e)[-2000:]
+            _clean_build_dir(directory)
+            return None
+        record["split"] = "split: %d kernel(s), device part %.1f s%s" % (
+            len(parts.kernels), device_seconds,
+            ", host part at -O%s in its own file" % cuda_level if own_file else "")
+        return module
+
+
 def _clean_build_dir(directory):
     for entry in os.listdir(directory):
         p = os.path.join(directory, entry)
@@ -165,38 +241,175 @@ def _clean_build_dir(directory):
             os.unlink(p)
 
 
-def make_pch(out_dir):
-    """Precompiles torch/extension.h with the flags torch's own build of a
-    load_inline binding (main.cpp) uses, into out_dir; returns the header
-    to pass as `-include` (its .gch beside it). GCC uses the .gch when the
-    flags match and quietly parses the header when they do not (the shim
-    adds -Winvalid-pch, so the build log says which)."""
+def _torch_build_vars(probe, with_cuda, extra_cflags=(), extra_cuda_cflags=(),
+                      extra_include_paths=()):
+    """The variables (cxx, cflags, nvcc, cuda_cflags, ...) of the ninja file
+    torch's cpp_extension writes for a build with these options, written for
+    empty sources in the directory `probe`: the compilers and flags torch's
+    own build would use, for any torch version."""
     import inspect
-    import shlex
-    import subprocess
     import torch.utils.cpp_extension as cpp_ext
-    os.makedirs(out_dir, exist_ok=True)
-    header = os.path.join(out_dir, "skilldb_torch_extension.h")
-    with open(header, "w") as f:
-        f.write("#pragma once\n#include <torch/extension.h>\n")
-    probe = os.path.join(out_dir, "probe")
     os.makedirs(probe, exist_ok=True)
-    src = os.path.join(probe, "main.cpp")
-    open(src, "w").close()
+    sources = [os.path.join(probe, "main.cpp")]
+    if with_cuda:
+        sources.append(os.path.join(probe, "probe.cu"))
+    for src in sources:
+        open(src, "w").close()
     fn = cpp_ext._write_ninja_file_to_build_library
     params = inspect.signature(fn).parameters
-    kw = dict(path=os.path.join(probe, "build.ninja"), name="skilldb_pch_probe", sources=[src],
-              extra_cflags=[], extra_cuda_cflags=[], extra_sycl_cflags=[], extra_ldflags=[],
-              extra_include_paths=[], with_cuda=False, with_sycl=False, is_standalone=False)
+    kw = dict(path=os.path.join(probe, "build.ninja"), name="skilldb_probe", sources=sources,
+              extra_cflags=list(extra_cflags), extra_cuda_cflags=list(extra_cuda_cflags),
+              extra_sycl_cflags=[], extra_ldflags=[],
+              extra_include_paths=list(extra_include_paths), with_cuda=with_cuda,
+              with_sycl=False, is_standalone=False)
     fn(**{k: v for k, v in kw.items() if k in params})
     text = open(os.path.join(probe, "build.ninja")).read()
-    cxx = re.search(r"^cxx = (.*)$", text, re.M).group(1).strip()
-    cflags = re.search(r"^cflags = (.*)$", text, re.M).group(1)
-    post = re.search(r"^post_cflags = (.*)$", text, re.M)
-    cmd = [cxx] + shlex.split(cflags) + (shlex.split(post.group(1)) if post else []) + [
-        "-x", "c++-header", header, "-o", header + ".gch"]
-    subprocess.run(cmd, check=True, capture_output=True)
-    return header
+    return {k: v.strip() for k, v in re.findall(r"^(\w+) = (.*)$", text, re.M)}
+
+
+# The answer flags a precompiled header is made for: none (torch's default,
+# KernelBench's example passes [""]) and -O3 (what most answers ask for).
+# GCC refuses a header made with other optimization flags (-O3 defines
+# __OPTIMIZE__ and leaves __NO_INLINE__ undefined), so each has its own.
+PCH_VARIANTS = {(): "", ("-O3",): "O3"}
+
+
+def pch_variant(extra_cflags):
+    """The PCH_VARIANTS subdirectory that suits a build with these
+    extra_cflags, or None (no precompiled header fits)."""
+    key = tuple(sorted(f.strip() for f in _as_list(extra_cflags) if f and f.strip()))
+    return PCH_VARIANTS.get(key)
+
+
+def make_pch(out_dir, variants=None):
+    """Precompiles torch/extension.h, for each of PCH_VARIANTS, with the
+    flags torch's own build of a load_inline binding (main.cpp) uses, into
+    out_dir (a variant in its subdirectory; `variants`, if given, names the
+    ones wanted besides the default); returns the default header to
+    pass as `-include` (its .gch beside it).
+
+    The extension's name (-DTORCH_EXTENSION_NAME) is left out: GCC refuses a
+    header made with a macro defined otherwise than in the compile that
+    includes it, and the name differs for every extension (until 2026-12-05
+    the header was made with it, and no build ever used it). Each variant is
+    checked by compiling a file under another extension's name with
+    -Werror=invalid-pch; one that GCC refuses is removed (RuntimeError for
+    the default)."""
+    import shlex
+    import shutil
+    import subprocess
+    v = _torch_build_vars(os.path.join(out_dir, "probe"), False)
+    flags = [f for f in shlex.split(v["cflags"]) + shlex.split(v.get("post_cflags", ""))
+             if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    default = None
+    for extra, sub in sorted(PCH_VARIANTS.items(), key=lambda kv: kv[1]):
+        if variants is not None and sub not in variants and sub != "":
+            continue
+        d = os.path.join(out_dir, sub)
+        os.makedirs(d, exist_ok=True)
+        header = os.path.join(d, "skilldb_torch_extension.h")
+        with open(header, "w") as f:
+            f.write("#include <torch/extension.h>\n")
+        made = subprocess.run([v["cxx"]] + flags + list(extra) + [
+            "-x", "c++-header", header, "-o", header + ".gch"], capture_output=True, text=True)
+        check = os.path.join(out_dir, "probe", "check.cpp")
+        with open(check, "w") as f:
+            f.write("int skilldb_pch_check;\n")
+        checked = made.returncode == 0 and subprocess.run(
+            [v["cxx"]] + flags + list(extra) + [
+                "-DTORCH_EXTENSION_NAME=skilldb_pch_check", "-include", header,
+                "-Werror=invalid-pch", "-fsyntax-only", check],
+            capture_output=True, text=True)
+        if not checked or checked.returncode != 0:
+            why = (made.stderr if made.returncode != 0 else checked.stderr)[-600:]
+            if sub == "":
+                raise RuntimeError("the precompiled header was not made or is refused: " + why)
+            shutil.rmtree(d, ignore_errors=True)
+            continue
+        if sub == "":
+            default = header
+    return default
+
+
+def _user_cflags(flags):
+    """The answer's extra_cflags without what the shim added (-include PCH)."""
+    out, skip = [], False
+    for f in _as_list(flags):
+        if skip:
+            skip = False
+        elif f == "-include":
+            skip = True
+        elif f != "-Winvalid-pch":
+            out.append(f)
+    return out
+
+
+def host_opt_level(flags, cuda=False):
+    """The host compiler's optimization level ("0", "1", "2", "3", "s",
+    "fast") for a compile with these extra flags: the last -O<n>. For nvcc
+    (`cuda`) None when the flags pass anything to the host compiler
+    (-Xcompiler, --compiler-options): the host part would need them."""
+    level = "0"
+    for f in _as_list(flags):
+        f = f.strip()
+        if cuda and (f.startswith("-Xcompiler") or f.startswith("--compiler-options") or
+                     f.startswith("-ccbin") or f.startswith("--compiler-bindir")):
+            return None
+        m = re.fullmatch(r"(?:-O|--optimize[= ]?)(\d|s|fast)?", f)
+        if m:
+            level = m.group(1) or ("3" if cuda else "1")
+    return level
+
+
+def compile_host_part(source, directory, kwargs, level, pch):
+    """Compiles a split's host part in a file of its own, with torch's C++
+    flags for this build, the CUDA flags' defines and nvcc's host
+    optimization level; returns the object's path. RuntimeError with the
+    compiler's message."""
+    import shlex
+    import subprocess
+    v = _torch_build_vars(os.path.join(directory, "skilldb_probe"), True,
+                          [], _as_list(kwargs.get("extra_cuda_cflags")),
+                          _as_list(kwargs.get("extra_include_paths")))
+    defines = [f for f in _as_list(kwargs.get("extra_cuda_cflags"))
+               if re.match(r"-[DU]\w", f.strip())]
+    src = os.path.join(directory, "skilldb_host.cpp")
+    obj = os.path.join(directory, "skilldb_host.o")
+    with open(src, "w") as f:
+        f.write("#include <torch/extension.h>\n" + source)
+    cmd = shlex.split(v["cxx"]) + shlex.split(v["cflags"]) + defines + (
+        ["-O" + level] if level != "0" else []) + (
+        ["-include", pch, "-Winvalid-pch"] if pch else []) + [
+        "-c", src, "-o", obj] + shlex.split(v.get("post_cflags", ""))
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("the host part did not compile:\n" + (done.stderr or done.stdout)[-2000:])
+    return obj
+
+
+def compile_device_part(source, directory, kwargs):
+    """Compiles a split's device part (kb_split) with nvcc and the CUDA
+    flags torch's build of this load_inline call would use (its arch list,
+    the answer's extra_cuda_cflags and include paths); returns the object's
+    path. Raises RuntimeError with nvcc's message."""
+    import shlex
+    import subprocess
+    v = _torch_build_vars(os.path.join(directory, "skilldb_probe"), True,
+                          _as_list(kwargs.get("extra_cflags")),
+                          _as_list(kwargs.get("extra_cuda_cflags")),
+                          _as_list(kwargs.get("extra_include_paths")))
+    if "nvcc" not in v:
+        raise RuntimeError("torch's build has no nvcc (no CUDA toolkit)")
+    src = os.path.join(directory, "skilldb_device.cu")
+    obj = os.path.join(directory, "skilldb_device.o")
+    with open(src, "w") as f:
+        f.write(source)
+    cmd = shlex.split(v["nvcc"]) + shlex.split(v.get("cuda_cflags", "")) + [
+        "-c", src, "-o", obj] + shlex.split(v.get("cuda_post_cflags", ""))
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("nvcc on the device part failed:\n" + (done.stderr or done.stdout)[-2000:])
+    return obj
 
 
 def install_shim(shim):

@@ -650,13 +650,13 @@ class Runner:
         if h.get("make_pch"):
             t0 = time.time()
             try:
-                pch = kb_load.make_pch(h["make_pch"])
+                pch = kb_load.make_pch(h["make_pch"], h.get("pch_variants"))
                 reply_pch = {"seconds": time.time() - t0}
             except Exception as e:  # builds go on without it
                 pch = None
                 reply_pch = {"error": "%s: %s" % (type(e).__name__, str(e)[-600:])}
         self.shim = kb_load.ExtensionShim("build", ext_root, h.get("light_include", True),
-                                          pch, h.get("ext_cache") or None)
+                                          pch, h.get("ext_cache") or None, h.get("split", True))
         kb_load.install_shim(self.shim)
         self.protocol = h.get("protocol", "skilldb")
         self.dtype = PRECISIONS[h.get("precision", "fp32")]

@@ -27,7 +27,8 @@ json RecordToJson(const BuildRecord& r) {
   return {{"ok", r.ok},         {"kind", r.kind},
           {"message", r.message}, {"extensions", r.extensions},
           {"triton", r.triton}, {"light_include", r.light_include},
-          {"pch", r.pch},       {"seconds", r.seconds}};
+          {"pch", r.pch},       {"split", r.split},
+          {"seconds", r.seconds}};
 }
 
 }  // namespace
@@ -108,6 +109,7 @@ std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
   for (std::string_view part :
        {std::string_view(kBuildSalt), std::string_view(toolchain), std::string_view(format.backend),
         std::string_view(o.precision), std::string_view(o.light_cuda_include ? "light" : "full"),
+        std::string_view(o.split_cuda ? "split" : "whole"),
         std::string_view(problem.source), std::string_view("\x1f"), answer}) {
     h.Update(part);
     h.Update("\x1e");
@@ -136,6 +138,7 @@ std::optional<BuildRecord> Builder::ReadCached(const std::string& key) const {
   r.triton = j.value("triton", false);
   r.light_include = j.value("light_include", false);
   r.pch = j.value("pch", "");
+  r.split = j.value("split", "");
   r.seconds = j.value("seconds", 0.0);
   r.cached = true;
   r.key = key;
@@ -219,7 +222,9 @@ BuildRecord Builder::Build(const Job& job) {
     for (char& c : tv) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.') c = '_';
     }
-    pch_dir = JoinPath(JoinPath(cache_root_, "pch"), tv);
+    // "pch-v2": headers made before 2026-12-05 (in "pch") carried the
+    // probe's extension name and GCC refused them for every build.
+    pch_dir = JoinPath(JoinPath(cache_root_, "pch-v2"), tv);
     if (verify::internal::FileExists(JoinPath(pch_dir, "skilldb_torch_extension.h.gch"))) {
       pch_header = JoinPath(pch_dir, "skilldb_torch_extension.h");
       s.extra_visible.push_back(pch_dir);
@@ -260,11 +265,17 @@ BuildRecord Builder::Build(const Job& job) {
               {"ext_cache", ext_cache},
               {"warm", triton},
               {"light_include", options_.light_cuda_include},
+              {"split", options_.split_cuda},
               {"protocol", std::string(ProtocolName(options_.protocol))},
               {"precision", options_.precision},
               {"init_seed", 42}};
   if (!pch_header.empty()) req["pch"] = pch_header;
-  if (make_pch) req["make_pch"] = JoinPath((*runner)->scratch(), "pch");
+  if (make_pch) {
+    req["make_pch"] = JoinPath((*runner)->scratch(), "pch");
+    // -O3 besides the default where answers are CUDA (most ask for -O3);
+    // on the CPU (the tests' answers) the default only: half the cost.
+    req["pch_variants"] = runner_.device == "cpu" ? json::array() : json::array({"O3"});
+  }
   Reply reply;
   if (triton && device_mu_ != nullptr) {
     // device_mu_ first, then the gate (the order a session takes them in).
@@ -282,7 +293,7 @@ BuildRecord Builder::Build(const Job& job) {
     return rec;
   }
   const json& h = reply.header;
-  if (!pch_header.empty()) rec.pch = "used";
+  if (!pch_header.empty()) rec.pch = "offered";
   if (make_pch && h.contains("pch")) {
     if (h["pch"].contains("seconds") &&
         MoveTree(JoinPath((*runner)->scratch(), "pch"), pch_dir)) {
@@ -300,6 +311,19 @@ BuildRecord Builder::Build(const Job& job) {
         compiled_.insert(rec.extensions.back());
       }
       rec.light_include = rec.light_include || e.value("light_include", false);
+      // How each extension's CUDA sources were built (kb_load.py), one
+      // line per extension that has any.
+      const json split = e.value("split", json());
+      if (split.is_string()) {
+        if (!rec.split.empty()) rec.split += "; ";
+        // The name is the answer's (load_inline's first argument): only
+        // identifier characters are shown; the line is the runner's own.
+        std::string name = e.value("name", std::string("?")).substr(0, 64);
+        for (char& c : name) {
+          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '?';
+        }
+        rec.split += name + ": " + split.get<std::string>().substr(0, 300);
+      }
     }
   }
   if (!h.value("ok", false)) {

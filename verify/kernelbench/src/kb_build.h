@@ -41,7 +41,11 @@ struct BuildRecord {
   std::vector<std::string> extensions;  // extension keys
   bool triton = false;   // a Triton cache exists for the answer
   bool light_include = false;  // some .cu built without torch/extension.h
-  std::string pch;             // "used", "made in N s", an error, or ""
+  std::string pch;             // "offered", "made in N s", an error, or ""
+  // Per extension with CUDA sources, how they were built: "NAME: split: N
+  // kernel(s), ...", "NAME: not split: why", "NAME: split, did not build:
+  // ..." (then built whole); "" without CUDA sources.
+  std::string split;
   double seconds = 0;    // the build's own wall time
   bool cached = false;   // read from the cache, not built now
   std::string key;       // the answer key

@@ -26,7 +26,8 @@ constexpr char kUsage[] =
     "eval:   --protocol skilldb|kernelbench --precision P --backend cuda|triton\n"
     "        --results FILE --cache DIR --trials N --rounds N --calls N\n"
     "        --perf-trials N --credit-torch-ops --no-compile-baseline\n"
-    "        --build-jobs N --seed N --no-light-include --workers N --gpus N\n";
+    "        --build-jobs N --seed N --no-light-include --no-split --workers N\n"
+    "        --gpus N\n";
 
 struct Parsed {
   std::string command, positional;
@@ -36,7 +37,8 @@ struct Parsed {
 
 bool IsFlag(const std::string& k) {
   return k == "--json" || k == "--no-progress" || k == "--no-confine" ||
-         k == "--credit-torch-ops" || k == "--no-compile-baseline" || k == "--no-light-include";
+         k == "--credit-torch-ops" || k == "--no-compile-baseline" || k == "--no-light-include" ||
+         k == "--no-split";
 }
 
 int Usage(const std::string& why) {
@@ -163,5 +165,6 @@ int main(int argc, char** argv) {
   e.credit_torch_ops = p.flags.count("--credit-torch-ops") > 0;
   e.compile_baseline = p.flags.count("--no-compile-baseline") == 0;
   e.light_cuda_include = p.flags.count("--no-light-include") == 0;
+  e.split_cuda = p.flags.count("--no-split") == 0;
   return RunEvalCommand(a, io);
 }

@@ -79,6 +79,7 @@ EvalResult Session::Run() {
                          "parse)");
   }
   if (!build.pch.empty()) res_.notes.push_back("precompiled torch/extension.h: " + build.pch);
+  if (!build.split.empty()) res_.notes.push_back("CUDA sources: " + build.split);
   {
     std::lock_guard<std::mutex> lock(*ev_->device_mutex());
     if (Load(build)) {

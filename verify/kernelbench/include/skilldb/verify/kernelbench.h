@@ -277,6 +277,11 @@ struct EvalOptions {
   int64_t keep_alive_bytes = 0;
   std::string cache_dir;  // builds and baselines; "" = the user cache dir
   bool light_cuda_include = true;  // see kb_load.py ExtensionShim
+  // Split CUDA sources (kb_split.py): kernels through nvcc without torch's
+  // headers, the torch functions with the C++ sources, each launch through
+  // a launcher; a source that does not split, or whose parts do not build,
+  // is compiled whole. The result's notes say which.
+  bool split_cuda = true;
   // Build load_inline's binding (main.cpp) against a precompiled
   // torch/extension.h, made once per torch version in the cache (by the
   // first build after two distinct extensions were compiled: a run that

@@ -1,0 +1,157 @@
+"""kb_split: what goes to the device part, what to the host part, how
+launches are rewritten, and what is refused (the caller then compiles the
+source whole). Pure Python: the compiled result is measured by
+bench/build_split.py on a machine with the CUDA toolkit."""
+
+import os
+import re
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import kb_split  # noqa: E402
+
+TYPICAL = r'''
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cub/cub.cuh>
+#include <ATen/cuda/CUDAContext.h>
+#define BLOCK 256
+#define CHECK_CUDA(x) TORCH_CHECK(x.is_cuda(), #x " must be CUDA")
+
+constexpr int kTile = 16;
+struct Pair { float a; float b; };
+
+__device__ __forceinline__ float twice(float x) { return 2.f * x; }
+__host__ __device__ inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// a comment with a launch: k<<<1, 1>>>(x);
+__global__ void __launch_bounds__(BLOCK) scale_kernel(const float* __restrict__ in,
+                                                     float* out, int n, Pair p) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = twice(in[i]) * p.a + p.b + kTile * 0;
+}
+
+__global__ void zero_kernel(float* out, long n) {
+  for (long i = threadIdx.x; i < n; i += blockDim.x) out[i] = 0.f;
+}
+
+torch::Tensor scale(torch::Tensor x) {
+  CHECK_CUDA(x);
+  auto out = torch::empty_like(x);
+  int n = x.numel();
+  const char* s = "not a launch: k<<<1,1>>>()";
+  (void)s;
+  scale_kernel<<<ceil_div(n, BLOCK), BLOCK, 0, at::cuda::getCurrentCUDAStream()>>>(
+      x.data_ptr<float>(), out.data_ptr<float>(), n, Pair{1.f, 0.f});
+  zero_kernel<<<1, 32>>>(out.data_ptr<float>(), 0);
+  return out;
+}
+'''
+
+
+def test_typical_answer_splits():
+    s = kb_split.split(TYPICAL, "t1")
+    assert s.kernels == ["scale_kernel", "zero_kernel"]
+    # The device part: kernels, device helpers, macros, types, constants,
+    # CUDA headers; no torch at all.
+    assert not re.search(r"torch|ATen|at::", s.device)
+    for want in ("__global__ void __launch_bounds__(BLOCK) scale_kernel", "twice(float x)",
+                 "ceil_div", "#define BLOCK 256", "constexpr int kTile", "struct Pair",
+                 "#include <cub/cub.cuh>", "#include <cuda_fp16.h>"):
+        assert want in s.device, want
+    assert "void skilldb_launch_t1_scale_kernel(dim3 skilldb_g, dim3 skilldb_b, size_t skilldb_s, " \
+           "cudaStream_t skilldb_st, const float* __restrict__ in" in s.device
+    assert "scale_kernel<<<skilldb_g, skilldb_b, skilldb_s, skilldb_st>>>(in, out, n, p);" in s.device
+    assert "zero_kernel<<<skilldb_g, skilldb_b, skilldb_s, skilldb_st>>>(out, n);" in s.device
+    # The host part: torch functions, shared types, launchers declared where
+    # the kernels were; no kernel, no device-only helper, no cub.
+    assert "torch::Tensor scale(torch::Tensor x)" in s.host
+    assert "__global__" not in s.host and "twice(float" not in s.host
+    assert "cub/cub.cuh" not in s.host
+    assert "ceil_div" in s.host and "struct Pair" in s.host
+    assert "#include <ATen/cuda/CUDAContext.h>" in s.host
+    assert s.host.index("skilldb_launch_t1_scale_kernel(dim3") < s.host.index("torch::Tensor scale")
+    # Launches rewritten, configuration and arguments kept; the ones in a
+    # comment and a string are left alone.
+    assert ("skilldb_launch_t1_scale_kernel((ceil_div(n, BLOCK)), BLOCK, 0, "
+            "(at::cuda::getCurrentCUDAStream()), x.data_ptr<float>(), out.data_ptr<float>(), n, "
+            "Pair{1.f, 0.f})") in s.host
+    assert "skilldb_launch_t1_zero_kernel(1, 32, 0, 0, out.data_ptr<float>(), 0)" in s.host
+    assert "// a comment with a launch: k<<<1, 1>>>(x);" not in s.host  # comments stay with items
+    assert '"not a launch: k<<<1,1>>>()"' in s.host
+    assert "scale_kernel<<<" not in s.host
+
+
+def test_kernel_without_parameters_and_extern_c():
+    src = ('extern "C" __global__ void k() {}\n'
+           'void run() { k<<<dim3(1, 1), dim3(32)>>>(); }\n')
+    s = kb_split.split(src, "t2")
+    assert "void skilldb_launch_t2_k(dim3 skilldb_g, dim3 skilldb_b, size_t skilldb_s, " \
+           "cudaStream_t skilldb_st) {" in s.device
+    assert "k<<<skilldb_g, skilldb_b, skilldb_s, skilldb_st>>>();" in s.device
+    assert "skilldb_launch_t2_k((dim3(1, 1)), (dim3(32)), 0, 0)" in s.host
+
+
+@pytest.mark.parametrize("src,why", [
+    ("template <typename T> __global__ void k(T* x) {}\nvoid f(float* x) { k<float><<<1,1>>>(x); }",
+     "template kernel"),
+    ("__global__ void k(float* x) {}\nvoid f(float* x) { k<<<1,1>>>(x); }\n"
+     "void g(float* x) { other<<<1,1>>>(x); }", "not a kernel of this source"),
+    ("__global__ void k(float* x, int n = 4) {}\nvoid f(float* x) { k<<<1,1>>>(x); }",
+     "default argument"),
+    ("__global__ void k(float*) {}\nvoid f(float* x) { k<<<1,1>>>(x); }", "without a name"),
+    ("__global__ void k(float* x) { x[0] = at::native::foo(); }\nvoid f(float* x) { k<<<1,1>>>(x); }",
+     "uses torch"),
+    ("__constant__ float c[4];\n__global__ void k(float* x) { x[0] = c[0]; }\n"
+     "void f(float* x, float* h) { cudaMemcpyToSymbol(c, h, 16); k<<<1,1>>>(x); }",
+     "device symbol"),
+    ("namespace n { __global__ void k(float* x) {} }\nvoid f(float* x) { n::k<<<1,1>>>(x); }",
+     "namespace"),
+    ("__global__ void k(float* x) {}\nvoid f(float* x) { k<<<1>>>(x); }", "1 parts"),
+    ("void f() {}", "no kernel launch"),
+    ("__global__ void k(float* x) {}\nvoid f(float* x) { k<<<1,1>>>(x); }\n/* open", "not closed"),
+    ("__device__ void d(float* x);\n__global__ void k(float* x) { d<<<1,1>>>(x); }\n"
+     "void f(float* x) { k<<<1,1>>>(x); }", "a launch from device code"),
+    ("__global__ void k(float* x) {}\n__global__ void k(float* x, int n) {}\n"
+     "void f(float* x) { k<<<1,1>>>(x); }", "defined twice"),
+    ("__managed__ int m;\n__global__ void k(int* x) { x[0] = m; }\nvoid f(int* x) { k<<<1,1>>>(x); }",
+     "__managed__"),
+])
+def test_what_is_not_split(src, why):
+    with pytest.raises(kb_split.Unsplittable, match=re.escape(why)):
+        kb_split.split(src, "t3")
+
+
+def test_launch_from_device_code_is_refused():
+    src = ("__global__ void child(float* x) {}\n"
+           "__global__ void parent(float* x) { child<<<1, 1>>>(x); }\n"
+           "void f(float* x) { parent<<<1, 1>>>(x); }\n")
+    with pytest.raises(kb_split.Unsplittable, match="a launch from device code"):
+        kb_split.split(src, "t4")
+
+
+def test_tag_must_be_an_identifier_fragment():
+    with pytest.raises(ValueError):
+        kb_split.split(TYPICAL, "a-b")
+
+
+def test_study_answers_split(tmp_path):
+    # Every CUDA answer of the GPU study (bench/answers) is plain enough to
+    # split, except the one that does not compile; each launch is rewritten.
+    answers = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "answers")
+    done = 0
+    for name in sorted(os.listdir(answers)):
+        text = open(os.path.join(answers, name)).read() if name.endswith(".py") else ""
+        if "load_inline" not in text or "compile_error" in name:
+            continue
+        sources = re.findall(r'r?"""(.*?)"""', text, re.S)
+        cuda = [src for src in sources if "<<<" in src]
+        assert cuda, name
+        s = kb_split.split("\n".join(cuda), "study")
+        assert s.kernels and "<<<" not in s.host and "torch" not in s.device, name
+        done += 1
+    assert done >= 10
