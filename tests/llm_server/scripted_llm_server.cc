@@ -143,6 +143,7 @@ void ScriptedLlmServer::Impl::Handle(Endpoint endpoint,
     id = ++serial;
     record.serial = id;
     reply = Take(endpoint, record.prompt);
+    reply.request_serial = id;
     log.push_back(record);
   }
   changed.notify_all();

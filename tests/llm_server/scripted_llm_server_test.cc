@@ -316,6 +316,29 @@ TEST_CASE("replies can be added and the log read over HTTP") {
   CHECK(res->status == 400);
 }
 
+TEST_CASE("a numbered reply makes every answer distinct, per request and choice") {
+  Fixture f;
+  auto script = ParseScript(
+      "{\"texts\": [\"v{{serial}} and {{serial}}\"], \"times\": -1, \"numbered\": true}\n");
+  REQUIRE(script.ok());
+  f.server->Add(*script);
+  json req = Chat("x");
+  req["n"] = 2;
+  json j = f.PostJson("/v1/chat/completions", req);
+  CHECK(j["choices"][0]["message"]["content"] == "v1.0 and 1.0");
+  CHECK(j["choices"][1]["message"]["content"] == "v1.1 and 1.1");
+  j = f.PostJson("/v1/chat/completions", Chat("y"));
+  CHECK(j["choices"][0]["message"]["content"] == "v2.0 and 2.0");
+  CHECK(f.PostJson("/v1/completions", {{"prompt", "p"}})["choices"][0]["text"] ==
+        "v3.0 and 3.0");
+  // Without the flag the text is sent as written.
+  Fixture g;
+  g.server->Add(TextReply({"as {{serial}} is"}));
+  CHECK(g.PostJson("/v1/chat/completions", Chat("x"))["choices"][0]["message"]["content"] ==
+        "as {{serial}} is");
+  CHECK(!ParseScript("{\"numbered\": 1}").ok());
+}
+
 TEST_CASE("script lines are read strictly, naming the bad line") {
   auto ok = ParseScript(
       "{\"endpoint\": \"chat\", \"prompt_contains\": \"gemm\", \"times\": -1,"

@@ -61,6 +61,15 @@ Completion Complete(const ScriptedReply& reply, size_t choice, const json& req,
                     int64_t max_tokens) {
   Completion c;
   c.text = reply.texts.empty() ? "" : reply.texts[choice % reply.texts.size()];
+  if (reply.numbered) {
+    const std::string mark = "{{serial}}";
+    const std::string number =
+        std::to_string(reply.request_serial) + "." + std::to_string(choice);
+    for (size_t at = c.text.find(mark); at != std::string::npos;
+         at = c.text.find(mark, at + number.size())) {
+      c.text.replace(at, mark.size(), number);
+    }
+  }
   c.finish_reason = "stop";
   size_t cut = std::string::npos;
   for (const std::string& stop : StopsOf(req)) {

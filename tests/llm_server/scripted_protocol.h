@@ -55,6 +55,11 @@ struct ScriptedReply {
   // answer applies the request's stop strings and max_tokens to them.
   // Default: {"OK"}.
   std::vector<std::string> texts = {"OK"};
+  // Each "{{serial}}" in a text becomes "REQUEST.CHOICE" (the request's
+  // serial number and the choice's index): every answer distinct, as a
+  // model's are (benchmarks that must not hit a build cache).
+  bool numbered = false;
+  uint64_t request_serial = 0;  // set by the server for the request answered
   std::string finish_reason;  // "" = "stop" or "length" as computed
   // The logprob of every sampled token. Default: ScriptedTokenLogprob's.
   std::optional<double> token_logprob;

@@ -103,6 +103,12 @@ const std::pair<std::string_view, Reader> kReaders[] = {
      }},
     {"times",
      [](const json& v, ScriptedReply* r) { return ReadInt(v, &r->times); }},
+    {"numbered",
+     [](const json& v, ScriptedReply* r) {
+       if (!v.is_boolean()) return false;
+       r->numbered = v.get<bool>();
+       return true;
+     }},
     {"status",
      [](const json& v, ScriptedReply* r) { return ReadInt(v, &r->status); }},
     {"headers", ReadHeaders},

@@ -171,10 +171,12 @@ class ExtensionShim:
             except Exception as e:  # compile it as written below
                 record["light_include_error"] = str(e)[-400:]
                 _clean_build_dir(directory)
-        module = self.real(name, cpp_sources, cuda_sources=cuda_sources,
-                           functions=functions, **kwargs)
-        record["seconds"] = time.time() - start
-        self.records.append(record)
+        try:
+            module = self.real(name, cpp_sources, cuda_sources=cuda_sources,
+                               functions=functions, **kwargs)
+        finally:  # a failed build's record too (how its CUDA sources were tried)
+            record["seconds"] = time.time() - start
+            self.records.append(record)
         return module
 
 

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# One RL step's evaluations on a GPU machine (issue 38): Dr. Kernel's 14B
+# recipe evaluates 16 prompts x 16 samples x 3 turns = 768 answers a step.
+# Here a scripted OpenAI-compatible server (tests/llm_server) replays a
+# fixed mix of the study's answers (answers/: correct, wrong, slow, fast,
+# half precision, torch's own operators, a compile error and five hacks),
+# each made distinct (`numbered`: the request's serial in a comment inside
+# the kernel's source, so no two answers share a build, as a model's do
+# not), and `skilldb kernelbench run` judges them with the confined torch
+# runner, so generation is not what is measured.
+#
+#   bash verify/kernelbench/bench/prepare_run_kit.sh          # here (the kit)
+#   KB=DIR OUT=DIR bash verify/kernelbench/bench/step_bench.sh     # there
+#
+# The step: level-1 problems 12 (diag(A) @ B) and 40 (LayerNorm) x SAMPLES
+# (default 128) x TURNS (default 3) = 768 answers, WORKERS evaluators
+# (default 4) on the GPU, CONCURRENCY trajectories at once (default 64).
+# STEP_TIMEOUT (default 540 s) bounds the run: a step cut short reports
+# the answers judged within it, and answers a minute from those (the
+# fraction measured, and the extrapolation, are in step.json).
+# Results to $OUT: step.json (wall, answers judged, answers a minute, GPU
+# busy fraction, verdicts, medians of the per-answer split), table.json
+# (kernelbench run's closing table, if it got there), gpu.csv (nvidia-smi
+# every 250 ms), op_split.txt, the logs in logs.tgz.
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../../.." && pwd)"
+KIT="${KIT:-$ROOT/.device/run-kit}"
+KB="${KB:-$ROOT/.device/kb/kb}"
+OUT="${OUT:-/tmp/kb-step-out}"
+RUN="${RUN:-/tmp/kb-step}"
+SAMPLES="${SAMPLES:-128}"
+TURNS="${TURNS:-3}"
+WORKERS="${WORKERS:-4}"
+CONCURRENCY="${CONCURRENCY:-64}"
+FORMAT="${FORMAT:-cuda}"
+DEVICE="${DEVICE:-cuda}"  # cpu: a plumbing check (CUDA answers then fail to build)
+PY="${PYTHON:-python3}"
+mkdir -p "$OUT" "$RUN"
+stamp() { echo "[$(date +%H:%M:%S) +${SECONDS}s] $*"; }
+
+[ -d "$RUN/kit" ] || tar -C "$RUN" -xJf "$KIT/kit.tar.xz" || { echo "no kit at $KIT"; exit 1; }
+BIN="$RUN/kit/bin"
+export LD_LIBRARY_PATH="$RUN/kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$HERE/runner_env.sh"
+kb_runner_env "$ROOT/verify/kernelbench/runner" "$BIN" "$RUN/store"
+SK=("$BIN/skilldb" --db "$RUN/library")
+stamp "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $(nproc) cores; kit $(cat "$RUN/kit/COMMIT")"
+
+if [ ! -e "$RUN/library/.seeded" ]; then
+  "${SK[@]}" init > /dev/null && for f in "$ROOT"/data/seed/*.jsonl; do
+    "${SK[@]}" import "$f" > /dev/null || exit 1
+  done && touch "$RUN/library/.seeded"
+fi
+"${SK[@]}" --no-progress kernelbench import "$KB/KernelBench" --level 1 --problems 12,40 \
+  --device "$DEVICE" --python "$PY" --jobs 2 --max-screen-bytes 20000000000 \
+  > "$RUN/import.log" 2>&1 || { cat "$RUN/import.log"; exit 1; }
+
+# The mix: per problem, rules answering a fixed number of requests each
+# (first match wins; `times` counts down), the last one every request left.
+python3 "$HERE/step_replies.py" "$HERE/answers" "$FORMAT" "$SAMPLES" "$TURNS" \
+  > "$RUN/replies.jsonl" || exit 1
+rm -f "$RUN/port"
+"$BIN/scripted_llm_server" --script "$RUN/replies.jsonl" --port-file "$RUN/port" \
+  --model scripted-model --threads 64 --max-model-len 1048576 \
+  --default-text "no scripted answer" > "$RUN/server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do [ -s "$RUN/port" ] && break; sleep 0.1; done
+url="http://127.0.0.1:$(cat "$RUN/port")/v1"
+
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader,nounits \
+  -lms 250 > "$OUT/gpu.csv" 2> /dev/null &
+smi=$!
+stamp "kernelbench run: $FORMAT, 2 problems x $SAMPLES samples x $TURNS turns, $WORKERS workers"
+t0=$(date +%s.%N)
+timeout "${STEP_TIMEOUT:-540}" "${SK[@]}" --json kernelbench run "$RUN/out" --level 1 \
+  --problems 12,40 --llm-url "$url" --llm-model scripted-model --turns "$TURNS" \
+  --samples "$SAMPLES" --format "$FORMAT" --skills off --cache "$RUN/cache" \
+  --device "$DEVICE" --python "$PY" --no-compile-baseline --workers "$WORKERS" \
+  --concurrency "$CONCURRENCY" > "$OUT/table.json" 2> "$RUN/run.log"
+rc=$?
+t1=$(date +%s.%N)
+kill "$smi" "$server" 2> /dev/null; wait "$smi" "$server" 2> /dev/null
+stamp "run rc=$rc"; tail -4 "$RUN/run.log"
+
+python3 - "$RUN/out/skilldb_eval.jsonl" "$OUT/gpu.csv" "$t0" "$t1" "$rc" \
+  "$((2 * SAMPLES * TURNS))" "$WORKERS" > "$OUT/step.json" <<'EOF'
+import collections, json, statistics, sys
+results, gpu, t0, t1, rc, planned, workers = sys.argv[1:]
+wall = float(t1) - float(t0)
+rows = []
+try:
+    for line in open(results):
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            pass
+except OSError:
+    pass
+util = []
+try:
+    for line in open(gpu):
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 2 and parts[1].isdigit():
+            util.append(int(parts[1]))
+except OSError:
+    pass
+def med(key, sub=None):
+    v = [r.get("times_ms", {}).get(key) for r in rows]
+    v = [x for x in v if isinstance(x, (int, float))]
+    return round(statistics.median(v), 1) if v else None
+built = [r["times_ms"]["build"] for r in rows
+         if not r.get("times_ms", {}).get("build_cached") and r.get("times_ms", {}).get("build")]
+n = len(rows)
+out = {
+    "run_rc": int(rc), "wall_s": round(wall, 1), "answers_planned": int(planned),
+    "answers_judged": n, "workers": int(workers),
+    "answers_per_min": round(60 * n / wall, 2) if wall > 0 else None,
+    "extrapolated_step_s": round(wall * int(planned) / n, 0) if n else None,
+    "gpu_busy_fraction": round(sum(1 for u in util if u > 0) / len(util), 3) if util else None,
+    "gpu_util_mean_pct": round(statistics.mean(util), 1) if util else None,
+    "verdicts": dict(collections.Counter(r.get("verdict", "?") for r in rows)),
+    "median_ms": {k: med(k) for k in ("build", "reference", "correctness", "timing", "total")},
+    "builds_not_cached": len(built),
+    "build_median_s_not_cached": round(statistics.median(built) / 1000, 1) if built else None,
+    "notes": sorted({n for r in rows for n in r.get("notes", []) if n.startswith("CUDA sources")})[:20],
+}
+print(json.dumps(out, indent=1))
+EOF
+cat "$OUT/step.json"
+python3 "$HERE/op_split.py" "$RUN/out/skilldb_eval.jsonl" > "$OUT/op_split.txt" 2>&1 || true
+tar -czf "$OUT/logs.tgz" -C "$RUN" run.log server.log import.log replies.jsonl 2> /dev/null
+stamp "done"
