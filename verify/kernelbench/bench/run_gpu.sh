@@ -33,23 +33,10 @@ PY="${PYTHON:-python3}"   # the runners' interpreter (torch, Triton)
 mkdir -p "$OUT" "$RUN"
 stamp() { echo "[$(date +%H:%M:%S) +${SECONDS}s] $*"; }
 
-[ -d "$RUN/kit" ] || tar -C "$RUN" -xJf "$KIT/kit.tar.xz" || { echo "no kit at $KIT"; exit 1; }
-BIN="$RUN/kit/bin"
-export LD_LIBRARY_PATH="$RUN/kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 . "$HERE/runner_env.sh"
-kb_runner_env "$ROOT/verify/kernelbench/runner" "$BIN" "$RUN/store"
-SK=("$BIN/skilldb" --db "$RUN/library")
-stamp "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $(nproc) cores; kit $(cat "$RUN/kit/COMMIT")"
+stamp "the kit, the seed library, the problems"
+kb_run_kit "$ROOT" "$KIT" "$RUN" "$KB" "$DEVICE" "$PY"
 "$PY" -c 'import torch; print("torch", torch.__version__)'; "$PY" -c 'import triton; print("triton", triton.__version__)'
-
-stamp "the seed library, the problems"
-if [ ! -e "$RUN/library/.seeded" ]; then
-  "${SK[@]}" init > /dev/null && for f in "$ROOT"/data/seed/*.jsonl; do
-    "${SK[@]}" import "$f" > /dev/null || exit 1
-  done && touch "$RUN/library/.seeded"
-fi
-"${SK[@]}" --no-progress kernelbench import "$KB/KernelBench" --level 1 --problems 12,40 \
-  --device "$DEVICE" --python "$PY" --jobs 2 --max-screen-bytes 20000000000 > "$RUN/import.log" 2>&1 || { cat "$RUN/import.log"; exit 1; }
 tail -3 "$RUN/import.log"
 
 # The scripted model's replies: first match wins, `times` bounds a reply.

@@ -197,13 +197,18 @@ class ExtensionShim:
         except kb_split.Unsplittable as e:
             record["split"] = "not split: %s" % e
             return None
+        except Exception as e:  # the splitter's own fault: never the answer's
+            record["split"] = "not split: the splitter failed (%s)" % type(e).__name__
+            record["split_error"] = str(e)[-400:]
+            return None
         # nvcc compiled the host functions at its host optimization level
         # (-O<n> among the CUDA flags, none by default), the binding at the
         # C++ flags': where they agree the host part joins the C++ sources;
         # where not, it gets a file of its own at nvcc's level.
         cuda_level = host_opt_level(kwargs.get("extra_cuda_cflags"), cuda=True)
         if cuda_level is None:
-            record["split"] = "not split: host compiler options among the CUDA flags"
+            record["split"] = ("not split: host compiler options or --default-stream among "
+                               "the CUDA flags")
             return None
         own_file = cuda_level != host_opt_level(_user_cflags(kwargs.get("extra_cflags")))
         t0 = time.time()
@@ -350,12 +355,16 @@ def host_opt_level(flags, cuda=False):
     """The host compiler's optimization level ("0", "1", "2", "3", "s",
     "fast") for a compile with these extra flags: the last -O<n>. For nvcc
     (`cuda`) None when the flags pass anything to the host compiler
-    (-Xcompiler, --compiler-options): the host part would need them."""
+    (-Xcompiler, --compiler-options: the host part would need them) or
+    change what host code's stream 0 means (--default-stream)."""
     level = "0"
     for f in _as_list(flags):
         f = f.strip()
         if cuda and (f.startswith("-Xcompiler") or f.startswith("--compiler-options") or
-                     f.startswith("-ccbin") or f.startswith("--compiler-bindir")):
+                     f.startswith("-ccbin") or f.startswith("--compiler-bindir") or
+                     # per-thread default stream: host code's stream 0 means
+                     # another stream under nvcc than under the host compiler
+                     "default-stream" in f):
             return None
         m = re.fullmatch(r"(?:-O|--optimize[= ]?)(\d|s|fast)?", f)
         if m:

@@ -155,3 +155,24 @@ def test_study_answers_split(tmp_path):
         assert s.kernels and "<<<" not in s.host and "torch" not in s.device, name
         done += 1
     assert done >= 10
+
+
+def test_where_the_host_part_goes_follows_the_flags():
+    # kb_load decides from the answer's flags: the host functions were
+    # compiled at nvcc's host level (-O<n> among the CUDA flags, none by
+    # default); flags that reach the host compiler, or change what stream 0
+    # means, leave the source whole. (kb_load imports torch.)
+    kb_load = pytest.importorskip("kb_load")
+    assert kb_load.host_opt_level([], cuda=True) == "0"
+    assert kb_load.host_opt_level(["-O3", "--use_fast_math"], cuda=True) == "3"
+    assert kb_load.host_opt_level([""]) == "0"
+    assert kb_load.host_opt_level(["-O2", "-O3"]) == "3"
+    for flags in (["-Xcompiler", "-O3"], ["--compiler-options=-fopenmp"],
+                  ["--default-stream", "per-thread"], ["-ccbin=/usr/bin/g++-12"]):
+        assert kb_load.host_opt_level(flags, cuda=True) is None, flags
+    # The precompiled header's variants: KernelBench's example passes [""].
+    assert kb_load.pch_variant([""]) == ""
+    assert kb_load.pch_variant(None) == ""
+    assert kb_load.pch_variant(["-O3"]) == "O3"
+    assert kb_load.pch_variant(["-O3", "-g"]) is None
+    assert kb_load._user_cflags(["-O3", "-include", "/x/h.h", "-Winvalid-pch"]) == ["-O3"]
