@@ -68,9 +68,10 @@ def _as_list(v):
     return [v]
 
 
-def extension_key(name, cpp_sources, cuda_sources, functions, kwargs):
+def extension_key(name, cpp_sources, cuda_sources, functions, kwargs, split=False):
     """The build directory name of one load_inline call: a hash of its
-    arguments, the torch version, the target architectures and Python's."""
+    arguments, the torch version, the target architectures, Python's and,
+    for a build that may be split, the splitter's version."""
     relevant = {k: v for k, v in kwargs.items()
                 if k not in ("verbose", "build_directory", "keep_intermediates")}
     payload = {
@@ -84,6 +85,8 @@ def extension_key(name, cpp_sources, cuda_sources, functions, kwargs):
         "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", ""),
         "python": sys.version_info[:2],
     }
+    if split and cuda_sources:
+        payload["split"] = kb_split.VERSION
     blob = json.dumps(payload, sort_keys=True, default=repr).encode()
     return hashlib.sha256(blob).hexdigest()[:32]
 
@@ -119,7 +122,7 @@ class ExtensionShim:
     # Keywords past cpp_sources go on by name: torch 2.x put sycl_sources
     # between cuda_sources and functions.
     def __call__(self, name, cpp_sources, cuda_sources=None, functions=None, **kwargs):
-        key = extension_key(name, cpp_sources, cuda_sources, functions, kwargs)
+        key = extension_key(name, cpp_sources, cuda_sources, functions, kwargs, self.split)
         directory = os.path.join(self.root, key)
         if self.mode == "build" and self.cache:
             # Built before (by another answer with the same call): reused.
@@ -171,6 +174,7 @@ class ExtensionShim:
             except Exception as e:  # compile it as written below
                 record["light_include_error"] = str(e)[-400:]
                 _clean_build_dir(directory)
+                _forget_version(self.cpp_ext, name)
         try:
             module = self.real(name, cpp_sources, cuda_sources=cuda_sources,
                                functions=functions, **kwargs)
@@ -192,8 +196,10 @@ class ExtensionShim:
                      record):
         """The split build (see the class); None, with the reason in the
         record, when the source does not split or its parts do not build."""
+        joined = "\n".join(cuda_list)
         try:
-            parts = kb_split.split("\n".join(cuda_list), key[:12])
+            macros = torch_macros(directory, kwargs) if kb_split.has_conditions(joined) else None
+            parts = kb_split.split(joined, key[:12], macros)
         except kb_split.Unsplittable as e:
             record["split"] = "not split: %s" % e
             return None
@@ -207,10 +213,19 @@ class ExtensionShim:
         # where not, it gets a file of its own at nvcc's level.
         cuda_level = host_opt_level(kwargs.get("extra_cuda_cflags"), cuda=True)
         if cuda_level is None:
-            record["split"] = ("not split: host compiler options or --default-stream among "
-                               "the CUDA flags")
+            record["split"] = ("not split: host compiler options, --default-stream or "
+                               "preprocessor flags among the CUDA flags")
             return None
-        own_file = cuda_level != host_opt_level(_user_cflags(kwargs.get("extra_cflags")))
+        # Joined only where nothing of the C++ side can reach the host
+        # functions: C++ flags that are at most the same -O level, C++
+        # sources without preprocessor lines (other than #include) or
+        # definitions ahead of them.
+        user = _flag_tokens(_user_cflags(kwargs.get("extra_cflags")))
+        cpp_text = "\n".join(_as_list(cpp_sources))
+        own_file = (cuda_level != host_opt_level(user) or
+                    any(not re.fullmatch(r"-O(\d|s|fast)?", f) for f in user) or
+                    re.search(r"^[ \t]*#[ \t]*(?!include\b)\w", cpp_text, re.M) is not None or
+                    "{" in cpp_text)
         t0 = time.time()
         try:
             # The two parts compile side by side (a build has two jobs).
@@ -218,7 +233,7 @@ class ExtensionShim:
             with ThreadPoolExecutor(max_workers=2) as pool:
                 host = pool.submit(compile_host_part, parts.host, directory, kwargs, cuda_level,
                                    self._pch_header(["-O" + cuda_level] if cuda_level != "0"
-                                                    else [])) if own_file else None
+                                                    else []), name) if own_file else None
                 objs = [compile_device_part(parts.device, directory, kwargs)]
                 device_seconds = time.time() - t0
                 if host is not None:
@@ -234,11 +249,35 @@ class ExtensionShim:
             record["split"] = "split, a part did not build (%s); built whole" % type(e).__name__
             record["split_error"] = str(e)[-2000:]
             _clean_build_dir(directory)
+            _forget_version(self.cpp_ext, name)
             return None
         record["split"] = "split: %d kernel(s), device part %.1f s%s" % (
             len(parts.kernels), device_seconds,
             ", host part at -O%s in its own file" % cuda_level if own_file else "")
         return module
+
+
+def _forget_version(cpp_ext, name):
+    """Before a retry under the same name: torch counts the sources it saw
+    per name and builds changed ones as NAME_v1, which the run step (that
+    imports NAME.so) would not find."""
+    versioner = getattr(cpp_ext, "JIT_EXTENSION_VERSIONER", None)
+    entries = getattr(versioner, "entries", None)
+    if isinstance(entries, dict):
+        entries.pop(name, None)
+
+
+def _flag_tokens(flags):
+    """Flags as the compiler sees them: each entry split as a shell would
+    (an answer may pass "-O3 --use_fast_math" as one)."""
+    import shlex
+    out = []
+    for f in _as_list(flags):
+        try:
+            out += shlex.split(str(f))
+        except ValueError:
+            out.append(str(f))
+    return out
 
 
 def _clean_build_dir(directory):
@@ -355,16 +394,20 @@ def host_opt_level(flags, cuda=False):
     """The host compiler's optimization level ("0", "1", "2", "3", "s",
     "fast") for a compile with these extra flags: the last -O<n>. For nvcc
     (`cuda`) None when the flags pass anything to the host compiler
-    (-Xcompiler, --compiler-options: the host part would need them) or
-    change what host code's stream 0 means (--default-stream)."""
+    (-Xcompiler, --compiler-options), define macros or add headers (-D,
+    -U, -I, -include: the host part would need them), change what host
+    code's stream 0 means (--default-stream) or need a device link (-rdc,
+    -dc)."""
     level = "0"
-    for f in _as_list(flags):
-        f = f.strip()
+    for f in _flag_tokens(flags):
         if cuda and (f.startswith("-Xcompiler") or f.startswith("--compiler-options") or
                      f.startswith("-ccbin") or f.startswith("--compiler-bindir") or
                      # per-thread default stream: host code's stream 0 means
                      # another stream under nvcc than under the host compiler
-                     "default-stream" in f):
+                     "default-stream" in f or
+                     # macros and headers the host part would have to get too
+                     re.match(r"-(D|U|I|include|isystem|-define-macro|-undefine-macro|"
+                              r"-include-path|-pre-include|rdc|-relocatable-device-code|dc)", f)):
             return None
         m = re.fullmatch(r"(?:-O|--optimize[= ]?)(\d|s|fast)?", f)
         if m:
@@ -372,23 +415,24 @@ def host_opt_level(flags, cuda=False):
     return level
 
 
-def compile_host_part(source, directory, kwargs, level, pch):
+def compile_host_part(source, directory, kwargs, level, pch, name):
     """Compiles a split's host part in a file of its own, with torch's C++
     flags for this build, the CUDA flags' defines and nvcc's host
     optimization level; returns the object's path. RuntimeError with the
     compiler's message."""
     import shlex
     import subprocess
-    v = _torch_build_vars(os.path.join(directory, "skilldb_probe"), True,
+    v = _torch_build_vars(os.path.join(directory, "skilldb_probe_host"), True,
                           [], _as_list(kwargs.get("extra_cuda_cflags")),
                           _as_list(kwargs.get("extra_include_paths")))
-    defines = [f for f in _as_list(kwargs.get("extra_cuda_cflags"))
-               if re.match(r"-[DU]\w", f.strip())]
     src = os.path.join(directory, "skilldb_host.cpp")
     obj = os.path.join(directory, "skilldb_host.o")
     with open(src, "w") as f:
         f.write("#include <torch/extension.h>\n" + source)
-    cmd = shlex.split(v["cxx"]) + shlex.split(v["cflags"]) + defines + (
+    # The extension's own name, as the binding's: a PYBIND11_MODULE among
+    # the host functions names the module the run step imports.
+    cflags = [f for f in shlex.split(v["cflags"]) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    cmd = shlex.split(v["cxx"]) + cflags + ["-DTORCH_EXTENSION_NAME=" + name] + (
         ["-O" + level] if level != "0" else []) + (
         ["-include", pch, "-Winvalid-pch"] if pch else []) + [
         "-c", src, "-o", obj] + shlex.split(v.get("post_cflags", ""))
@@ -398,6 +442,39 @@ def compile_host_part(source, directory, kwargs, level, pch):
     return obj
 
 
+def torch_macros(directory, kwargs):
+    """The macros torch's headers define beyond CUDA's, as the whole build
+    of this call would see them, under the host compiler and under nvcc
+    (which defines some 2,800 more through them): the names a condition in
+    a split source must not test. RuntimeError if a preprocessor fails."""
+    import shlex
+    import subprocess
+    v = _torch_build_vars(os.path.join(directory, "skilldb_probe_macros"), True,
+                          _as_list(kwargs.get("extra_cflags")),
+                          _as_list(kwargs.get("extra_cuda_cflags")),
+                          _as_list(kwargs.get("extra_include_paths")))
+    cuda_only = "#include <cuda.h>\n#include <cuda_runtime.h>\n"
+    with_torch = "#include <torch/types.h>\n" + cuda_only
+    probe = os.path.join(directory, "skilldb_probe_macros", "probe.cu")
+    found = []
+    for text in (cuda_only, with_torch):
+        commands = [shlex.split(v["cxx"]) + shlex.split(v["cflags"]) + ["-dM", "-E", "-x", "c++", "-"]]
+        if "nvcc" in v:
+            with open(probe, "w") as f:
+                f.write(text)
+            commands.append(shlex.split(v["nvcc"]) + [
+                f for f in shlex.split(v.get("cuda_cflags", "")) if not f.startswith("-gencode")] +
+                ["-E", "-Xcompiler", "-dM", probe])
+        names = set()
+        for cmd in commands:
+            done = subprocess.run(cmd, input=text, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError("preprocessing torch's headers failed: " + done.stderr[-400:])
+            names |= set(re.findall(r"^#define (\w+)", done.stdout, re.M))
+        found.append(names)
+    return found[1] - found[0]
+
+
 def compile_device_part(source, directory, kwargs):
     """Compiles a split's device part (kb_split) with nvcc and the CUDA
     flags torch's build of this load_inline call would use (its arch list,
@@ -405,7 +482,7 @@ def compile_device_part(source, directory, kwargs):
     path. Raises RuntimeError with nvcc's message."""
     import shlex
     import subprocess
-    v = _torch_build_vars(os.path.join(directory, "skilldb_probe"), True,
+    v = _torch_build_vars(os.path.join(directory, "skilldb_probe_device"), True,
                           _as_list(kwargs.get("extra_cflags")),
                           _as_list(kwargs.get("extra_cuda_cflags")),
                           _as_list(kwargs.get("extra_include_paths")))

@@ -22,12 +22,16 @@ split() cuts the source into two translation units:
 The computation does not change: the same kernels with the same launch
 configuration on the same stream with the same arguments, converted to the
 kernel's parameter types at the launcher's call as they were at the launch.
-Only what this module understands is split; anything else raises
+VERSION names this module's rules in build cache keys (kb_load): a build
+split by an earlier version is never reused. Only what this module
+understands is split; anything else raises
 Unsplittable with the reason and the caller compiles the source whole (so a
 split can cost a build its time, never its result).
 """
 
 import re
+
+VERSION = 2
 
 # Headers that only device code needs or that a host compiler may not parse.
 _DEVICE_ONLY_INCLUDE = re.compile(
@@ -42,6 +46,10 @@ _BOTH_HEAD = re.compile(
     r"constexpr|const)\b")
 
 
+_STD_HEADERS = ("cmath", "cstdlib", "cstdint", "cstddef", "cstring", "climits", "cfloat",
+                "algorithm", "limits", "type_traits", "utility")
+
+
 class Unsplittable(Exception):
     """The source has something the split does not handle (the message says
     what); it is to be compiled whole."""
@@ -54,13 +62,16 @@ class Split:
         self.kernels = kernels  # names of the kernels given launchers
 
 
-def _mask(src):
+def _mask(src, comments_only=False):
     """src with comments and the insides of string and character literals
-    blanked (newlines kept, so positions and lines stay)."""
+    blanked (newlines kept, so positions and lines stay); with
+    `comments_only` the literals are kept."""
     out = list(src)
     n = len(src)
 
-    def blank(a, b):
+    def blank(a, b, literal=False):
+        if literal and comments_only:
+            return
         for k in range(a, b):
             if out[k] != "\n":
                 out[k] = " "
@@ -71,6 +82,9 @@ def _mask(src):
         if src.startswith("//", i):
             j = src.find("\n", i)
             j = n if j < 0 else j
+            if src[i:j].rstrip("\r").endswith("\\"):
+                # The backslash splices the next line into the comment.
+                raise Unsplittable("a // comment continued by a backslash")
             blank(i, j)
             i = j
         elif src.startswith("/*", i):
@@ -86,9 +100,9 @@ def _mask(src):
             end = src.find(")" + m.group(1) + '"', i)
             if end < 0:
                 raise Unsplittable("a raw string literal is not closed")
-            blank(i + 1, end + len(m.group(1)) + 1)
+            blank(i + 1, end + len(m.group(1)) + 1, literal=True)
             i = end + len(m.group(1)) + 2
-        elif c == "'" and i > 0 and src[i - 1].isalnum() and i + 1 < n and src[i + 1].isalnum():
+        elif c == "'" and i > 0 and src[i - 1].isdigit() and i + 1 < n and src[i + 1].isalnum():
             i += 1  # a digit separator (1'000)
         elif c in "\"'":
             j = i + 1
@@ -98,7 +112,7 @@ def _mask(src):
                 j += 2 if src[j] == "\\" else 1
             if j >= n:
                 raise Unsplittable("a string literal is not closed")
-            blank(i + 1, j)
+            blank(i + 1, j, literal=True)
             i = j + 1
         else:
             i += 1
@@ -179,7 +193,7 @@ def _items(m):
                 if depth == 0:
                     head = m[start:i].strip()
                     close = _matching(m, i, "{", "}")
-                    if re.match(r"^(namespace\b|extern\s*\"\s*\"\s*$)", head):
+                    if re.match(r"^((inline\s+)?namespace\b|extern\s*\"\s*\"\s*$)", head):
                         kind, i = "block", close + 1
                         break
                     if head.endswith(")") or re.search(
@@ -211,8 +225,10 @@ def _has(word, text):
 
 def _kernel_signature(m, src, start, end):
     """(name, parameter text) of the kernel defined in src[start:end]."""
-    body = m.index("{", start)
-    close = m.rindex(")", start, body)
+    body = m.find("{", start, end)
+    close = m.rfind(")", start, body) if body >= 0 else -1
+    if close < 0:
+        raise Unsplittable("a kernel's parameters could not be read")
     depth = 0
     for k in range(close, start - 1, -1):
         if m[k] == ")":
@@ -247,22 +263,43 @@ def _kernel_signature(m, src, start, end):
     return name.group(1), params, names
 
 
+def _name_before(m, at):
+    """(start, name) of the identifier ending just before m[at] (spaces
+    skipped), or (at, "")."""
+    e = at
+    while e > 0 and m[e - 1].isspace():
+        e -= 1
+    b = e
+    while b > 0 and (m[b - 1].isalnum() or m[b - 1] == "_"):
+        b -= 1
+    name = m[b:e]
+    return (b, name) if name and not name[0].isdigit() else (at, "")
+
+
 def _rewrite_launches(src, m, kernels, tag):
     """src (one host item) with each `k<<<...>>>(...)` of a known kernel
-    turned into its launcher's call."""
+    turned into its launcher's call. Every other mention of a kernel's name
+    in host code is refused (a pointer to it, an attribute call, a local
+    declaration hiding it: the split would launch something else or
+    nothing)."""
+    text = _mask(src, comments_only=True)  # the original, comments blanked
     edits = []
     pos = 0
     while True:
         at = m.find("<<<", pos)
         if at < 0:
             break
-        before = m[:at].rstrip()
-        if before.endswith(">"):
+        e = at
+        while e > 0 and m[e - 1].isspace():
+            e -= 1
+        if e > 0 and m[e - 1] == ">":
             raise Unsplittable("a launch with template arguments")
-        nm = re.search(r"([A-Za-z_]\w*)$", before)
-        if not nm or nm.group(1) not in kernels:
+        start, name = _name_before(m, at)
+        if name not in kernels:
             raise Unsplittable("a launch of %s, which is not a kernel of this source"
-                               % (nm.group(1) if nm else "an expression"))
+                               % (name or "an expression"))
+        if start > 0 and (m[start - 1] == ":" or m[start - 1] == "." or m[start - 1] == ">"):
+            raise Unsplittable("a launch of a qualified name")
         depth, k, close_cfg = 0, at + 3, -1
         while k < len(m):
             c = m[k]
@@ -276,7 +313,7 @@ def _rewrite_launches(src, m, kernels, tag):
             k += 1
         if close_cfg < 0:
             raise Unsplittable("a launch configuration is not closed")
-        cfg = [src[at + 3 + a:at + 3 + b].strip()
+        cfg = [text[at + 3 + a:at + 3 + b].strip()
                for a, b in _top_level_split(m[at + 3:close_cfg])]
         if not 2 <= len(cfg) <= 4 or any(not c for c in cfg):
             raise Unsplittable("a launch configuration with %d parts" % len(cfg))
@@ -288,31 +325,106 @@ def _rewrite_launches(src, m, kernels, tag):
         if p >= len(m) or m[p] != "(":
             raise Unsplittable("a launch without arguments in parentheses")
         close_args = _matching(m, p, "(", ")")
-        args = src[p + 1:close_args].strip()
+        args = text[p + 1:close_args].strip()
         call = "skilldb_launch_%s_%s(%s%s)" % (
-            tag, nm.group(1), ", ".join(cfg), ", " + args if args else "")
-        edits.append((nm.start(1), close_args + 1, call))
+            tag, name, ", ".join(cfg), ", " + args if args else "")
+        edits.append((start, close_args + 1, call))
         pos = close_args + 1
+    # Any other mention of a kernel's name.
+    rest = list(m)
+    for a, b, _ in edits:
+        rest[a:b] = " " * (b - a)
+    for word in _WORD.finditer("".join(rest)):
+        if word.group(0) in kernels:
+            raise Unsplittable("host code names kernel %s other than to launch it"
+                               % word.group(0))
     out = src
     for a, b, text in reversed(edits):
         out = out[:a] + text + out[b:]
     return out
 
 
-def split(source, tag):
+# Macros whose value a condition may test: the compilers' and CUDA's own,
+# the same with or without torch's headers.
+_SAFE_MACRO = re.compile(r"^(defined|__CUDA_ARCH__|CUDA_VERSION|CUDART_VERSION|"
+                         r"__cplusplus|__GNUC\w*|__clang\w*|__linux__|__x86_64__|__aarch64__)$")
+
+
+def _check_conditions(m, torch_macros):
+    """A preprocessor condition (#if, #ifdef, #elif ...) may test a macro
+    that torch's headers define, and then choose otherwise in the device
+    part, which has none of them: the code would change without a compile
+    error. With `torch_macros` (the names torch's headers define beyond
+    CUDA's) a condition on any of them is refused; without, only
+    conditions on the compilers' and CUDA's macros, and on macros this
+    source defined before from literals, are let through."""
+    defined = {}
+    # Every preprocessor line, top level or inside a function, in order.
+    for line in re.findall(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", m, re.M):
+        line = line.strip().replace("\\\n", " ")
+        d = re.match(r"#\s*define\s+(\w+)(\([^)]*\))?(.*)", line, re.S)
+        if d:
+            defined[d.group(1)] = set(_WORD.findall(d.group(3)))
+            continue
+        c = re.match(r"#\s*(if|ifdef|ifndef|elif|elifdef|elifndef)\b(.*)", line, re.S)
+        if not c:
+            continue
+        # Numbers (1.0f, 0x1Fu) are not names.
+        condition = re.sub(r"\b\d[\w.']*", " ", c.group(2))
+        for name in _WORD.findall(condition):
+            if torch_macros is not None:
+                if name in torch_macros or defined.get(name, set()) & torch_macros:
+                    raise Unsplittable("a preprocessor condition on %s, which torch's headers "
+                                       "define or it is defined from" % name)
+                continue
+            if _SAFE_MACRO.match(name):
+                continue
+            if name in defined and all(_SAFE_MACRO.match(w) for w in defined[name]):
+                continue
+            raise Unsplittable("a preprocessor condition on %s (torch's headers may define it)"
+                               % name)
+
+
+def has_conditions(source):
+    """Whether the source has preprocessor conditions (then split() is
+    exact only with torch_macros)."""
+    return re.search(r"^[ \t]*#[ \t]*(if|elif)", _mask(source), re.M) is not None
+
+
+def split(source, tag, torch_macros=None):
     """Splits one CUDA source (the answer's cuda_sources joined); `tag` (an
     identifier fragment, say the build's hash) names the launchers so that
-    two extensions' launchers never meet. Raises Unsplittable."""
+    two extensions' launchers never meet; `torch_macros`, if given, the
+    macros torch's headers define (see _check_conditions). Raises
+    Unsplittable."""
     if not re.fullmatch(r"[A-Za-z0-9_]+", tag):
         raise ValueError("tag must be an identifier fragment")
+    if "\r" in source:
+        raise Unsplittable("carriage returns in the source")
     m = _mask(source)
     if "<<<" not in m:
         raise Unsplittable("no kernel launch")
+    # What nvcc defines and the host compiler does not: host code that tests
+    # it would take another branch in the host part.
+    nv = re.search(r"\b(__CUDACC\w*|__NVCC__|__CUDA_ARCH_LIST__|__NVCC_DIAG\w*)\b", m)
+    if nv:
+        raise Unsplittable("the source tests %s, which only nvcc defines" % nv.group(1))
+    # Half precision in host code: nvcc builds with torch's
+    # -D__CUDA_NO_HALF_CONVERSIONS__ (and the like), the host compiler not;
+    # a conversion nvcc refuses would compile there.
+    if re.search(r"\b(__half2?|half2?|__nv_bfloat16\w*|nv_bfloat16\w*|__nv_fp8\w*)\b", m):
+        raise Unsplittable("half-precision types (their conversions differ between nvcc and "
+                           "the host compiler)")
+    for d in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\([^)]*\))?([^\n]*(?:\\\n[^\n]*)*)",
+                         m, re.M):
+        if "<<<" in d.group(3):
+            raise Unsplittable("a macro that launches a kernel")
     if re.search(r"\bcuda(MemcpyToSymbol|MemcpyFromSymbol|GetSymbolAddress|GetSymbolSize)"
                  r"(Async)?\b|\bcudaFuncSetAttribute\b|\bcudaOccupancy\w*\b|"
                  r"\bcudaFuncGetAttributes\b|\bcudaLaunch(Kernel|CooperativeKernel)\w*\b", m):
         raise Unsplittable("host code that names a device symbol")
     items = _items(m)
+    _check_conditions(m, torch_macros)
     kernels = {}
     classified = []
     for kind, a, b in items:
@@ -334,6 +446,8 @@ def split(source, tag):
         if kind == "block":
             if device_words:
                 raise Unsplittable("device code inside a namespace or extern block")
+            if "<<<" in mt:
+                raise Unsplittable("a launch inside a namespace or extern block")
             classified.append(("host", text))
             continue
         if _has("__managed__", mt):
@@ -354,6 +468,12 @@ def split(source, tag):
             if _TORCH_NAME.search(mt):
                 raise Unsplittable("device code that uses torch")
             if _has("__host__", mt) and not _has("__global__", mt):
+                # In both parts: a function must be inline there (one
+                # definition per part, both linked into one library).
+                if kind == "func" and not re.match(r"^\s*template\b", mt) and not re.search(
+                        r"\b(inline|__inline__|__forceinline__|static|constexpr)\b",
+                        mt[:mt.find("(")]):
+                    text = "inline " + text
                 classified.append(("both", text))
             else:
                 classified.append(("device", text))
@@ -365,7 +485,18 @@ def split(source, tag):
         classified.append(("host", text))
     if not kernels:
         raise Unsplittable("no kernel definition")
-    device = ["#include <cuda.h>", "#include <cuda_runtime.h>"]
+    for kind, a, b in items:
+        if kind != "pp" and re.search(r"^[ \t]*#[ \t]*(define|undef)\b", m[a:b], re.M):
+            # It would reach only the part its item goes to.
+            raise Unsplittable("a #define or #undef inside a function or declaration")
+    for d in re.finditer(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)(\([^)]*\))?", m, re.M):
+        names = {d.group(1)} | set(_WORD.findall(d.group(2) or ""))
+        if names & set(kernels):
+            raise Unsplittable("a macro named like a kernel (or with such a parameter)")
+    # The standard headers torch's would have brought: the same overloads
+    # (abs, min, max on floats ...) for the kernels as in the whole build.
+    device = ["#include <cuda.h>", "#include <cuda_runtime.h>"] + [
+        "#include <%s>" % h for h in _STD_HEADERS]
     host = ["#include <cuda.h>", "#include <cuda_runtime.h>"]
     for where, what in classified:
         if where == "kernel":
@@ -388,8 +519,10 @@ def split(source, tag):
     # parallelism, stays in the device part and is not supported there).
     out_host = []
     for line in host:
-        lm = _mask(line)
-        out_host.append(_rewrite_launches(line, lm, kernels, tag) if "<<<" in lm else line)
+        # Launcher declarations name only their launcher; every other host
+        # item has its launches rewritten and no other use of a kernel.
+        out_host.append(line if line.startswith("void skilldb_launch_") else
+                        _rewrite_launches(line, _mask(line), kernels, tag))
     for d in device:
         if "<<<" in _mask(d) and not d.lstrip().startswith("void skilldb_launch_"):
             raise Unsplittable("a launch from device code")

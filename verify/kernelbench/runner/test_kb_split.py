@@ -176,3 +176,100 @@ def test_where_the_host_part_goes_follows_the_flags():
     assert kb_load.pch_variant(["-O3"]) == "O3"
     assert kb_load.pch_variant(["-O3", "-g"]) is None
     assert kb_load._user_cflags(["-O3", "-include", "/x/h.h", "-Winvalid-pch"]) == ["-O3"]
+
+
+COND = r'''
+#include <torch/extension.h>
+#ifdef TORCH_API
+#define SCALE 2.f
+#else
+#define SCALE 3.f
+#endif
+__global__ void k(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] = SCALE; }
+torch::Tensor f(torch::Tensor x) { k<<<1, 32>>>(x.data_ptr<float>(), x.numel()); return x; }
+'''
+
+
+def test_conditions_on_torch_macros_are_refused():
+    # In the device part torch's headers are absent: a condition on one of
+    # their macros would choose otherwise, silently (split_ptx.py showed the
+    # kernel's PTX differ before this was refused).
+    with pytest.raises(kb_split.Unsplittable, match="TORCH_API"):
+        kb_split.split(COND, "c")
+    with pytest.raises(kb_split.Unsplittable, match="TORCH_API"):
+        kb_split.split(COND, "c", torch_macros={"TORCH_API"})
+    # Also inside a kernel, and through a macro of the source.
+    inner = COND.replace("#ifdef TORCH_API", "#if 1").replace(
+        "x[i] = SCALE;", "x[i] = SCALE;\n#ifdef USE_ROCM\n x[i] = 0;\n#endif\n")
+    with pytest.raises(kb_split.Unsplittable, match="USE_ROCM"):
+        kb_split.split(inner, "c", torch_macros={"USE_ROCM"})
+    via = "#define MINE (USE_ROCM + 1)\n#if MINE\n#endif\n" + COND.replace("#ifdef TORCH_API", "#if 1")
+    with pytest.raises(kb_split.Unsplittable, match="MINE"):
+        kb_split.split(via, "c", torch_macros={"USE_ROCM"})
+    # Conditions on CUDA's macros, on the source's own, or (knowing torch's
+    # macros) on names torch does not define, split.
+    ok = ("#ifndef BLOCK\n#define BLOCK 256\n#endif\n#if __CUDA_ARCH__ >= 800\n#endif\n" +
+          COND.replace("#ifdef TORCH_API", "#if BLOCK > 128"))
+    with pytest.raises(kb_split.Unsplittable, match="BLOCK"):
+        kb_split.split(ok, "c")  # without torch's macros BLOCK's first test is unknown
+    assert kb_split.split(ok, "c", torch_macros={"TORCH_API", "USE_ROCM"}).kernels == ["k"]
+    assert kb_split.has_conditions(ok) and not kb_split.has_conditions("// #if\nint x;")
+
+
+@pytest.mark.parametrize("src,why", [
+    # From the review of 2026-12-05: each compiled split and behaved
+    # otherwise, or crashed the splitter, before it was refused.
+    ("__global__ void k(float*x){}\n__global__ void k2(float*x){}\n"
+     "#define RUN(k) k<<<1,32>>>(x)\nvoid f(float*x){ RUN(k2); }", "launches a kernel"),
+    ("__global__ void k(float*x){}\n__global__ void k2(float*x){}\n#define k k2\n"
+     "void f(float*x){ k<<<1,32>>>(x); }", "named like a kernel"),
+    ("__global__ void k(float*x){\n#define BLOCK 128\n}\n#ifndef BLOCK\n#define BLOCK 256\n#endif\n"
+     "void f(float*x){ k<<<1,BLOCK>>>(x); }", "inside a function"),
+    ("#define SCALE 1.0f\n// C:\\tmp\\\n#undef SCALE\n__global__ void k(float*x){}\n"
+     "void f(float*x){ k<<<1,1>>>(x); }", "continued by a backslash"),
+    ("__global__ void k(float*x){}\nvoid f(float*x){ cudaFuncSetCacheConfig(k, cudaFuncCachePreferL1); "
+     "k<<<1,1>>>(x); }", "names kernel k other than to launch it"),
+    ("__global__ void k(float*x){}\nvoid g(){ void* p = (void*)&k; (void)p; }\n"
+     "void f(float*x){ k<<<1,1>>>(x); }", "names kernel k"),
+    ("__global__ void k(float*x){}\nnamespace ns { void k(int); void run(float* x){ k<<<1,1>>>(x); } }",
+     "inside a namespace"),
+    ("inline namespace v1 { __device__ float d(float x){ return x; } }\n"
+     "__global__ void k(float*x){ x[0] = d(1.f); }\nvoid f(float*x){ k<<<1,1>>>(x); }",
+     "namespace or extern block"),
+    ("struct S{int a;};\n__global__ void k(S s = S{1}){}\nvoid f(){ k<<<1,1>>>(); }",
+     "parameters could not be read"),
+    ("#ifdef __CUDACC__\n#define T 256\n#else\n#define T 128\n#endif\n__global__ void k(float*x){}\n"
+     "void f(float*x){ k<<<1,T>>>(x); }", "only nvcc defines"),
+    ("#include <cuda_fp16.h>\n__global__ void k(__half* y, __half v){ y[0] = v; }\n"
+     "void f(__half* y){ k<<<1,32>>>(y, 2.5f); }", "half-precision"),
+    ("__global__ void k(float*x){}\r\nvoid f(float*x){ k<<<1,1>>>(x); }\r\n", "carriage returns"),
+])
+def test_review_findings_are_refused(src, why):
+    with pytest.raises(kb_split.Unsplittable, match=re.escape(why)):
+        kb_split.split(src, "r")
+
+
+def test_a_comment_inside_a_launch_does_not_swallow_it():
+    src = ("__global__ void k(float* x, int n) {}\n"
+           "void f(float* x, int n) {\n  k<<<1, 256 /* threads */>>>(x,\n      n  // count\n  );\n}\n")
+    s = kb_split.split(src, "c")
+    call = s.host[s.host.index("skilldb_launch_c_k(1"):]
+    assert "//" not in call.split(";")[0] and "/*" not in call.split(";")[0]
+    assert re.search(r"skilldb_launch_c_k\(1, 256, 0, 0, x,\s+n\s*\);", s.host), s.host
+
+
+def test_literal_suffixes_are_not_macro_names():
+    src = ("#if 1.0f > 0 && 0x1Fu\n#endif\n__global__ void k(float*x){}\n"
+           "void f(float*x){ k<<<1,1>>>(x); }")
+    assert kb_split.split(src, "n").kernels == ["k"]
+
+
+def test_host_device_functions_are_inline_in_both_parts():
+    src = ("__host__ __device__ int cdiv(int a, int b) { return (a + b - 1) / b; }\n"
+           "__host__ __device__ inline int twice(int a) { return 2 * a; }\n"
+           "__global__ void k(float* x, int n) { x[0] = cdiv(n, 2) + twice(n); }\n"
+           "void f(float* x, int n) { k<<<cdiv(n, 256), 256>>>(x, n); }\n")
+    s = kb_split.split(src, "i")
+    for part in (s.device, s.host):
+        assert "inline __host__ __device__ int cdiv" in part
+        assert "inline inline" not in part and "__host__ __device__ inline int twice" in part
