@@ -326,6 +326,12 @@ def _rewrite_launches(src, m, kernels, tag):
             raise Unsplittable("a launch without arguments in parentheses")
         close_args = _matching(m, p, "(", ")")
         args = text[p + 1:close_args].strip()
+        # nvcc evaluates the configuration before the arguments, a call's
+        # arguments are unsequenced: only expressions without side effects
+        # of their own may move (a function they call is taken as pure).
+        effects = re.sub(r"(==|!=|<=|>=|->)", "  ", m[at + 3:close_cfg] + " " + m[p + 1:close_args])
+        if re.search(r"\+\+|--|[^=!<>]=", effects):
+            raise Unsplittable("a launch whose configuration or arguments assign")
         call = "skilldb_launch_%s_%s(%s%s)" % (
             tag, name, ", ".join(cfg), ", " + args if args else "")
         edits.append((start, close_args + 1, call))

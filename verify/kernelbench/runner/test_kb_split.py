@@ -273,3 +273,13 @@ def test_host_device_functions_are_inline_in_both_parts():
     for part in (s.device, s.host):
         assert "inline __host__ __device__ int cdiv" in part
         assert "inline inline" not in part and "__host__ __device__ inline int twice" in part
+
+
+def test_launches_with_side_effects_are_refused():
+    base = "__global__ void k(float* x, int n) {}\nvoid f(float* x, int i) { %s }\n"
+    for launch in ("k<<<i++, 32>>>(x, i);", "k<<<1, 32>>>(x, i += 2);", "k<<<1, 32>>>(x, --i);"):
+        with pytest.raises(kb_split.Unsplittable, match="assign"):
+            kb_split.split(base % launch, "e")
+    # Comparisons and member access are not assignments.
+    s = kb_split.split(base % "k<<<(i >= 2) + (i == 3), 32>>>(x, i <= 4 ? i : 0);", "e")
+    assert "skilldb_launch_e_k(((i >= 2) + (i == 3)), 32, 0, 0, x, i <= 4 ? i : 0)" in s.host
