@@ -417,9 +417,11 @@ def host_opt_level(flags, cuda=False):
 
 def compile_host_part(source, directory, kwargs, level, pch, name):
     """Compiles a split's host part in a file of its own, with torch's C++
-    flags for this build, the CUDA flags' defines and nvcc's host
-    optimization level; returns the object's path. RuntimeError with the
-    compiler's message."""
+    flags for this build (none of the answer's C++ flags: nvcc's host pass
+    never saw them; CUDA flags that define macros leave a source whole, see
+    host_opt_level) under the extension's name, at nvcc's host optimization
+    level; returns the object's path. RuntimeError with the compiler's
+    message."""
     import shlex
     import subprocess
     v = _torch_build_vars(os.path.join(directory, "skilldb_probe_host"), True,
