@@ -2,7 +2,8 @@
 // acknowledging each durable commit by writing its version to a file
 // descriptor, until it is killed. Usage: crash_writer PATH FD STAGE_BYTES
 // IMPORT_SIZE. Exits 2 on bad arguments, 3 if the library does not open, 4
-// if a commit fails, 5 if the acknowledgement cannot be written.
+// if a commit fails (saying why on stderr), 5 if the acknowledgement cannot
+// be written.
 #include <unistd.h>
 
 #include <cstdint>
@@ -29,7 +30,16 @@ int main(int argc, char** argv) {
     const Version v = lib.CurrentVersion() + 1;
     auto commit = testing::Script(v, state, import_size);
     auto done = lib.Commit(commit.puts, commit.deletes);
-    if (!done.ok() || *done != v) _exit(4);
+    if (!done.ok() || *done != v) {
+      // Why, on stderr (the test's output): a failed commit is a bug to find.
+      const std::string why =
+          "crash_writer: commit of version " + std::to_string(v) + " " +
+          (done.ok() ? "returned version " + std::to_string(*done)
+                     : "failed: " + done.status().ToString()) +
+          "\n";
+      static_cast<void>(write(2, why.data(), why.size()));
+      _exit(4);
+    }
     testing::ApplyScript(commit, &state);
     const uint64_t ack = v;
     if (write(fd, &ack, sizeof(ack)) != sizeof(ack)) _exit(5);
