@@ -350,6 +350,27 @@ def _rewrite_launches(src, m, kernels, tag):
     return out
 
 
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(\w*)[ \t]*((?:[^\n]*\\\n)*[^\n]*)", re.M)
+_DEFINE = re.compile(r"(\w+)(\([^)]*\))?(.*)", re.S)
+
+
+def _directives(m):
+    """(directive, rest) of every preprocessor line of masked source m, top
+    level or inside a function, in order, continuations joined: ("define",
+    "N 4"), ("ifdef", "X"), ("include", "<a.h>")."""
+    for d in _DIRECTIVE.finditer(m):
+        yield d.group(1), d.group(2).replace("\\\n", " ").strip()
+
+
+def _defines(m):
+    """(name, parameters or "", body) of every #define and #undef of m."""
+    for directive, rest in _directives(m):
+        if directive in ("define", "undef"):
+            d = _DEFINE.match(rest)
+            if d:
+                yield d.group(1), d.group(2) or "", d.group(3)
+
+
 # Macros whose value a condition may test: the compilers' and CUDA's own,
 # the same with or without torch's headers.
 _SAFE_MACRO = re.compile(r"^(defined|__CUDA_ARCH__|CUDA_VERSION|CUDART_VERSION|"
@@ -365,18 +386,16 @@ def _check_conditions(m, torch_macros):
     conditions on the compilers' and CUDA's macros, and on macros this
     source defined before from literals, are let through."""
     defined = {}
-    # Every preprocessor line, top level or inside a function, in order.
-    for line in re.findall(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", m, re.M):
-        line = line.strip().replace("\\\n", " ")
-        d = re.match(r"#\s*define\s+(\w+)(\([^)]*\))?(.*)", line, re.S)
-        if d:
-            defined[d.group(1)] = set(_WORD.findall(d.group(3)))
+    for directive, rest in _directives(m):
+        if directive == "define":
+            d = _DEFINE.match(rest)
+            if d:
+                defined[d.group(1)] = set(_WORD.findall(d.group(3)))
             continue
-        c = re.match(r"#\s*(if|ifdef|ifndef|elif|elifdef|elifndef)\b(.*)", line, re.S)
-        if not c:
+        if directive not in ("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"):
             continue
         # Numbers (1.0f, 0x1Fu) are not names.
-        condition = re.sub(r"\b\d[\w.']*", " ", c.group(2))
+        condition = re.sub(r"\b\d[\w.']*", " ", rest)
         for name in _WORD.findall(condition):
             if torch_macros is not None:
                 if name in torch_macros or defined.get(name, set()) & torch_macros:
@@ -415,16 +434,15 @@ def split(source, tag, torch_macros=None):
     nv = re.search(r"\b(__CUDACC\w*|__NVCC__|__CUDA_ARCH_LIST__|__NVCC_DIAG\w*)\b", m)
     if nv:
         raise Unsplittable("the source tests %s, which only nvcc defines" % nv.group(1))
-    # Half precision in host code: nvcc builds with torch's
-    # -D__CUDA_NO_HALF_CONVERSIONS__ (and the like), the host compiler not;
-    # a conversion nvcc refuses would compile there.
+    # Half precision anywhere (the host part may convert to and from it):
+    # nvcc builds with torch's -D__CUDA_NO_HALF_CONVERSIONS__ (and the
+    # like), the host compiler not; a conversion nvcc refuses would compile
+    # there.
     if re.search(r"\b(__half2?|half2?|__nv_bfloat16\w*|nv_bfloat16\w*|__nv_fp8\w*)\b", m):
         raise Unsplittable("half-precision types (their conversions differ between nvcc and "
                            "the host compiler)")
-    for d in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\([^)]*\))?([^\n]*(?:\\\n[^\n]*)*)",
-                         m, re.M):
-        if "<<<" in d.group(3):
-            raise Unsplittable("a macro that launches a kernel")
+    if any("<<<" in body for _, _, body in _defines(m)):
+        raise Unsplittable("a macro that launches a kernel")
     if re.search(r"\bcuda(MemcpyToSymbol|MemcpyFromSymbol|GetSymbolAddress|GetSymbolSize)"
                  r"(Async)?\b|\bcudaFuncSetAttribute\b|\bcudaOccupancy\w*\b|"
                  r"\bcudaFuncGetAttributes\b|\bcudaLaunch(Kernel|CooperativeKernel)\w*\b", m):
@@ -495,9 +513,8 @@ def split(source, tag, torch_macros=None):
         if kind != "pp" and re.search(r"^[ \t]*#[ \t]*(define|undef)\b", m[a:b], re.M):
             # It would reach only the part its item goes to.
             raise Unsplittable("a #define or #undef inside a function or declaration")
-    for d in re.finditer(r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)(\([^)]*\))?", m, re.M):
-        names = {d.group(1)} | set(_WORD.findall(d.group(2) or ""))
-        if names & set(kernels):
+    for name, params, _ in _defines(m):
+        if ({name} | set(_WORD.findall(params))) & set(kernels):
             raise Unsplittable("a macro named like a kernel (or with such a parameter)")
     # The standard headers torch's would have brought: the same overloads
     # (abs, min, max on floats ...) for the kernels as in the whole build.
