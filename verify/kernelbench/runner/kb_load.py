@@ -154,13 +154,21 @@ class ExtensionShim:
             else:
                 record["pch"] = "none made for extra_cflags %s" % (flags,)
         start = time.time()
+        try:  # the record of a failed build too (how its CUDA sources were tried)
+            return self._build_ways(name, cpp_sources, cuda_sources, functions, kwargs,
+                                    directory, key, record)
+        finally:
+            record["seconds"] = time.time() - start
+            self.records.append(record)
+
+    def _build_ways(self, name, cpp_sources, cuda_sources, functions, kwargs, directory, key,
+                    record):
+        """Split, then light, then as written (see the class)."""
         cuda_list = _as_list(cuda_sources)
         if self.split and cuda_list:
             module = self._build_split(name, cpp_sources, cuda_list, functions, kwargs,
                                        directory, key, record)
             if module is not None:
-                record["seconds"] = time.time() - start
-                self.records.append(record)
                 return module
         light = [_EXT_INCLUDE.sub("", s) for s in cuda_list]
         if self.light and cuda_list and light != cuda_list:
@@ -168,21 +176,13 @@ class ExtensionShim:
                 module = self.real(name, cpp_sources, cuda_sources=light,
                                    functions=functions, **kwargs)
                 record["light_include"] = True
-                record["seconds"] = time.time() - start
-                self.records.append(record)
                 return module
             except Exception as e:  # compile it as written below
                 record["light_include_error"] = str(e)[-400:]
                 _clean_build_dir(directory)
                 _forget_version(self.cpp_ext, name)
-        try:
-            module = self.real(name, cpp_sources, cuda_sources=cuda_sources,
-                               functions=functions, **kwargs)
-        finally:  # a failed build's record too (how its CUDA sources were tried)
-            record["seconds"] = time.time() - start
-            self.records.append(record)
-        return module
-
+        return self.real(name, cpp_sources, cuda_sources=cuda_sources,
+                         functions=functions, **kwargs)
 
     def _pch_header(self, extra_cflags):
         """The precompiled header made for these flags (make_pch), or None."""
