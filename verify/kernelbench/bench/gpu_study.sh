@@ -18,7 +18,10 @@
 #             verifier's protocol (OURS_TIMEOUT), then --protocol kernelbench
 #             on the cached builds (OURS_KB_TIMEOUT; OURS_KB=0 skips it;
 #             COMPILE_BASELINE=0 skips timing torch.compile; OURS_MAIN=0
-#             skips the first; BUILD_JOBS sets --build-jobs)
+#             skips the first; BUILD_JOBS sets --build-jobs, WORKERS
+#             --workers, default 1; OURS_AGAIN_WORKERS=N runs the answers
+#             once more with --workers N from a cold cache of its own,
+#             bounded by OURS_AGAIN_TIMEOUT)
 #   diag      where a Triton answer dies (triton_diag.py; the answer
 #             alone through eval, unconfined and confined)
 #   compile   the torch.compile baseline: the three study problems' honest
@@ -137,10 +140,22 @@ if has ours; then
   t0=$(now)
   nocb=(); [ "${COMPILE_BASELINE:-1}" = 0 ] && nocb=(--no-compile-baseline)
   jobs=(); [ -n "${BUILD_JOBS:-}" ] && jobs=(--build-jobs "$BUILD_JOBS")
+  wk=(--workers "${WORKERS:-1}")
   timeout "${OURS_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache" "${nocb[@]}" \
-    "${jobs[@]}" --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
-  echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/ours_wall.txt"
+    "${jobs[@]}" "${wk[@]}" --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
+  echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, ${wk[*]}" | tee "$OUT/ours_wall.txt"
   tail -25 "$dir/ours.log"
+  fi
+  if [ -n "${OURS_AGAIN_WORKERS:-}" ]; then
+  # The same answers again with another --workers, from an empty cache of
+  # its own (builds too), so the two walls compare.
+  stamp "ours: again with --workers $OURS_AGAIN_WORKERS, cold cache"
+  t0=$(now)
+  timeout "${OURS_AGAIN_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache-again" \
+    --no-compile-baseline --workers "$OURS_AGAIN_WORKERS" --results "$dir/ours-again.jsonl" \
+    --json > "$OUT/ours_again.json" 2> "$dir/ours-again.log"
+  echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, --workers $OURS_AGAIN_WORKERS" | tee -a "$OUT/ours_wall.txt"
+  tail -8 "$dir/ours-again.log"
   fi
   if [ "${OURS_KB:-1}" = 1 ]; then
   stamp "ours: --protocol kernelbench (builds cached)"
@@ -205,6 +220,6 @@ if has harness; then
   echo "harness rc=$?"
   tail -25 "$dir/kb.log"
 fi
-tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/kb-build' --exclude='store' \
+tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/cache-again' --exclude='*/kb-build' --exclude='store' \
   --exclude='*/run' . 2>/dev/null
 stamp "done"
