@@ -38,6 +38,8 @@
 #   whl/      wheels the machine lacks (pydantic, for KernelBench's package)
 #   stubs/    stand-ins for KernelBench's LLM clients (openai, litellm,
 #             dotenv): imported by its utils.py, never called by eval
+# KIT=DIR (a folder with prepare_run_kit.sh's kit.tar.xz) runs the kit's
+# `skilldb kernelbench` instead of building verify/ (no build phase).
 # Results go to $OUT (at most 8 files: the device tool's limit).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -57,8 +59,18 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   --target /tmp/site "$KBW"/whl/*.whl >/dev/null 2>&1 || echo "wheels: none installed"
 export PYTHONPATH="/tmp/site:$KBW/stubs:$KBW/kb/src${PYTHONPATH:+:$PYTHONPATH}"
 . "$HERE/runner_env.sh"
-kb_runner_env "$SRC/verify/kernelbench/runner" "$BUILD" "$RUN/store"
-KB="$BUILD/skilldb_kernelbench"
+if [ -n "${KIT:-}" ]; then
+  # The run kit's `skilldb kernelbench` (prepare_run_kit.sh; the same code
+  # as the standalone build): no build phase needed.
+  [ -d "$RUN/kit" ] || tar -C "$RUN" -xJf "$KIT/kit.tar.xz" || { echo "no kit at $KIT"; exit 1; }
+  export LD_LIBRARY_PATH="$RUN/kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  kb_runner_env "$SRC/verify/kernelbench/runner" "$RUN/kit/bin" "$RUN/store"
+  KBC=("$RUN/kit/bin/skilldb" kernelbench)
+  echo "kit $(cat "$RUN/kit/COMMIT")"
+else
+  kb_runner_env "$SRC/verify/kernelbench/runner" "$BUILD" "$RUN/store"
+  KBC=("$BUILD/skilldb_kernelbench")
+fi
 stamp "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $(nproc) cores"
 python3 -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)'
 echo "source: $(cat "$SRC/COMMIT" 2>/dev/null), KernelBench $(cat "$KBW/kb/COMMIT" 2>/dev/null)"
@@ -80,7 +92,7 @@ if has build; then
   }
   echo "built with SKILLDB_WERROR=$werror; compiler warnings: $(grep -c 'warning:' "$RUN/build.log")"
   tail -1 "$RUN/build.log"
-  "$KB" --help | head -5
+  "${KBC[@]}" --help | head -5
 fi
 
 # A run directory in KernelBench's generation layout from the manifest, and
@@ -107,8 +119,8 @@ if has import; then
   stamp "import: the study's problems"
   t0=$(now)
   scr=(--max-screen-bytes 20000000000)
-  "$KB" import "$KBW/kb/KernelBench" --level 1 --problems 12,40 "${scr[@]}" 2> "$RUN/import0.log" > /dev/null
-  "$KB" import "$KBW/kb/KernelBench" --level 2 --problems 76 "${scr[@]}" 2>> "$RUN/import0.log" > /dev/null
+  "${KBC[@]}" import "$KBW/kb/KernelBench" --level 1 --problems 12,40 "${scr[@]}" 2> "$RUN/import0.log" > /dev/null
+  "${KBC[@]}" import "$KBW/kb/KernelBench" --level 2 --problems 76 "${scr[@]}" 2>> "$RUN/import0.log" > /dev/null
   echo "study problems imported in $(python3 -c "print(round($(now) - $t0, 1))") s"
 fi
 
@@ -124,7 +136,7 @@ if has diag; then
     cp "$HERE/answers/l1p12_triton_correct.py" "$d/run/level_1_problem_12_sample_0_kernel.py"
     extra=(); [ $mode = noconfine ] && extra=(--no-confine)
     stamp "diag: eval, $mode"
-    timeout 120 "$KB" eval "$d/run" --cache "$d/cache" --no-compile-baseline \
+    timeout 120 "${KBC[@]}" eval "$d/run" --cache "$d/cache" --no-compile-baseline \
       "${extra[@]}" --json > "$d/out.json" 2> "$d/err.log"
     echo "rc=$?"; tail -5 "$d/err.log"
     python3 -c "import json,sys; j=json.load(open(sys.argv[1])); [print(r['verdict'], r.get('isolation',{}).get('notes'), r['error_message']) for r in j['results']]" "$d/out.json" 2>&1 | tee -a "$RUN/diag.log"
@@ -141,7 +153,7 @@ if has ours; then
   nocb=(); [ "${COMPILE_BASELINE:-1}" = 0 ] && nocb=(--no-compile-baseline)
   jobs=(); [ -n "${BUILD_JOBS:-}" ] && jobs=(--build-jobs "$BUILD_JOBS")
   wk=(--workers "${WORKERS:-1}")
-  timeout "${OURS_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache" "${nocb[@]}" \
+  timeout "${OURS_TIMEOUT:-300}" "${KBC[@]}" eval "$dir/run" --cache "$dir/cache" "${nocb[@]}" \
     "${jobs[@]}" "${wk[@]}" --results "$dir/ours.jsonl" --json > "$OUT/ours.json" 2> "$dir/ours.log"
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, ${wk[*]}" | tee "$OUT/ours_wall.txt"
   tail -25 "$dir/ours.log"
@@ -151,7 +163,7 @@ if has ours; then
   # its own (builds too), so the two walls compare.
   stamp "ours: again with --workers $OURS_AGAIN_WORKERS, cold cache"
   t0=$(now)
-  timeout "${OURS_AGAIN_TIMEOUT:-300}" "$KB" eval "$dir/run" --cache "$dir/cache-again" \
+  timeout "${OURS_AGAIN_TIMEOUT:-300}" "${KBC[@]}" eval "$dir/run" --cache "$dir/cache-again" \
     --no-compile-baseline --workers "$OURS_AGAIN_WORKERS" --results "$dir/ours-again.jsonl" \
     --json > "$OUT/ours_again.json" 2> "$dir/ours-again.log"
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, --workers $OURS_AGAIN_WORKERS" | tee -a "$OUT/ours_wall.txt"
@@ -160,7 +172,7 @@ if has ours; then
   if [ "${OURS_KB:-1}" = 1 ]; then
   stamp "ours: --protocol kernelbench (builds cached)"
   t0=$(now)
-  timeout "${OURS_KB_TIMEOUT:-150}" "$KB" eval "$dir/run" --cache "$dir/cache" \
+  timeout "${OURS_KB_TIMEOUT:-150}" "${KBC[@]}" eval "$dir/run" --cache "$dir/cache" \
     --results "$dir/ours-kb.jsonl" --protocol kernelbench --no-compile-baseline --json \
     > "$OUT/ours_kb.json" 2> "$dir/ours-kb.log"
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/ours_kb_wall.txt"
@@ -179,7 +191,7 @@ if has compile; then
   cp "$HERE/answers/l2p76_cuda_bias_relu.py" "$d/run/level_2_problem_76_sample_0_kernel.py"
   stamp "compile: the torch.compile baseline on three honest answers"
   t0=$(now)
-  timeout "${COMPILE_TIMEOUT:-150}" "$KB" eval "$d/run" --cache "$dir/cache" \
+  timeout "${COMPILE_TIMEOUT:-150}" "${KBC[@]}" eval "$d/run" --cache "$dir/cache" \
     --results "$d/compile.jsonl" --json > "$OUT/compile.json" 2> "$d/compile.log"
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s" | tee "$OUT/compile_wall.txt"
   tail -5 "$d/compile.log"
@@ -196,7 +208,7 @@ if has sample; then
     '$KB' import '$KBW/kb/KernelBench' --level 2 --problems ${IMPORT2:-1-10} ${scr[*]} ${ij[*]} --json > '$RUN/import2.json' 2> '$RUN/import2.log'"
   echo "sample import rc=$? in $(python3 -c "print(round($(now) - $t0, 1))") s (started $t0; $(cat "$RUN/import1.done" 2>/dev/null))"
   tail -n 4 "$RUN/import1.log" "$RUN/import2.log"
-  "$KB" list --json > "$RUN/list.json" 2> /dev/null
+  "${KBC[@]}" list --json > "$RUN/list.json" 2> /dev/null
   python3 - "$RUN" > "$OUT/import.json" <<'EOF'
 import json, sys, os
 out = {}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The throughput study (gpu_study.sh: this verifier with WORKERS workers
+# and KernelBench's harness on the same answers) and then, in the time
+# left of BUDGET seconds, one RL step's evaluations (step_bench.sh, its
+# STEP_TIMEOUT set from what is left), in one device call, from the run kit
+# (no build on the GPU machine):
+#
+#   bash verify/kernelbench/bench/prepare_kbwork.sh KB_GIT .device/kb   # here
+#   bash verify/kernelbench/bench/prepare_run_kit.sh                    # here
+#   OUT=DIR bash verify/kernelbench/bench/study_and_step.sh             # there
+#     (carry .device/kb and .device/run-kit)
+#
+# Everything comes back in OUT/all.tgz (study/ and step/, as those scripts
+# write them) and OUT/summary.txt (walls, answers a minute, step.json).
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../../.." && pwd)"
+OUT="${OUT:-/tmp/kb-study-step-out}"
+BUDGET="${BUDGET:-570}"
+RES="$(mktemp -d)"
+export KIT="${KIT:-$ROOT/.device/run-kit}" KBW="${KBW:-$ROOT/.device/kb}"
+mkdir -p "$OUT" "$RES/study" "$RES/step"
+WORKERS="${WORKERS:-4}" OURS_TIMEOUT="${OURS_TIMEOUT:-200}" OURS_KB=0 COMPILE_BASELINE=0 \
+  HARNESS_TIMEOUT="${HARNESS_TIMEOUT:-230}" OUT="$RES/study" \
+  bash "$HERE/gpu_study.sh" "${PHASES:-import,ours,harness}" 2>&1 | tee "$RES/study/study.log"
+left=$((BUDGET - SECONDS - 45))  # the step's own set-up: the kit, the library, the import
+if [ "$left" -ge 60 ]; then
+  STEP_TIMEOUT="$left" KB="$KBW/kb" OUT="$RES/step" bash "$HERE/step_bench.sh" 2>&1 |
+    tee "$RES/step/step.log"
+else
+  echo "no time left for the step ($left s)"
+fi
+{
+  echo "== study"; cat "$RES/study/ours_wall.txt" 2> /dev/null
+  python3 - "$RES/study/kb.json" <<'PY'
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+    print("harness:", json.dumps({k: j.get(k) for k in
+          ("answers", "build_wall_s", "eval_wall_s", "wall_s", "answers_per_minute", "workers")}))
+except Exception as e:
+    print("harness: no kb.json:", e)
+PY
+  echo "== step"; cat "$RES/step/step.json" 2> /dev/null
+} | tee "$OUT/summary.txt"
+tar -czf "$OUT/all.tgz" -C "$RES" .
