@@ -1,15 +1,19 @@
 // The shared helpers (skilldb/util/): the bounded JSON parser and typed
 // readers, files, text for terminals and prompts, exit codes.
 #include <doctest/doctest.h>
+#include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "skilldb/util/exit_code.h"
 #include "skilldb/util/file.h"
 #include "skilldb/util/json.h"
+#include "skilldb/util/parallel.h"
 #include "skilldb/util/text.h"
 
 namespace skilldb::util {
@@ -112,6 +116,63 @@ TEST_CASE("exit codes say whose fault a failure is") {
   CHECK(ExitCodeFor(StatusCode::kUnavailable) == 1);
   CHECK(ExitCodeFor(StatusCode::kCorruption) == 2);
   CHECK(ExitCodeFor(StatusCode::kInternal) == 2);
+}
+
+// Makes every thread started while it lives ask for a stack the system
+// cannot map (64 TiB), so std::thread throws std::system_error, as at a
+// thread limit; the default comes back when it goes.
+class RefusedThreads {
+ public:
+  RefusedThreads() {
+    pthread_getattr_default_np(&old_);
+    pthread_attr_t huge;
+    pthread_attr_init(&huge);
+    pthread_attr_setstacksize(&huge, size_t{1} << 46);
+    ok_ = pthread_setattr_default_np(&huge) == 0;
+    pthread_attr_destroy(&huge);
+  }
+  ~RefusedThreads() {
+    pthread_setattr_default_np(&old_);
+    pthread_attr_destroy(&old_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  pthread_attr_t old_;
+  bool ok_ = false;
+};
+
+bool RefusesThreads() {
+  std::vector<std::thread> t;
+  const int n = StartThreads(1, [] {}, &t);
+  for (std::thread& x : t) x.join();
+  return n == 0;
+}
+
+TEST_CASE("work over threads is all done once, even where the system refuses threads") {
+  std::vector<int> seen(1000, 0);
+  CHECK(ParallelFor(seen.size(), 8, [&](size_t i) { ++seen[i]; }) == 8);
+  CHECK(ParallelFor(3, 8, [&](size_t i) { ++seen[i]; }) == 3);  // no more than the work
+  CHECK(ParallelFor(0, 8, [&](size_t) { FAIL("no work"); }) == 1);
+  for (size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == (i < 3 ? 2 : 1));
+
+  RefusedThreads refused;
+  REQUIRE(refused.ok());
+  if (!RefusesThreads()) {
+    // A sanitizer's pthread_create makes its own attributes: nothing here
+    // can refuse it a thread.
+    MESSAGE("threads are not refused in this build: the refusal is untested here");
+    return;
+  }
+  std::vector<std::thread> pool;
+  CHECK(StartThreads(4, [] {}, &pool) == 0);
+  CHECK(pool.empty());
+  std::atomic<int> done{0};
+  CHECK(ParallelFor(seen.size(), 8, [&](size_t i) { ++seen[i]; ++done; }) == 1);
+  CHECK(done.load() == 1000);
+  for (size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == (i < 3 ? 3 : 2));
+  CHECK(RunOnThreads(4, [&] { ++done; }) == 1);
+  CHECK(done.load() == 1001);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "library_impl.h"
 #include "usage_store.h"
+#include "skilldb/util/parallel.h"
 
 namespace skilldb::internal {
 
@@ -259,10 +260,7 @@ Result<std::vector<QueryResult>> LibraryImpl::QueryBatch(
       results[i].emplace(QueryState(*s, pinned, texts[i]));
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  util::RunOnThreads(static_cast<size_t>(std::max(n, 1)), work);
   std::vector<QueryResult> out;
   out.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {

@@ -7,31 +7,13 @@
 #include "http_transport.h"
 #include "openai_protocol.h"
 #include "skilldb/llm/chat_template.h"
+#include "skilldb/util/parallel.h"
 
 namespace skilldb::llm {
 
 using internal::HttpAnswer;
 using internal::ParsedSamples;
 using internal::RequestSampling;
-
-void ParallelFor(size_t count, int width,
-                 const std::function<void(size_t)>& fn) {
-  const size_t threads =
-      std::min(count, static_cast<size_t>(std::max(width, 1)));
-  if (threads <= 1) {
-    for (size_t i = 0; i < count; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) fn(i);
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-}
 
 // One HTTP request of a Generate call: prompt `prompt`, its share of the
 // samples, and what came back.
@@ -186,7 +168,7 @@ Result<std::vector<Generation>> OpenAiClient::Generate(
         jobs.push_back({p, {1, seed}, Status::Ok(), {}});
       }
     }
-    ParallelFor(jobs.size(), config_.max_in_flight, [&](size_t i) {
+    util::ParallelFor(jobs.size(), static_cast<size_t>(std::max(config_.max_in_flight, 1)), [&](size_t i) {
       Job& job = jobs[i];
       job.status = NoThrow("generate", [&] {
         return RunJob(model, prompts[job.prompt], options, &job);
@@ -288,7 +270,7 @@ Result<std::vector<ScoreResult>> OpenAiClient::Score(
     }
     SKILLDB_ASSIGN_OR_RETURN(std::string model, ResolveModel());
     std::vector<std::optional<Result<ScoreResult>>> results(requests.size());
-    ParallelFor(requests.size(), config_.max_in_flight, [&](size_t i) {
+    util::ParallelFor(requests.size(), static_cast<size_t>(std::max(config_.max_in_flight, 1)), [&](size_t i) {
       results[i] =
           NoThrow("score", [&] { return ScoreOne(model, requests[i]); });
     });

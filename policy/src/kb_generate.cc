@@ -14,6 +14,7 @@
 
 #include "skilldb/policy/kernelbench_run.h"
 #include "skilldb/util/file.h"
+#include "skilldb/util/parallel.h"
 #include "skilldb/util/sha256.h"
 #include "skilldb/util/text.h"
 
@@ -459,15 +460,7 @@ Result<KernelBenchRunReport> RunKernelBench(
   const size_t workers = std::min<size_t>(
       all.size(),
       o.concurrency > 0 ? static_cast<size_t>(o.concurrency) : size_t{16});
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < workers; ++w) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < all.size(); i = next++)
-        runner.RunOne(&all[i]);
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  util::ParallelFor(all.size(), workers, [&](size_t i) { runner.RunOne(&all[i]); });
   SKILLDB_RETURN_IF_ERROR(runner.WriteStatus());
   kbv::RunOptions ro;
   ro.run_dir = o.out_dir;

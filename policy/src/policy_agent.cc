@@ -10,6 +10,7 @@
 
 #include "skilldb/policy/rollout_store.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/parallel.h"
 
 namespace skilldb::policy {
 namespace {
@@ -31,20 +32,6 @@ const char* VerdictTerms(SampleVerdict v) {
     default:
       return "";
   }
-}
-
-// Runs fn(0..count-1) on up to `width` threads (the caller's among them).
-void ParallelFor(size_t count, size_t width,
-                 const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < count; i = next++) fn(i);
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < std::min(width, count); ++t)
-    threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
 }
 
 int BestIndex(const std::vector<SampleRecord>& samples) {
@@ -351,7 +338,7 @@ void PolicyAgent::Run::Verify(TurnRecord* rec) {
   const size_t width = options_.verify_parallelism > 0
                            ? static_cast<size_t>(options_.verify_parallelism)
                            : todo.size();
-  ParallelFor(todo.size(), width, [&](size_t i) { VerifyOne(todo[i]); });
+  util::ParallelFor(todo.size(), width, [&](size_t i) { VerifyOne(todo[i]); });
   for (SampleRecord& s : rec->samples) {
     RewardInput in{s.verdict, s.report ? &*s.report : nullptr, &s.findings};
     s.reward = deps_.reward ? deps_.reward(in) : DefaultReward(in);

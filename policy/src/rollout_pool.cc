@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "json_io.h"
+#include "skilldb/util/parallel.h"
 
 namespace skilldb::policy {
 namespace {
@@ -98,11 +99,7 @@ Result<PoolResult> RolloutPool::Run(const std::vector<RolloutJob>& jobs) {
       if (options_.on_done) options_.on_done(i, out.results[i]);
     }
   };
-  std::vector<std::thread> threads;
-  const size_t width =
-      std::min(static_cast<size_t>(options_.concurrency), jobs.size());
-  for (size_t t = 0; t < width; ++t) threads.emplace_back(work);
-  for (std::thread& t : threads) t.join();
+  util::RunOnThreads(std::min(static_cast<size_t>(options_.concurrency), jobs.size()), work);
   PoolCounters& c = out.counters;
   c.wall_ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)

@@ -12,6 +12,7 @@
 #include "server_impl.h"
 #include "skilldb/json.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/parallel.h"
 #include "skilldb/util/file.h"
 #include "skilldb/util/json.h"
 
@@ -282,9 +283,10 @@ void ServerImpl::StartThreads() {
   // wait until it runs (or gave up at once).
   while (!http_.is_running() && !listener_returned_) std::this_thread::yield();
   if (!options_.read_only) {
-    for (int i = 0; i < options_.proposal_workers; ++i) {
-      proposal_workers_.emplace_back([this] { ProposalWorker(); });
-    }
+    // Fewer when the system refuses threads; with none, proposals wait
+    // in the queue, unprocessed.
+    util::StartThreads(options_.proposal_workers, [this] { ProposalWorker(); },
+                       &proposal_workers_);
   }
   if (options_.refresh_ms > 0 && options_.reopen) {
     refresher_ = std::thread([this] { Refresher(); });

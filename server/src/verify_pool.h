@@ -15,13 +15,17 @@
 #include <thread>
 #include <vector>
 
+#include "skilldb/util/parallel.h"
+
 namespace skilldb::server::internal {
 
 class VerifyPool {
  public:
-  VerifyPool(int workers, int max_pending)
-      : workers_(workers), max_pending_(max_pending) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Run(); });
+  // `workers` threads, or as many as the system grants: with none, Submit
+  // refuses every job (the server answers 429).
+  VerifyPool(int workers, int max_pending) : max_pending_(max_pending) {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers_ = util::StartThreads(workers, [this] { Run(); }, &threads_);
   }
   ~VerifyPool() { Stop(); }
   VerifyPool(const VerifyPool&) = delete;
@@ -32,7 +36,7 @@ class VerifyPool {
   bool Submit(std::function<void()> job) {
     std::lock_guard<std::mutex> lock(mu_);
     const int idle = workers_ - running_;
-    if (stopping_ ||
+    if (stopping_ || workers_ == 0 ||
         static_cast<int>(jobs_.size()) >= max_pending_ + std::max(idle, 0)) {
       return false;
     }
@@ -79,13 +83,13 @@ class VerifyPool {
     }
   }
 
-  const int workers_;
   const int max_pending_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;  // guarded by mu_
   int running_ = 0;                         // guarded by mu_
   bool stopping_ = false;                   // guarded by mu_
+  int workers_ = 0;                         // guarded by mu_ (set once)
   std::vector<std::thread> threads_;
 };
 

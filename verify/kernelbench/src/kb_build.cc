@@ -10,6 +10,7 @@
 #include "file_util.h"
 #include "skilldb/util/sha256.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/parallel.h"
 
 namespace skilldb::verify::kb::internal {
 namespace {
@@ -79,7 +80,9 @@ Builder::Builder(RunnerOptions runner, EvalOptions options, std::string cache_ro
     const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
     jobs = static_cast<int>(std::max(1L, cores / 2));
   }
-  for (int i = 0; i < jobs; ++i) threads_.emplace_back([this] { Work(); });
+  // Threads the system refuses cost parallelism; with none, Submit builds
+  // on its caller's thread.
+  util::StartThreads(jobs, [this] { Work(); }, &threads_);
 }
 
 Builder::~Builder() {
@@ -155,7 +158,7 @@ std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
                                                 std::string_view answer,
                                                 const FormatInfo& format) {
   const std::string key = AnswerKey(problem, answer, format, options_);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto it = known_.find(key);
   if (it != known_.end()) return it->second;
   if (auto cached = ReadCached(key)) {
@@ -176,6 +179,13 @@ std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
     BuildRecord r;
     r.kind = "system";
     r.message = "the evaluator is stopping";
+    job->promise.set_value(r);
+    return f;
+  }
+  if (threads_.empty()) {  // no builder thread could be started
+    lock.unlock();
+    BuildRecord r = Build(*job);
+    r.key = job->key;
     job->promise.set_value(r);
     return f;
   }

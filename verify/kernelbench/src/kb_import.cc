@@ -15,6 +15,7 @@
 
 #include "file_util.h"
 #include "kb_internal.h"
+#include "skilldb/util/parallel.h"
 
 namespace skilldb::verify::kb {
 namespace {
@@ -254,10 +255,7 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
                         : std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 8);
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(files.size())));
   shared = jobs > 1;
-  std::vector<std::thread> workers;
-  for (int w = 1; w < jobs; ++w) workers.emplace_back(work);
-  work();
-  for (std::thread& t : workers) t.join();
+  util::RunOnThreads(static_cast<size_t>(jobs), work);
   // Then alone: the problems that ran out of memory, and any no runner
   // took because every one stopped at an out-of-memory.
   for (size_t k = std::min(next.load(), order.size()); k < order.size(); ++k) {

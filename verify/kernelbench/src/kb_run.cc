@@ -17,6 +17,7 @@
 
 #include "file_util.h"
 #include "kb_internal.h"
+#include "skilldb/util/parallel.h"
 #include "skilldb/util/sha256.h"
 
 namespace skilldb::verify::kb {
@@ -308,10 +309,7 @@ Result<RunReport> EvaluateRunDir(const RunOptions& o, Evaluator* ev, const TaskS
   };
   const size_t threads =
       std::min(pending.size(), static_cast<size_t>(std::max(1, ev->Parallelism())));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(evaluate);
-  evaluate();
-  for (std::thread& t : pool) t.join();
+  util::RunOnThreads(threads, evaluate);
   if (!first_error.ok()) return first_error;
   report.results = std::move(results);
   // n per level: the store's problems in the selection, plus those that

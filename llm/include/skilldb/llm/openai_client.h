@@ -121,12 +121,6 @@ class OpenAiClient final : public Backbone {
   std::atomic<uint64_t> without_usage_{0};
 };
 
-// Runs fn(0), ..., fn(count - 1) on up to `width` threads (the caller's
-// among them) and returns when all have finished. For callers fanning out
-// requests to a client whose own limit bounds what is in flight.
-void ParallelFor(size_t count, int width,
-                 const std::function<void(size_t)>& fn);
-
 }  // namespace skilldb::llm
 
 #endif  // SKILLDB_LLM_OPENAI_CLIENT_H_
