@@ -11,7 +11,8 @@
 #     (carry .device/kb and .device/run-kit)
 #
 # Everything comes back in OUT/all.tgz (study/ and step/, as those scripts
-# write them) and OUT/summary.txt (walls, answers a minute, step.json).
+# write them; a snapshot every 30 s until the end) and OUT/summary.txt
+# (walls, answers a minute, step.json).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
@@ -20,6 +21,12 @@ BUDGET="${BUDGET:-570}"
 RES="$(mktemp -d)"
 export KIT="${KIT:-$ROOT/.device/run-kit}" KBW="${KBW:-$ROOT/.device/kb}"
 mkdir -p "$OUT" "$RES/study" "$RES/step"
+# A call cut at its limit still brings back what was done: a snapshot of
+# the results every 30 s.
+(while sleep 30; do
+  tar -czf "$OUT/.all.tgz" -C "$RES" . 2> /dev/null && mv "$OUT/.all.tgz" "$OUT/all.tgz"
+done) &
+snap=$!
 WORKERS="${WORKERS:-4}" OURS_TIMEOUT="${OURS_TIMEOUT:-200}" OURS_KB=0 COMPILE_BASELINE=0 \
   HARNESS_TIMEOUT="${HARNESS_TIMEOUT:-230}" OUT="$RES/study" \
   bash "$HERE/gpu_study.sh" "${PHASES:-import,ours,harness}" 2>&1 | tee "$RES/study/study.log"
@@ -43,4 +50,5 @@ except Exception as e:
 PY
   echo "== step"; cat "$RES/step/step.json" 2> /dev/null
 } | tee "$OUT/summary.txt"
+kill "$snap" 2> /dev/null; wait "$snap" 2> /dev/null
 tar -czf "$OUT/all.tgz" -C "$RES" .
