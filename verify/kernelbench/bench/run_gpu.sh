@@ -81,7 +81,7 @@ run_one() {  # run_one FORMAT SKILLS
   local url="http://127.0.0.1:$(cat "$RUN/port-$name")/v1"
   stamp "kernelbench run: $fmt answers, skills $skills ($SAMPLES samples x $TURNS turns, problems 12 and 40)"
   local t0=$SECONDS
-  timeout "${RUN_TIMEOUT:-280}" "${SK[@]}" --json kernelbench run "$RUN/out-$name" --level 1 \
+  timeout "${RUN_TIMEOUT:-280}" "${SK[@]}" --json --progress kernelbench run "$RUN/out-$name" --level 1 \
     --problems 12,40 --llm-url "$url" --llm-model scripted-model --turns "$TURNS" \
     --samples "$SAMPLES" --format "$fmt" --skills "$skills" --cache "$RUN/cache" --device "$DEVICE" --python "$PY" \
     --no-compile-baseline > "$OUT/run_$name.json" 2> "$RUN/run-$name.log"

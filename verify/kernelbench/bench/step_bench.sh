@@ -18,8 +18,10 @@
 # STEP_TIMEOUT (default 540 s) bounds the run: a step cut short reports
 # the answers judged within it, and answers a minute from those (the
 # fraction measured, and the extrapolation, are in step.json).
-# Results to $OUT: step.json (wall, answers judged, answers a minute, GPU
-# busy fraction, verdicts, medians of the per-answer split), table.json
+# Results to $OUT: step.json (wall, answers judged (every judged turn, from
+# the run's progress lines: a cut step still counts them), answers a
+# minute, GPU busy fraction, verdicts, medians of the per-answer split of
+# the trajectories that finished), table.json
 # (kernelbench run's closing table, if it got there), gpu.csv (nvidia-smi
 # every 250 ms), op_split.txt, the logs in logs.tgz.
 set -uo pipefail
@@ -59,7 +61,7 @@ nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,nohead
 smi=$!
 stamp "kernelbench run: $FORMAT, 2 problems x $SAMPLES samples x $TURNS turns, $WORKERS workers"
 t0=$(date +%s.%N)
-timeout "${STEP_TIMEOUT:-540}" "${SK[@]}" --json kernelbench run "$RUN/out" --level 1 \
+timeout "${STEP_TIMEOUT:-540}" "${SK[@]}" --json --progress kernelbench run "$RUN/out" --level 1 \
   --problems 12,40 --llm-url "$url" --llm-model scripted-model --turns "$TURNS" \
   --samples "$SAMPLES" --format "$FORMAT" --skills off --cache "$RUN/cache" \
   --device "$DEVICE" --python "$PY" --no-compile-baseline --workers "$WORKERS" \
@@ -70,10 +72,25 @@ kill "$smi" "$server" 2> /dev/null; wait "$smi" "$server" 2> /dev/null
 stamp "run rc=$rc"; tail -4 "$RUN/run.log"
 
 python3 - "$RUN/out/skilldb_eval.jsonl" "$OUT/gpu.csv" "$t0" "$t1" "$rc" \
-  "$((2 * SAMPLES * TURNS))" "$WORKERS" > "$OUT/step.json" <<'EOF'
-import collections, json, statistics, sys
-results, gpu, t0, t1, rc, planned, workers = sys.argv[1:]
+  "$((2 * SAMPLES * TURNS))" "$WORKERS" "$RUN/run.log" > "$OUT/step.json" <<'EOF'
+import collections, json, re, statistics, sys
+results, gpu, t0, t1, rc, planned, workers, log = sys.argv[1:]
 wall = float(t1) - float(t0)
+# Every judged turn prints a progress line as it is judged; results (and
+# skilldb_eval.jsonl) are written only when a trajectory ends, so a step
+# cut by its bound is counted from these lines.
+turns = collections.Counter()
+try:
+    for line in open(log, errors="replace"):
+        m = re.match(r"level\d+/\d+ sample \d+ turn \d+: (.*)", line)
+        if m and not m.group(1).startswith("generation failed"):
+            v = m.group(1)
+            turns["no answer" if v.startswith("no answer") else
+                  "verifier error" if v.startswith("verifier error") else
+                  re.split(r"[ ,\[]", v, maxsplit=1)[0]] += 1
+except OSError:
+    pass
+judged_turns = sum(turns.values())
 rows = []
 try:
     for line in open(results):
@@ -100,12 +117,14 @@ built = [r["times_ms"]["build"] for r in rows
 n = len(rows)
 out = {
     "run_rc": int(rc), "wall_s": round(wall, 1), "answers_planned": int(planned),
-    "answers_judged": n, "workers": int(workers),
-    "answers_per_min": round(60 * n / wall, 2) if wall > 0 else None,
-    "extrapolated_step_s": round(wall * int(planned) / n, 0) if n else None,
+    "answers_judged": judged_turns, "workers": int(workers),
+    "answers_per_min": round(60 * judged_turns / wall, 2) if wall > 0 else None,
+    "extrapolated_step_s": round(wall * int(planned) / judged_turns, 0) if judged_turns else None,
+    "turn_verdicts": dict(turns),
+    "trajectories_finished": n,
     "gpu_busy_fraction": round(sum(1 for u in util if u > 0) / len(util), 3) if util else None,
     "gpu_util_mean_pct": round(statistics.mean(util), 1) if util else None,
-    "verdicts": dict(collections.Counter(r.get("verdict", "?") for r in rows)),
+    "verdicts_of_finished": dict(collections.Counter(r.get("verdict", "?") for r in rows)),
     "median_ms": {k: med(k) for k in ("build", "reference", "correctness", "timing", "total")},
     "builds_not_cached": len(built),
     "build_median_s_not_cached": round(statistics.median(built) / 1000, 1) if built else None,
