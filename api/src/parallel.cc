@@ -22,7 +22,8 @@ int StartThreads(int count, const std::function<void()>& fn,
 int RunOnThreads(size_t width, const std::function<void()>& worker) {
   std::vector<std::thread> helpers;
   const size_t extra = width > 1 ? width - 1 : 0;
-  StartThreads(static_cast<int>(std::min<size_t>(extra, 1 << 20)), worker, &helpers);
+  StartThreads(static_cast<int>(std::min<size_t>(extra, 1 << 20)), worker,
+               &helpers);
   worker();
   for (std::thread& t : helpers) t.join();
   return static_cast<int>(helpers.size()) + 1;

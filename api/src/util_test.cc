@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -144,15 +145,19 @@ class RefusedThreads {
 
 bool RefusesThreads() {
   std::vector<std::thread> t;
-  const int n = StartThreads(1, [] {}, &t);
+  const std::function<void()> nothing = [] {};
+  const int n = StartThreads(1, nothing, &t);
   for (std::thread& x : t) x.join();
   return n == 0;
 }
 
-TEST_CASE("work over threads is all done once, even where the system refuses threads") {
+TEST_CASE(
+    "work over threads is all done once, even where the system refuses "
+    "threads") {
   std::vector<int> seen(1000, 0);
   CHECK(ParallelFor(seen.size(), 8, [&](size_t i) { ++seen[i]; }) == 8);
-  CHECK(ParallelFor(3, 8, [&](size_t i) { ++seen[i]; }) == 3);  // no more than the work
+  // No more threads than the work.
+  CHECK(ParallelFor(3, 8, [&](size_t i) { ++seen[i]; }) == 3);
   CHECK(ParallelFor(0, 8, [&](size_t) { FAIL("no work"); }) == 1);
   for (size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == (i < 3 ? 2 : 1));
 
@@ -161,14 +166,20 @@ TEST_CASE("work over threads is all done once, even where the system refuses thr
   if (!RefusesThreads()) {
     // A sanitizer's pthread_create makes its own attributes: nothing here
     // can refuse it a thread.
-    MESSAGE("threads are not refused in this build: the refusal is untested here");
+    MESSAGE(
+        "threads are not refused in this build: the refusal is untested here");
     return;
   }
   std::vector<std::thread> pool;
-  CHECK(StartThreads(4, [] {}, &pool) == 0);
+  const std::function<void()> nothing = [] {};
+  CHECK(StartThreads(4, nothing, &pool) == 0);
   CHECK(pool.empty());
   std::atomic<int> done{0};
-  CHECK(ParallelFor(seen.size(), 8, [&](size_t i) { ++seen[i]; ++done; }) == 1);
+  const auto count = [&](size_t i) {
+    ++seen[i];
+    ++done;
+  };
+  CHECK(ParallelFor(seen.size(), 8, count) == 1);
   CHECK(done.load() == 1000);
   for (size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == (i < 3 ? 3 : 2));
   CHECK(RunOnThreads(4, [&] { ++done; }) == 1);

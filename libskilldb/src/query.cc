@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "library_impl.h"
-#include "usage_store.h"
 #include "skilldb/util/parallel.h"
+#include "usage_store.h"
 
 namespace skilldb::internal {
 

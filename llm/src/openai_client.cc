@@ -168,12 +168,14 @@ Result<std::vector<Generation>> OpenAiClient::Generate(
         jobs.push_back({p, {1, seed}, Status::Ok(), {}});
       }
     }
-    util::ParallelFor(jobs.size(), static_cast<size_t>(std::max(config_.max_in_flight, 1)), [&](size_t i) {
-      Job& job = jobs[i];
-      job.status = NoThrow("generate", [&] {
-        return RunJob(model, prompts[job.prompt], options, &job);
-      });
-    });
+    util::ParallelFor(
+        jobs.size(), static_cast<size_t>(std::max(config_.max_in_flight, 1)),
+        [&](size_t i) {
+          Job& job = jobs[i];
+          job.status = NoThrow("generate", [&] {
+            return RunJob(model, prompts[job.prompt], options, &job);
+          });
+        });
     std::vector<Generation> out(prompts.size());
     for (Job& job : jobs) {
       if (!job.status.ok()) {
@@ -270,10 +272,12 @@ Result<std::vector<ScoreResult>> OpenAiClient::Score(
     }
     SKILLDB_ASSIGN_OR_RETURN(std::string model, ResolveModel());
     std::vector<std::optional<Result<ScoreResult>>> results(requests.size());
-    util::ParallelFor(requests.size(), static_cast<size_t>(std::max(config_.max_in_flight, 1)), [&](size_t i) {
-      results[i] =
-          NoThrow("score", [&] { return ScoreOne(model, requests[i]); });
-    });
+    util::ParallelFor(
+        requests.size(),
+        static_cast<size_t>(std::max(config_.max_in_flight, 1)), [&](size_t i) {
+          results[i] =
+              NoThrow("score", [&] { return ScoreOne(model, requests[i]); });
+        });
     std::vector<ScoreResult> out;
     for (size_t i = 0; i < results.size(); ++i) {
       if (!results[i]->ok()) {

@@ -460,7 +460,8 @@ Result<KernelBenchRunReport> RunKernelBench(
   const size_t workers = std::min<size_t>(
       all.size(),
       o.concurrency > 0 ? static_cast<size_t>(o.concurrency) : size_t{16});
-  util::ParallelFor(all.size(), workers, [&](size_t i) { runner.RunOne(&all[i]); });
+  util::ParallelFor(all.size(), workers,
+                    [&](size_t i) { runner.RunOne(&all[i]); });
   SKILLDB_RETURN_IF_ERROR(runner.WriteStatus());
   kbv::RunOptions ro;
   ro.run_dir = o.out_dir;

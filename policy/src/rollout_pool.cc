@@ -99,7 +99,8 @@ Result<PoolResult> RolloutPool::Run(const std::vector<RolloutJob>& jobs) {
       if (options_.on_done) options_.on_done(i, out.results[i]);
     }
   };
-  util::RunOnThreads(std::min(static_cast<size_t>(options_.concurrency), jobs.size()), work);
+  util::RunOnThreads(
+      std::min(static_cast<size_t>(options_.concurrency), jobs.size()), work);
   PoolCounters& c = out.counters;
   c.wall_ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)

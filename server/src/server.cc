@@ -12,9 +12,9 @@
 #include "server_impl.h"
 #include "skilldb/json.h"
 #include "skilldb/util/clock.h"
-#include "skilldb/util/parallel.h"
 #include "skilldb/util/file.h"
 #include "skilldb/util/json.h"
+#include "skilldb/util/parallel.h"
 
 namespace skilldb::server {
 namespace internal {
@@ -285,8 +285,9 @@ void ServerImpl::StartThreads() {
   if (!options_.read_only) {
     // Fewer when the system refuses threads; with none, proposals wait
     // in the queue, unprocessed.
-    util::StartThreads(options_.proposal_workers, [this] { ProposalWorker(); },
-                       &proposal_workers_);
+    util::StartThreads(
+        options_.proposal_workers, [this] { ProposalWorker(); },
+        &proposal_workers_);
   }
   if (options_.refresh_ms > 0 && options_.reopen) {
     refresher_ = std::thread([this] { Refresher(); });

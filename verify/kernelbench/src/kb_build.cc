@@ -9,9 +9,9 @@
 #include <filesystem>
 
 #include "file_util.h"
-#include "skilldb/util/sha256.h"
 #include "skilldb/util/clock.h"
 #include "skilldb/util/parallel.h"
+#include "skilldb/util/sha256.h"
 
 namespace skilldb::verify::kb::internal {
 namespace {
@@ -246,9 +246,9 @@ BuildRecord Builder::Build(const Job& job) {
       s.extra_visible.push_back(pch_dir);
     } else {
       std::lock_guard<std::mutex> lock(mu_);
-      const auto waiting = std::count_if(queue_.begin(), queue_.end(), [](const auto& j) {
-        return j->format.backend != "triton";
-      });
+      const auto waiting = std::count_if(
+          queue_.begin(), queue_.end(),
+          [](const auto& j) { return j->format.backend != "triton"; });
       make_pch = !pch_started_ && (compiled_.size() >= 2 || waiting >= 2);
       pch_started_ = pch_started_ || make_pch;
     }
