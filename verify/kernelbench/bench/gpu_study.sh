@@ -232,6 +232,6 @@ if has harness; then
   echo "harness rc=$?"
   tail -25 "$dir/kb.log"
 fi
-tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/cache-again' --exclude='*/kb-build' --exclude='store' \
+tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/cache-again' --exclude='*/kb-build' --exclude='store' --exclude='./kit' \
   --exclude='*/run' . 2>/dev/null
 stamp "done"
