@@ -68,10 +68,12 @@ def _as_list(v):
     return [v]
 
 
-def extension_key(name, cpp_sources, cuda_sources, functions, kwargs, split=False):
+def extension_key(name, cpp_sources, cuda_sources, functions, kwargs, split=False, arch=None):
     """The build directory name of one load_inline call: a hash of its
-    arguments, the torch version, the target architectures, Python's and,
-    for a build that may be split, the splitter's version."""
+    arguments, the torch version, the target architectures (`arch`, else
+    TORCH_CUDA_ARCH_LIST: the build sets it, the run step is told the
+    build's), Python's and, for a build that may be split, the splitter's
+    version."""
     relevant = {k: v for k, v in kwargs.items()
                 if k not in ("verbose", "build_directory", "keep_intermediates")}
     payload = {
@@ -82,7 +84,7 @@ def extension_key(name, cpp_sources, cuda_sources, functions, kwargs, split=Fals
         "functions": functions if isinstance(functions, dict) else _as_list(functions),
         "kwargs": {k: repr(v) for k, v in sorted(relevant.items())},
         "torch": torch.__version__,
-        "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", ""),
+        "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", "") if arch is None else arch,
         "python": sys.version_info[:2],
     }
     if split and cuda_sources:
@@ -102,10 +104,12 @@ class ExtensionShim:
     that load_inline already puts at the top of a .cu file (most CUDA files
     need only ATen; the full header adds the C++ frontend and pybind11), then
     as written. The record says which one built and why the others did not.
-    mode "run": imports root/<key>/<name>.so, which the build made.
+    mode "run": imports root/<key>/<name>.so, which the build made; `arch`
+    is the TORCH_CUDA_ARCH_LIST the build ran with (None: this process's).
     """
 
-    def __init__(self, mode, root, light_cuda_include=True, pch=None, cache=None, split=True):
+    def __init__(self, mode, root, light_cuda_include=True, pch=None, cache=None, split=True,
+                 arch=None):
         import torch.utils.cpp_extension as cpp_ext
         self.cpp_ext = cpp_ext
         self.real = cpp_ext.load_inline
@@ -117,12 +121,14 @@ class ExtensionShim:
         self.split = split
         self.pch = pch
         self.cache = cache
+        self.arch = arch
         self.records = []
 
     # Keywords past cpp_sources go on by name: torch 2.x put sycl_sources
     # between cuda_sources and functions.
     def __call__(self, name, cpp_sources, cuda_sources=None, functions=None, **kwargs):
-        key = extension_key(name, cpp_sources, cuda_sources, functions, kwargs, self.split)
+        key = extension_key(name, cpp_sources, cuda_sources, functions, kwargs, self.split,
+                            self.arch)
         directory = os.path.join(self.root, key)
         if self.mode == "build" and self.cache:
             # Built before (by another answer with the same call): reused.
@@ -136,7 +142,8 @@ class ExtensionShim:
             if not os.path.exists(so):
                 raise RuntimeError(
                     "load_inline(%r): no library was built for this call (its "
-                    "arguments differ from those the build step saw)" % name)
+                    "arguments differ from those the build step saw; key %s, "
+                    "TORCH_CUDA_ARCH_LIST %r)" % (name, key, self._arch()))
             self.records.append({"name": name, "key": key})
             return self.cpp_ext._import_module_from_library(
                 name, directory, kwargs.get("is_python_module", True))
@@ -160,6 +167,9 @@ class ExtensionShim:
         finally:
             record["seconds"] = time.time() - start
             self.records.append(record)
+
+    def _arch(self):
+        return os.environ.get("TORCH_CUDA_ARCH_LIST", "") if self.arch is None else self.arch
 
     def _build_ways(self, name, cpp_sources, cuda_sources, functions, kwargs, directory, key,
                     record):

@@ -256,7 +256,7 @@ class Runner:
         init_seed = int(h.get("init_seed", 42))
         if self.role == "candidate":
             self.shim = kb_load.ExtensionShim("run", h.get("ext_root", ""),
-                                              split=h.get("split", True))
+                                              split=h.get("split", True), arch=h.get("arch"))
             kb_load.install_shim(self.shim)
         try:
             self.ctx, self.Model, self.get_inputs, self.get_init_inputs = kb_load.load_problem(h["problem"])

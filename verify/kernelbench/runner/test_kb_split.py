@@ -284,3 +284,27 @@ def test_launches_with_side_effects_are_refused():
     # Comparisons and member access are not assignments.
     s = kb_split.split(base % "k<<<(i >= 2) + (i == 3), 32>>>(x, i <= 4 ? i : 0);", "e")
     assert "skilldb_launch_e_k(((i >= 2) + (i == 3)), 32, 0, 0, x, i <= 4 ? i : 0)" in s.host
+
+
+def test_the_run_step_finds_a_build_by_the_build_s_arch(tmp_path, monkeypatch):
+    # The build runs with TORCH_CUDA_ARCH_LIST set to the device's
+    # capability, the run step in the caller's environment (on the H200,
+    # 2026-12-05, without it): the run step is told the build's value, and
+    # an extension's key is the same on both sides.
+    import torch.utils.cpp_extension as cpp_ext
+    import kb_load
+    call = ("ext", "torch::Tensor f(torch::Tensor x);", "__global__ void k() {}", ["f"])
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    key = kb_load.extension_key(*call, {"extra_cuda_cflags": ["-O3"]}, split=True)
+    assert key == kb_load.extension_key(*call, {"extra_cuda_cflags": ["-O3"]}, split=True,
+                                        arch="9.0")
+    (tmp_path / key).mkdir()
+    (tmp_path / key / "ext.so").write_bytes(b"")
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST")
+    monkeypatch.setattr(cpp_ext, "_import_module_from_library",
+                        lambda name, directory, is_module: (name, directory))
+    told = kb_load.ExtensionShim("run", str(tmp_path), split=True, arch="9.0")
+    assert told(*call, extra_cuda_cflags=["-O3"]) == ("ext", str(tmp_path / key))
+    untold = kb_load.ExtensionShim("run", str(tmp_path), split=True)
+    with pytest.raises(RuntimeError, match="TORCH_CUDA_ARCH_LIST ''"):
+        untold(*call, extra_cuda_cflags=["-O3"])

@@ -19,7 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 using verify::internal::JoinPath;
 
-constexpr char kBuildSalt[] = "skilldb-kb-answer-build/2";
+// "/3": records carry the build's arch (2026-12-05: the H200 run step
+// computed its extensions' keys without it and found none).
+constexpr char kBuildSalt[] = "skilldb-kb-answer-build/3";
 
 // Writes to the cache may fail (a full disk): the build stands, it is only
 // not remembered for the next run.
@@ -30,7 +32,7 @@ json RecordToJson(const BuildRecord& r) {
           {"message", r.message}, {"extensions", r.extensions},
           {"triton", r.triton}, {"light_include", r.light_include},
           {"pch", r.pch},       {"split", r.split},
-          {"seconds", r.seconds}};
+          {"arch", r.arch},     {"seconds", r.seconds}};
 }
 
 }  // namespace
@@ -143,6 +145,7 @@ std::optional<BuildRecord> Builder::ReadCached(const std::string& key) const {
   r.light_include = j.value("light_include", false);
   r.pch = j.value("pch", "");
   r.split = j.value("split", "");
+  r.arch = j.value("arch", "");
   r.seconds = j.value("seconds", 0.0);
   r.cached = true;
   r.key = key;
@@ -220,8 +223,14 @@ BuildRecord Builder::Build(const Job& job) {
   s.device = triton ? runner_.device : "cpu";
   const Result<DeviceInfo> device =
       describe_ ? describe_() : Result<DeviceInfo>(Status::Unavailable("no device"));
-  const std::string arch = device.ok() ? device->capability : "";
-  if (!arch.empty()) s.extra_env.push_back("TORCH_CUDA_ARCH_LIST=" + arch);
+  // The device's capability, else the caller's setting; always set, and
+  // the run step is told it (BuildRecord::arch) to find the extensions by
+  // their keys.
+  const std::string arch = device.ok() && !device->capability.empty()
+                               ? device->capability
+                               : Env("TORCH_CUDA_ARCH_LIST");
+  s.extra_env.push_back("TORCH_CUDA_ARCH_LIST=" + arch);
+  rec.arch = arch;
   // The precompiled torch/extension.h: used when made, made once, by the
   // first build after two distinct extensions were compiled, or by the first
   // that sees two more C++ or CUDA answers waiting (a burst: a step of RL

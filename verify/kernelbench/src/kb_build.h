@@ -46,6 +46,9 @@ struct BuildRecord {
   // kernel(s), ...", "NAME: not split: why", "NAME: split, did not build:
   // ..." (then built whole); "" without CUDA sources.
   std::string split;
+  // TORCH_CUDA_ARCH_LIST the build ran with (the device's capability; ""
+  // on the CPU): part of each extension's key, so the run step is told it.
+  std::string arch;
   double seconds = 0;    // the build's own wall time
   bool cached = false;   // read from the cache, not built now
   std::string key;       // the answer key

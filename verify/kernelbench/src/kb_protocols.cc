@@ -133,8 +133,9 @@ bool Session::Load(const BuildRecord& build) {
             {"precision", o_.precision},
             {"init_seed", ref_entry_->init_seed},
             {"ext_root", JoinPath(ev_->cache_root(), "ext")},
-            // The build's setting: it is part of an extension's key.
+            // The build's settings: part of an extension's key.
             {"split", o_.split_cuda},
+            {"arch", build.arch},
             // Triton compiles at a kernel's first call: one call before the
             // run stage (which forbids the compilers' processes).
             {"warm_call", res_.format.backend == "triton"}};
