@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -134,18 +136,95 @@ class Runner {
     results_path_ = o_.out_dir + "/skilldb_eval.jsonl";
     results_.open(results_path_, std::ios::app);
     if (!results_) return Status::IOError("cannot append to " + results_path_);
+    // Every turn as it is judged, whole: a run stopped mid-way resumes its
+    // unfinished trajectories from their last judged turn (the model is
+    // not asked again for what it answered).
+    turns_path_ = o_.out_dir + "/turns.jsonl";
+    SKILLDB_RETURN_IF_ERROR(ReadEarlier());
+    turns_.open(turns_path_, std::ios::app);
+    if (!turns_) return Status::IOError("cannot append to " + turns_path_);
     return Status::Ok();
   }
 
+  // What an earlier run of the same model, format and skill setting left in
+  // the directory: trajectories that ended (trajectories.jsonl) and turns
+  // judged (turns.jsonl). Lines of other runs, and a last line cut by a
+  // stop, are passed over. IOError if a file exists and cannot be read.
+  Status ReadEarlier() {
+    auto read = [&](const std::string& path, auto&& take) -> Status {
+      if (!util::FileExists(path)) return Status::Ok();
+      std::ifstream in(path);
+      if (!in) return Status::IOError("cannot read " + path);
+      std::string line;
+      while (std::getline(in, line)) {
+        json j = json::parse(line, nullptr, false);
+        if (!j.is_object() || !SameRun(j)) continue;
+        take(j);
+      }
+      return Status::Ok();
+    };
+    SKILLDB_RETURN_IF_ERROR(read(trajectories_path_, [&](const json& j) {
+      if (!j.contains("turns") || !j["turns"].is_array()) return;
+      std::vector<KbTurn> turns;
+      for (const json& tj : j["turns"]) {
+        auto t = TurnFromJson(tj);
+        if (!t) return;
+        turns.push_back(std::move(*t));
+      }
+      Earlier& e = earlier_[Key(j)];
+      // A trajectory ended by a failed generation (a server down) goes on
+      // from that turn when the run is started again.
+      e.ended = turns.empty() || turns.back().generation_error.empty();
+      if (!e.ended) turns.pop_back();
+      e.turns = std::move(turns);
+      e.best_turn = j.value("best_turn", 0);
+    }));
+    return read(turns_path_, [&](const json& j) {
+      Earlier& e = earlier_[Key(j)];
+      if (e.ended || !j.contains("turn")) return;
+      auto t = TurnFromJson(j["turn"]);
+      // In order: a turn is the next one of its trajectory, or not used.
+      if (t && t->turn == static_cast<int>(e.turns.size()) + 1)
+        e.turns.push_back(std::move(*t));
+    });
+  }
+
+  // Takes what an earlier run left for `t`: true when it ended there (its
+  // result and files are written; nothing more to do).
+  bool Resume(KbTrajectory* t) {
+    auto it = earlier_.find(Key(t->problem.level, t->problem.id, t->sample));
+    if (it == earlier_.end()) return false;
+    Earlier& e = it->second;
+    t->turns = std::move(e.turns);
+    if (static_cast<int>(t->turns.size()) > o_.turns)
+      t->turns.resize(static_cast<size_t>(o_.turns));
+    if (e.ended) {
+      for (size_t i = 0; i < t->turns.size(); ++i) {
+        if (t->turns[i].turn == e.best_turn) t->best = static_cast<int>(i);
+      }
+      ++resumed_ended_;
+      return true;
+    }
+    resumed_turns_ += static_cast<int>(t->turns.size());
+    return false;
+  }
+
   void RunOne(KbTrajectory* t) {
+    if (Resume(t)) return;
     SelectSkills(t);
-    for (int k = 1; k <= o_.turns; ++k) {
+    // A failed generation ends the trajectory: the next prompt would have
+    // no answer to give feedback on.
+    auto ends = [](const KbTurn& turn) {
+      return !turn.generation_error.empty();
+    };
+    bool stop = !t->turns.empty() && ends(t->turns.back());
+    for (int k = static_cast<int>(t->turns.size()) + 1;
+         k <= o_.turns && !stop; ++k) {
       KbTurn turn = RunTurn(*t, k);
-      // A failed generation ends the trajectory: the next prompt would
-      // have no answer to give feedback on.
-      const bool stop = !turn.generation_error.empty();
+      stop = ends(turn);
+      // A failed generation is not kept for a resumed run: it asks again.
+      if (!stop) Record(*t, turn);
       t->turns.push_back(std::move(turn));
-      if (stop) break;
     }
     Finish(t);
   }
@@ -158,8 +237,11 @@ class Runner {
     if (!trajectories_)
       return Status::IOError("cannot append to " + trajectories_path_);
     if (!results_) return Status::IOError("cannot append to " + results_path_);
+    if (!turns_) return Status::IOError("cannot append to " + turns_path_);
     return Status::Ok();
   }
+  int resumed_ended() const { return resumed_ended_.load(); }
+  int resumed_turns() const { return resumed_turns_.load(); }
   int generation_errors() const { return generation_errors_.load(); }
   int no_answer() const { return no_answer_.load(); }
 
@@ -332,39 +414,124 @@ class Runner {
     trajectories_.flush();
   }
 
+  // A turn as JSON; its completion cut to `completion_bytes`.
+  static json TurnJson(const KbTurn& turn, size_t completion_bytes) {
+    json tj = {{"turn", turn.turn},
+               {"completion", turn.completion.substr(0, completion_bytes)},
+               {"completion_bytes", turn.completion.size()},
+               {"finish_reason", turn.finish_reason},
+               {"generation_ms", turn.generation_ms},
+               {"verification_ms", turn.verification_ms},
+               {"extraction",
+                {{"found", turn.extraction.found},
+                 {"note", turn.extraction.note},
+                 {"unused", turn.extraction.unused},
+                 {"blocks", turn.extraction.blocks},
+                 {"blocks_used", turn.extraction.blocks_used},
+                 {"unclosed_fence", turn.extraction.unclosed_fence},
+                 {"backend", turn.extraction.backend}}},
+               {"feedback", turn.feedback}};
+    if (!turn.generation_error.empty())
+      tj["generation_error"] = turn.generation_error;
+    if (!turn.verification_error.empty())
+      tj["verification_error"] = turn.verification_error;
+    if (turn.result)
+      tj["result"] = json::parse(kbv::ResultToJson(*turn.result));
+    return tj;
+  }
+
+  // The turn TurnJson wrote (its answer is the extracted source, which
+  // the verifier judged); nullopt if the JSON is not one.
+  static std::optional<KbTurn> TurnFromJson(const json& tj) {
+    if (!tj.is_object() || !tj.contains("turn") ||
+        !tj["turn"].is_number_integer() || !tj.contains("extraction") ||
+        !tj["extraction"].is_object()) {
+      return std::nullopt;
+    }
+    try {
+      KbTurn t;
+      t.turn = tj["turn"].get<int>();
+      t.completion = tj.value("completion", "");
+      t.finish_reason = tj.value("finish_reason", "");
+      t.generation_error = tj.value("generation_error", "");
+      t.verification_error = tj.value("verification_error", "");
+      t.feedback = tj.value("feedback", "");
+      t.generation_ms = tj.value("generation_ms", 0.0);
+      t.verification_ms = tj.value("verification_ms", 0.0);
+      const json& x = tj["extraction"];
+      t.extraction.found = x.value("found", false);
+      t.extraction.note = x.value("note", "");
+      t.extraction.unused = x.value("unused", std::vector<std::string>{});
+      t.extraction.blocks = x.value("blocks", 0);
+      t.extraction.blocks_used = x.value("blocks_used", std::vector<int>{});
+      t.extraction.unclosed_fence = x.value("unclosed_fence", false);
+      t.extraction.backend = x.value("backend", "");
+      t.extraction.source = tj.value("answer", "");
+      t.answer = t.extraction.found ? t.extraction.source : "";
+      if (tj.contains("result")) {
+        auto r = kbv::ResultFromJson(tj["result"].dump());
+        if (!r.ok()) return std::nullopt;
+        t.result = std::move(*r);
+      }
+      return t;
+    } catch (const json::exception&) {  // a field of another type
+      return std::nullopt;
+    }
+  }
+
+  // Appends a judged turn to turns.jsonl, whole (the answer too), so a
+  // stopped run can go on from it.
+  void Record(const KbTrajectory& t, const KbTurn& turn) {
+    json tj = TurnJson(turn, std::string::npos);
+    tj["answer"] = turn.answer;
+    json j = RunIdentity(t);
+    j["turn"] = std::move(tj);
+    std::lock_guard<std::mutex> lock(mu_);
+    turns_ << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    turns_.flush();
+  }
+
+  // The fields that say which run and trajectory a line belongs to.
+  json RunIdentity(const KbTrajectory& t) const {
+    return {{"level", t.problem.level},
+            {"problem", t.problem.id},
+            {"sample", t.sample},
+            {"model", backbone_->Model()},
+            {"format", std::string(KernelBenchFormatName(o_.format))},
+            {"skills", o_.selector != nullptr}};
+  }
+
+  bool SameRun(const json& j) const {
+    // Lines written before "skills" was recorded count as the same run.
+    return j.value("model", "") == backbone_->Model() &&
+           j.value("format", "") == KernelBenchFormatName(o_.format) &&
+           j.value("skills", o_.selector != nullptr) ==
+               (o_.selector != nullptr) &&
+           j.contains("level") && j["level"].is_number_integer() &&
+           j.contains("problem") && j["problem"].is_number_integer() &&
+           j.contains("sample") && j["sample"].is_number_integer();
+  }
+
+  static std::string Key(int level, int problem, int sample) {
+    return std::to_string(level) + "/" + std::to_string(problem) + "/" +
+           std::to_string(sample);
+  }
+  static std::string Key(const json& j) {
+    return Key(j["level"].get<int>(), j["problem"].get<int>(),
+               j["sample"].get<int>());
+  }
+
   json TrajectoryJson(const KbTrajectory& t) const {
     json turns = json::array();
-    for (const KbTurn& turn : t.turns) {
-      json tj = {
-          {"turn", turn.turn},
-          {"completion", turn.completion.substr(0, o_.stored_completion_bytes)},
-          {"completion_bytes", turn.completion.size()},
-          {"finish_reason", turn.finish_reason},
-          {"generation_ms", turn.generation_ms},
-          {"verification_ms", turn.verification_ms},
-          {"extraction",
-           {{"found", turn.extraction.found},
-            {"note", turn.extraction.note},
-            {"unused", turn.extraction.unused},
-            {"blocks", turn.extraction.blocks},
-            {"blocks_used", turn.extraction.blocks_used},
-            {"unclosed_fence", turn.extraction.unclosed_fence},
-            {"backend", turn.extraction.backend}}},
-          {"feedback", turn.feedback}};
-      if (!turn.generation_error.empty())
-        tj["generation_error"] = turn.generation_error;
-      if (!turn.verification_error.empty())
-        tj["verification_error"] = turn.verification_error;
-      if (turn.result)
-        tj["result"] = json::parse(kbv::ResultToJson(*turn.result));
-      turns.push_back(std::move(tj));
-    }
+    for (const KbTurn& turn : t.turns)
+      turns.push_back(TurnJson(turn, o_.stored_completion_bytes));
     json j = {{"level", t.problem.level},
               {"problem", t.problem.id},
               {"problem_name", t.problem.name},
               {"sample", t.sample},
               {"model", backbone_->Model()},
               {"format", std::string(KernelBenchFormatName(o_.format))},
+              {"skills", o_.selector != nullptr},
               {"device", device_},
               {"skills", t.skill_ids},
               {"best_turn",
@@ -385,6 +552,18 @@ class Runner {
   std::mutex mu_;               // guards the two streams and progress
   std::ofstream trajectories_;  // GUARDED_BY(mu_)
   std::ofstream results_;       // GUARDED_BY(mu_)
+  std::string turns_path_;
+  std::ofstream turns_;  // GUARDED_BY(mu_)
+  // What an earlier run left, by Key (read before the pool starts; each
+  // entry is taken by its own trajectory's thread only).
+  struct Earlier {
+    bool ended = false;
+    int best_turn = 0;
+    std::vector<KbTurn> turns;
+  };
+  std::map<std::string, Earlier> earlier_;
+  std::atomic<int> resumed_ended_{0};
+  std::atomic<int> resumed_turns_{0};
   std::atomic<int> generation_errors_{0};
   std::atomic<int> no_answer_{0};
 };
@@ -463,6 +642,13 @@ Result<KernelBenchRunReport> RunKernelBench(
   util::ParallelFor(all.size(), workers,
                     [&](size_t i) { runner.RunOne(&all[i]); });
   SKILLDB_RETURN_IF_ERROR(runner.WriteStatus());
+  if (o.progress && (runner.resumed_ended() > 0 || runner.resumed_turns() > 0)) {
+    o.progress("resumed from " + o.out_dir + ": " +
+               std::to_string(runner.resumed_ended()) +
+               " trajectories that had ended, " +
+               std::to_string(runner.resumed_turns()) +
+               " judged turns of unfinished ones");
+  }
   kbv::RunOptions ro;
   ro.run_dir = o.out_dir;
   ro.level = o.level;
@@ -473,6 +659,8 @@ Result<KernelBenchRunReport> RunKernelBench(
                            kbv::EvaluateRunDir(ro, evaluator, store));
   report.turns = gd::ScoreTurns(all, o.turns);
   report.trajectories = static_cast<int>(all.size());
+  report.resumed_trajectories = runner.resumed_ended();
+  report.resumed_turns = runner.resumed_turns();
   report.generation_errors = runner.generation_errors();
   report.no_answer = runner.no_answer();
   report.model = backbone->Model();
@@ -499,6 +687,8 @@ std::string KernelBenchRunReportToJson(const KernelBenchRunReport& r) {
             {"trajectories", r.trajectories},
             {"generation_errors", r.generation_errors},
             {"no_answer", r.no_answer},
+            {"resumed_trajectories", r.resumed_trajectories},
+            {"resumed_turns", r.resumed_turns},
             {"trajectories_path", r.trajectories_path},
             {"per_turn", std::move(turns)},
             {"eval", json::parse(verify::kb::RunReportToJson(r.eval))}};
@@ -511,7 +701,13 @@ std::string FormatKernelBenchRunReport(const KernelBenchRunReport& r) {
        (r.skills ? "on" : "off") + ": " + std::to_string(r.trajectories) +
        " trajectories, " + std::to_string(r.generation_errors) +
        " failed generations, " + std::to_string(r.no_answer) +
-       " answers without code\n";
+       " answers without code" +
+       (r.resumed_trajectories > 0 || r.resumed_turns > 0
+            ? "; resumed " + std::to_string(r.resumed_trajectories) +
+                  " ended trajectories and " + std::to_string(r.resumed_turns) +
+                  " judged turns"
+            : std::string()) +
+       "\n";
   s += "per turn (best so far, over trajectories):\n";
   for (const TurnScore& t : r.turns) {
     char buf[200];

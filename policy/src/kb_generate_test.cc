@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -29,7 +30,7 @@ std::string Answer(const std::string& tag) {
 // Answers by problem: problem 1 wrong then right, problem 2 no code.
 class FakeBackbone : public llm::Backbone {
  public:
-  std::string Model() const override { return "fake"; }
+  std::string Model() const override { return model_; }
   Result<std::vector<llm::Generation>> Generate(
       const std::vector<llm::Chat>& prompts,
       const llm::SamplingOptions&) override {
@@ -38,6 +39,7 @@ class FakeBackbone : public llm::Backbone {
       ++calls_;
       cv_.notify_all();
     }
+    if (down_) return Status::Unavailable("the fake server is down");
     const std::string& user = prompts.front()[1].content;
     const bool second = prompts.front().size() > 2;
     std::string text;
@@ -55,6 +57,13 @@ class FakeBackbone : public llm::Backbone {
     return Status::NotSupported("fake");
   }
   llm::TokenUsage Usage() const override { return {}; }
+
+  int calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+  std::string model_ = "fake";
+  std::atomic<bool> down_{false};
 
   // Blocks until Generate is called once more (false after 20 s).
   bool WaitNextCall() {
@@ -188,6 +197,119 @@ TEST_CASE(
     }
   }
   CHECK(lines == 4);
+}
+
+// Keeps the lines of `path` for which `keep` is true (a stop's leftovers).
+void KeepLines(const std::string& path,
+               const std::function<bool(const nlohmann::json&)>& keep,
+               const std::string& tail = "") {
+  std::ifstream in(path);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (keep(nlohmann::json::parse(line))) out += line + "\n";
+  }
+  in.close();
+  std::ofstream(path, std::ios::trunc) << out << tail;
+}
+
+TEST_CASE("kernelbench run resumes a stopped run without asking again") {
+  skilldb::testing::TempDir dir;
+  auto store = kbv::TaskStore::Open(dir.Sub("store"));
+  REQUIRE(store.ok());
+  REQUIRE(store->Put(MakeProblem(1, "1_One.py")).ok());
+  REQUIRE(store->Put(MakeProblem(2, "2_Two.py")).ok());
+  KernelBenchRunOptions o;
+  o.out_dir = dir.Sub("run");
+  o.turns = 2;
+  o.samples = 2;
+  o.format = KernelBenchFormat::kCpp;
+  {
+    FakeBackbone backbone;
+    FakeEvaluator evaluator(&backbone);
+    auto first = RunKernelBench(o, &backbone, &evaluator, *store);
+    REQUIRE_MESSAGE(first.ok(), first.status().message());
+    CHECK(backbone.calls() == 8);
+    CHECK(first->resumed_trajectories == 0);
+  }
+  // As a stop would leave it: problem 1's trajectories never ended, sample
+  // 0 had judged its first turn only, and the last line was cut.
+  KeepLines(o.out_dir + "/trajectories.jsonl",
+            [](const nlohmann::json& j) { return j["problem"] == 2; });
+  KeepLines(
+      o.out_dir + "/turns.jsonl",
+      [](const nlohmann::json& j) {
+        return !(j["problem"] == 1 && j["sample"] == 0 &&
+                 j["turn"]["turn"] == 2);
+      },
+      "{\"level\": 1, \"problem\": 1, \"sam");
+  FakeBackbone backbone;
+  FakeEvaluator evaluator(&backbone);
+  evaluator.first_ = false;
+  auto again = RunKernelBench(o, &backbone, &evaluator, *store);
+  REQUIRE_MESSAGE(again.ok(), again.status().message());
+  CHECK(backbone.calls() == 1);  // problem 1 sample 0, turn 2
+  CHECK(evaluator.evaluations_ == 1);
+  CHECK(again->resumed_trajectories == 2);
+  CHECK(again->resumed_turns == 3);
+  REQUIRE(again->turns.size() == 2);
+  CHECK(again->turns[0].correct == 0);
+  CHECK(again->turns[1].correct == 2);
+  CHECK(again->turns[0].answered == 2);
+  std::ifstream best(o.out_dir + "/level_1_problem_1_sample_0_kernel.py");
+  std::string text((std::istreambuf_iterator<char>(best)),
+                   std::istreambuf_iterator<char>());
+  CHECK(text == Answer("right"));
+  // The resumed trajectory's second prompt carried the first's feedback.
+  std::ifstream traj(o.out_dir + "/trajectories.jsonl");
+  std::string line;
+  int p1 = 0;
+  while (std::getline(traj, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["problem"] != 1) continue;
+    ++p1;
+    REQUIRE(j["turns"].size() == 2);
+    CHECK(j["best_turn"] == 2);
+  }
+  CHECK(p1 == 2);
+
+  // Another model in the same directory starts afresh.
+  FakeBackbone other;
+  other.model_ = "another";
+  FakeEvaluator other_ev(&other);
+  other_ev.first_ = false;
+  auto fresh = RunKernelBench(o, &other, &other_ev, *store);
+  REQUIRE(fresh.ok());
+  CHECK(other.calls() == 8);
+  CHECK(fresh->resumed_trajectories == 0);
+  CHECK(fresh->resumed_turns == 0);
+}
+
+TEST_CASE("kernelbench run asks again where a generation failed") {
+  skilldb::testing::TempDir dir;
+  auto store = kbv::TaskStore::Open(dir.Sub("store"));
+  REQUIRE(store.ok());
+  REQUIRE(store->Put(MakeProblem(1, "1_One.py")).ok());
+  KernelBenchRunOptions o;
+  o.out_dir = dir.Sub("run");
+  o.turns = 1;
+  o.samples = 2;
+  o.format = KernelBenchFormat::kCpp;
+  FakeBackbone backbone;
+  FakeEvaluator evaluator(&backbone);
+  evaluator.first_ = false;
+  backbone.down_ = true;
+  auto down = RunKernelBench(o, &backbone, &evaluator, *store);
+  REQUIRE(down.ok());
+  CHECK(down->generation_errors == 2);
+  backbone.down_ = false;
+  auto up = RunKernelBench(o, &backbone, &evaluator, *store);
+  REQUIRE(up.ok());
+  CHECK(backbone.calls() == 4);
+  CHECK(up->generation_errors == 0);
+  CHECK(up->resumed_trajectories == 0);
+  CHECK(evaluator.evaluations_ == 2);
+  REQUIRE(up->eval.eager.size() == 1);
+  CHECK(up->eval.eager[0].compiled == 1);
 }
 
 TEST_CASE("kernelbench run refuses bad options and an empty selection") {

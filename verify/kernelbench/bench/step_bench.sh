@@ -23,7 +23,8 @@
 # minute, GPU busy fraction, verdicts, medians of the per-answer split of
 # the trajectories that finished), table.json
 # (kernelbench run's closing table, if it got there), gpu.csv (nvidia-smi
-# every 250 ms), op_split.txt, the logs in logs.tgz.
+# every 250 ms), op_split.txt, the logs in logs.tgz (with the builds' records
+# and the run's turns.jsonl).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
@@ -134,5 +135,8 @@ print(json.dumps(out, indent=1))
 EOF
 cat "$OUT/step.json"
 python3 "$HERE/op_split.py" "$RUN/out/skilldb_eval.jsonl" > "$OUT/op_split.txt" 2>&1 || true
-tar -czf "$OUT/logs.tgz" -C "$RUN" run.log server.log import.log replies.jsonl 2> /dev/null
+# The builds' records (time, precompiled header, split, the compiler's
+# words for failures: bounded by the builder) and the turns judged so far.
+tar -czf "$OUT/logs.tgz" -C "$RUN" run.log server.log import.log replies.jsonl cache/builds \
+  out/turns.jsonl 2> /dev/null
 stamp "done"

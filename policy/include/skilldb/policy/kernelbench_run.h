@@ -5,9 +5,16 @@
 // trajectories run at once, so one's generation overlaps another's
 // verification. The run directory gets KernelBench's generation layout
 // (level_L_problem_P_sample_S_kernel.py: each sample's best turn), every
-// turn's answer under turns/, the trajectories (trajectories.jsonl) and the
-// verifier's results (skilldb_eval.jsonl, which `kernelbench eval` resumes
-// from, so the closing table is exactly `kernelbench eval`'s).
+// turn's answer under turns/, the trajectories (trajectories.jsonl), every
+// turn as it is judged (turns.jsonl) and the verifier's results
+// (skilldb_eval.jsonl, which `kernelbench eval` resumes from, so the
+// closing table is exactly `kernelbench eval`'s).
+//
+// A run stopped mid-way and started again on the same directory, with the
+// same model, format and skill setting, resumes: trajectories that had
+// ended are not run again, and unfinished ones go on after their last
+// judged turn (the model is not asked again for turns it answered). Lines
+// of other runs in the directory are passed over.
 //
 // RunKernelBench is safe to call from one thread at a time per run
 // directory; it uses the Backbone, selector and Evaluator from several
@@ -70,6 +77,11 @@ struct KernelBenchRunReport {
   int trajectories = 0;
   int generation_errors = 0;  // turns whose generation failed
   int no_answer = 0;          // turns with nothing extracted
+  // From an earlier run in the same directory (same model, format and
+  // skill setting): trajectories that had ended there (not run again) and
+  // judged turns of unfinished ones (not generated again).
+  int resumed_trajectories = 0;
+  int resumed_turns = 0;
   std::string model;
   std::string format;
   bool skills = false;
