@@ -21,7 +21,7 @@
 # Results to $OUT: step.json (wall, answers judged (every judged turn, from
 # the run's progress lines: a cut step still counts them), answers a
 # minute, GPU busy fraction, verdicts, medians of the per-answer split of
-# the trajectories that finished), table.json
+# every judged turn (turns.jsonl)), table.json
 # (kernelbench run's closing table, if it got there), gpu.csv (nvidia-smi
 # every 250 ms), op_split.txt, the logs in logs.tgz (with the builds' records
 # and the run's turns.jsonl).
@@ -73,9 +73,9 @@ kill "$smi" "$server" 2> /dev/null; wait "$smi" "$server" 2> /dev/null
 stamp "run rc=$rc"; tail -4 "$RUN/run.log"
 
 python3 - "$RUN/out/skilldb_eval.jsonl" "$OUT/gpu.csv" "$t0" "$t1" "$rc" \
-  "$((2 * SAMPLES * TURNS))" "$WORKERS" "$RUN/run.log" > "$OUT/step.json" <<'EOF'
-import collections, json, re, statistics, sys
-results, gpu, t0, t1, rc, planned, workers, log = sys.argv[1:]
+  "$((2 * SAMPLES * TURNS))" "$WORKERS" "$RUN/run.log" "$RUN/out/turns.jsonl" > "$OUT/step.json" <<'EOF'
+import collections, json, os, re, statistics, sys
+results, gpu, t0, t1, rc, planned, workers, log, turns_file = sys.argv[1:]
 wall = float(t1) - float(t0)
 # Every judged turn prints a progress line as it is judged; results (and
 # skilldb_eval.jsonl) are written only when a trajectory ends, so a step
@@ -92,15 +92,26 @@ try:
 except OSError:
     pass
 judged_turns = sum(turns.values())
-rows = []
-try:
-    for line in open(results):
-        try:
-            rows.append(json.loads(line))
-        except ValueError:
-            pass
-except OSError:
-    pass
+# The per-answer split: every judged turn's result (turns.jsonl, written
+# as each is judged), else the results of the trajectories that ended.
+def read_rows(path, pick):
+    out = []
+    try:
+        for line in open(path, errors="replace"):
+            try:
+                r = pick(json.loads(line))
+            except (ValueError, AttributeError, TypeError):
+                continue
+            if isinstance(r, dict):
+                out.append(r)
+    except OSError:
+        pass
+    return out
+rows = read_rows(turns_file, lambda j: j["turn"].get("result"))
+split_of = "judged turns"
+if not rows:
+    rows = read_rows(results, lambda j: j)
+    split_of = "finished trajectories"
 util = []
 try:
     for line in open(gpu):
@@ -122,11 +133,13 @@ out = {
     "answers_per_min": round(60 * judged_turns / wall, 2) if wall > 0 else None,
     "extrapolated_step_s": round(wall * int(planned) / judged_turns, 0) if judged_turns else None,
     "turn_verdicts": dict(turns),
-    "trajectories_finished": n,
+    "trajectories_finished": sum(1 for _ in open(results)) if os.path.exists(results) else 0,
     "gpu_busy_fraction": round(sum(1 for u in util if u > 0) / len(util), 3) if util else None,
     "gpu_util_mean_pct": round(statistics.mean(util), 1) if util else None,
-    "verdicts_of_finished": dict(collections.Counter(r.get("verdict", "?") for r in rows)),
+    "verdicts_of_finished": dict(collections.Counter(
+        r.get("verdict", "?") for r in read_rows(results, lambda j: j))),
     "median_ms": {k: med(k) for k in ("build", "reference", "correctness", "timing", "total")},
+    "median_of": "%d %s" % (n, split_of),
     "builds_not_cached": len(built),
     "build_median_s_not_cached": round(statistics.median(built) / 1000, 1) if built else None,
     "notes": sorted({n for r in rows for n in r.get("notes", []) if n.startswith("CUDA sources")})[:20],
