@@ -654,7 +654,9 @@ void AddKernelbench(CLI::App& app, Cli& c) {
       "path", k.path,
       "import: a KernelBench checkout, its KernelBench/ or level<N>/ "
       "folder, or one problem file; eval: the run directory; run: "
-      "the output directory (KernelBench's generation layout)");
+      "the output directory (KernelBench's generation layout; a run "
+      "started again on it with the same model, format and --skills "
+      "resumes after the last judged turn of each trajectory)");
   cmd->add_option("--store", k.store,
                   "task store (default: $SKILLDB_KB_STORE, else "
                   "~/.local/share/skilldb/kernelbench)");
