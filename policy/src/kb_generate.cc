@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <optional>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -49,6 +50,9 @@ struct KbTrajectory {
   std::string selection_error;
   std::vector<KbTurn> turns;
   int best = -1;  // index into turns of the answer written to the layout
+  // The library version an earlier run's turns were shown skills from: the
+  // resumed turns see the same skills.
+  std::optional<Version> resumed_library_version;
 };
 
 double Ms(std::chrono::steady_clock::time_point since) {
@@ -116,7 +120,9 @@ class Runner {
          kbv::Evaluator* ev)
       : o_(o), backbone_(backbone), ev_(ev) {}
 
-  Status Prepare() {
+  // `wanted`: the trajectories of this run (Key), the only ones read back
+  // from an earlier run.
+  Status Prepare(std::set<std::string> wanted) {
     SKILLDB_RETURN_IF_ERROR(util::MakeDirs(o_.out_dir));
     SKILLDB_RETURN_IF_ERROR(util::MakeDirs(o_.out_dir + "/turns"));
     auto d = ev_->Describe();
@@ -127,43 +133,67 @@ class Runner {
     }
     device_ = DescribeKernelBenchDevice(*d);
     trajectories_path_ = o_.out_dir + "/trajectories.jsonl";
-    trajectories_.open(trajectories_path_, std::ios::app);
-    if (!trajectories_)
-      return Status::IOError("cannot append to " + trajectories_path_);
     // Each sample's result goes where kernelbench eval looks first, as soon
     // as the sample is done: a stopped run's results are kept, and the
     // closing table reads them back instead of recomputing.
     results_path_ = o_.out_dir + "/skilldb_eval.jsonl";
-    results_.open(results_path_, std::ios::app);
-    if (!results_) return Status::IOError("cannot append to " + results_path_);
     // Every turn as it is judged, whole: a run stopped mid-way resumes its
     // unfinished trajectories from their last judged turn (the model is
     // not asked again for what it answered).
     turns_path_ = o_.out_dir + "/turns.jsonl";
+    wanted_ = std::move(wanted);
     SKILLDB_RETURN_IF_ERROR(ReadEarlier());
-    turns_.open(turns_path_, std::ios::app);
-    if (!turns_) return Status::IOError("cannot append to " + turns_path_);
+    SKILLDB_RETURN_IF_ERROR(OpenAppend(trajectories_path_, &trajectories_));
+    SKILLDB_RETURN_IF_ERROR(OpenAppend(results_path_, &results_));
+    return OpenAppend(turns_path_, &turns_);
+  }
+
+  // Opens `path` to append lines; a last line a stop cut short is ended
+  // first, so the next line is whole.
+  static Status OpenAppend(const std::string& path, std::ofstream* out) {
+    bool cut = false;
+    {
+      std::ifstream in(path, std::ios::binary | std::ios::ate);
+      if (in && in.tellg() > 0) {
+        in.seekg(-1, std::ios::end);
+        cut = in.get() != '\n';
+      }
+    }
+    out->open(path, std::ios::app);
+    if (!*out) return Status::IOError("cannot append to " + path);
+    if (cut) *out << "\n";
     return Status::Ok();
   }
 
   // What an earlier run of the same model, format and skill setting left in
-  // the directory: trajectories that ended (trajectories.jsonl) and turns
-  // judged (turns.jsonl). Lines of other runs, and a last line cut by a
-  // stop, are passed over. IOError if a file exists and cannot be read.
+  // the directory for this run's trajectories: those that ended
+  // (trajectories.jsonl) and every turn judged (turns.jsonl). Lines of
+  // other runs or trajectories, lines that are not what this code writes
+  // (a cut last line, another program's), and lines over 64 MiB are passed
+  // over. IOError if a file exists and cannot be read.
   Status ReadEarlier() {
+    constexpr size_t kMaxLine = size_t{64} << 20;
     auto read = [&](const std::string& path, auto&& take) -> Status {
       if (!util::FileExists(path)) return Status::Ok();
       std::ifstream in(path);
       if (!in) return Status::IOError("cannot read " + path);
       std::string line;
       while (std::getline(in, line)) {
+        if (line.size() > kMaxLine) continue;
         json j = json::parse(line, nullptr, false);
-        if (!j.is_object() || !SameRun(j)) continue;
-        take(j);
+        try {
+          if (!j.is_object() || !SameRun(j)) continue;
+          const std::string key = Key(j);
+          if (wanted_.count(key) == 0) continue;
+          take(key, j);
+        } catch (const json::exception&) {  // a field of another type
+          continue;
+        }
       }
       return Status::Ok();
     };
-    SKILLDB_RETURN_IF_ERROR(read(trajectories_path_, [&](const json& j) {
+    SKILLDB_RETURN_IF_ERROR(read(trajectories_path_, [&](const std::string& key,
+                                                         const json& j) {
       if (!j.contains("turns") || !j["turns"].is_array()) return;
       std::vector<KbTurn> turns;
       for (const json& tj : j["turns"]) {
@@ -171,40 +201,54 @@ class Runner {
         if (!t) return;
         turns.push_back(std::move(*t));
       }
-      Earlier& e = earlier_[Key(j)];
-      // A trajectory ended by a failed generation (a server down) goes on
-      // from that turn when the run is started again.
-      e.ended = turns.empty() || turns.back().generation_error.empty();
-      if (!e.ended) turns.pop_back();
-      e.turns = std::move(turns);
-      e.best_turn = j.value("best_turn", 0);
+      Earlier& e = earlier_[key];  // a later line of the key wins
+      e.ended = true;
+      e.ended_turns = std::move(turns);
+      e.best_turn = j.contains("best_turn") && j["best_turn"].is_number_integer()
+                        ? j["best_turn"].get<int>()
+                        : 0;
     }));
-    return read(turns_path_, [&](const json& j) {
-      Earlier& e = earlier_[Key(j)];
-      if (e.ended || !j.contains("turn")) return;
+    return read(turns_path_, [&](const std::string& key, const json& j) {
+      if (!j.contains("turn")) return;
+      Earlier& e = earlier_[key];
       auto t = TurnFromJson(j["turn"]);
       // In order: a turn is the next one of its trajectory, or not used.
-      if (t && t->turn == static_cast<int>(e.turns.size()) + 1)
-        e.turns.push_back(std::move(*t));
+      if (!t || t->turn != static_cast<int>(e.recorded.size()) + 1 ||
+          t->turn > o_.turns) {
+        return;
+      }
+      if (j.contains("library_version") &&
+          j["library_version"].is_number_unsigned()) {
+        e.library_version = j["library_version"].get<Version>();
+      }
+      e.recorded.push_back(std::move(*t));
     });
   }
 
-  // Takes what an earlier run left for `t`: true when it ended there (its
-  // result and files are written; nothing more to do).
+  // Takes what an earlier run left for `t`: true when it ended there with
+  // as many turns as this run asks for (or fewer, ended by a turn that was
+  // not a failed generation); its result and files are written, nothing
+  // more to do. Otherwise the trajectory goes on after its recorded turns
+  // (turns.jsonl; a failed generation was not recorded, so it is asked
+  // again), and at its end is written again.
   bool Resume(KbTrajectory* t) {
     auto it = earlier_.find(Key(t->problem.level, t->problem.id, t->sample));
     if (it == earlier_.end()) return false;
     Earlier& e = it->second;
-    t->turns = std::move(e.turns);
-    if (static_cast<int>(t->turns.size()) > o_.turns)
-      t->turns.resize(static_cast<size_t>(o_.turns));
-    if (e.ended) {
+    const bool complete =
+        e.ended && !e.ended_turns.empty() &&
+        e.ended_turns.back().generation_error.empty() &&
+        static_cast<int>(e.ended_turns.size()) == o_.turns;
+    if (complete) {
+      t->turns = std::move(e.ended_turns);
       for (size_t i = 0; i < t->turns.size(); ++i) {
         if (t->turns[i].turn == e.best_turn) t->best = static_cast<int>(i);
       }
       ++resumed_ended_;
       return true;
     }
+    t->turns = std::move(e.recorded);
+    t->resumed_library_version = e.library_version;
     resumed_turns_ += static_cast<int>(t->turns.size());
     return false;
   }
@@ -259,7 +303,8 @@ class Runner {
     if (o_.format == KernelBenchFormat::kCuda) req.language = Language::kCuda;
     if (o_.format == KernelBenchFormat::kTriton)
       req.language = Language::kTriton;
-    req.as_of = o_.library_version;
+    req.as_of = t->resumed_library_version ? t->resumed_library_version
+                                           : o_.library_version;
     auto sel = o_.selector->Select(req);
     if (!sel.ok()) {
       t->selection_error = std::string(sel.status().message());
@@ -485,6 +530,7 @@ class Runner {
     json tj = TurnJson(turn, std::string::npos);
     tj["answer"] = turn.answer;
     json j = RunIdentity(t);
+    if (o_.selector != nullptr) j["library_version"] = t.library_version;
     j["turn"] = std::move(tj);
     std::lock_guard<std::mutex> lock(mu_);
     turns_ << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
@@ -498,28 +544,36 @@ class Runner {
             {"sample", t.sample},
             {"model", backbone_->Model()},
             {"format", std::string(KernelBenchFormatName(o_.format))},
-            {"skills", o_.selector != nullptr}};
+            {"skills_on", o_.selector != nullptr}};
   }
 
+  // Throws json::exception for fields of other types (the caller passes
+  // such lines over). Lines written before "skills_on" was recorded count
+  // as the same run.
   bool SameRun(const json& j) const {
-    // Lines written before "skills" was recorded count as the same run.
-    return j.value("model", "") == backbone_->Model() &&
-           j.value("format", "") == KernelBenchFormatName(o_.format) &&
-           j.value("skills", o_.selector != nullptr) ==
-               (o_.selector != nullptr) &&
-           j.contains("level") && j["level"].is_number_integer() &&
-           j.contains("problem") && j["problem"].is_number_integer() &&
-           j.contains("sample") && j["sample"].is_number_integer();
+    const bool skills = o_.selector != nullptr;
+    return j.at("model").get<std::string>() == backbone_->Model() &&
+           j.at("format").get<std::string>() ==
+               KernelBenchFormatName(o_.format) &&
+           (!j.contains("skills_on") ||
+            j["skills_on"].get<bool>() == skills) &&
+           j.at("level").is_number_integer() &&
+           j.at("problem").is_number_integer() &&
+           j.at("sample").is_number_integer();
   }
 
+ public:
+  // A trajectory's name in the files: "level/problem/sample".
   static std::string Key(int level, int problem, int sample) {
     return std::to_string(level) + "/" + std::to_string(problem) + "/" +
            std::to_string(sample);
   }
   static std::string Key(const json& j) {
-    return Key(j["level"].get<int>(), j["problem"].get<int>(),
-               j["sample"].get<int>());
+    return Key(j.at("level").get<int>(), j.at("problem").get<int>(),
+               j.at("sample").get<int>());
   }
+
+ private:
 
   json TrajectoryJson(const KbTrajectory& t) const {
     json turns = json::array();
@@ -531,7 +585,7 @@ class Runner {
               {"sample", t.sample},
               {"model", backbone_->Model()},
               {"format", std::string(KernelBenchFormatName(o_.format))},
-              {"skills", o_.selector != nullptr},
+              {"skills_on", o_.selector != nullptr},
               {"device", device_},
               {"skills", t.skill_ids},
               {"best_turn",
@@ -557,10 +611,15 @@ class Runner {
   // What an earlier run left, by Key (read before the pool starts; each
   // entry is taken by its own trajectory's thread only).
   struct Earlier {
-    bool ended = false;
+    bool ended = false;  // in trajectories.jsonl
     int best_turn = 0;
-    std::vector<KbTurn> turns;
+    std::vector<KbTurn> ended_turns;  // as trajectories.jsonl has them
+    std::vector<KbTurn> recorded;     // turns.jsonl's, in order, whole
+    std::optional<Version> library_version;  // the turns' selection's
   };
+  // Filled by Prepare before the pool starts; then each entry is taken by
+  // its own trajectory's thread only (find, no insertion).
+  std::set<std::string> wanted_;
   std::map<std::string, Earlier> earlier_;
   std::atomic<int> resumed_ended_{0};
   std::atomic<int> resumed_turns_{0};
@@ -635,7 +694,10 @@ Result<KernelBenchRunReport> RunKernelBench(
         " (run `skilldb kernelbench import` first)");
   }
   gd::Runner runner(o, backbone, evaluator);
-  SKILLDB_RETURN_IF_ERROR(runner.Prepare());
+  std::set<std::string> wanted;
+  for (const gd::KbTrajectory& t : all)
+    wanted.insert(gd::Runner::Key(t.problem.level, t.problem.id, t.sample));
+  SKILLDB_RETURN_IF_ERROR(runner.Prepare(std::move(wanted)));
   const size_t workers = std::min<size_t>(
       all.size(),
       o.concurrency > 0 ? static_cast<size_t>(o.concurrency) : size_t{16});

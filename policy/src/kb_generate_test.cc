@@ -39,7 +39,8 @@ class FakeBackbone : public llm::Backbone {
       ++calls_;
       cv_.notify_all();
     }
-    if (down_) return Status::Unavailable("the fake server is down");
+    if (down_ || (down_second_ && prompts.front().size() > 2))
+      return Status::Unavailable("the fake server is down");
     const std::string& user = prompts.front()[1].content;
     const bool second = prompts.front().size() > 2;
     std::string text;
@@ -64,6 +65,7 @@ class FakeBackbone : public llm::Backbone {
   }
   std::string model_ = "fake";
   std::atomic<bool> down_{false};
+  std::atomic<bool> down_second_{false};  // down for second turns only
 
   // Blocks until Generate is called once more (false after 20 s).
   bool WaitNextCall() {
@@ -272,6 +274,55 @@ TEST_CASE("kernelbench run resumes a stopped run without asking again") {
   }
   CHECK(p1 == 2);
 
+  // Started once more: everything had ended (the cut line of the second
+  // start did not swallow the line appended after it).
+  {
+    FakeBackbone third;
+    FakeEvaluator third_ev(&third);
+    third_ev.first_ = false;
+    auto done = RunKernelBench(o, &third, &third_ev, *store);
+    REQUIRE(done.ok());
+    CHECK(third.calls() == 0);
+    CHECK(third_ev.evaluations_ == 0);
+    CHECK(done->resumed_trajectories == 4);
+    CHECK(done->turns[1].correct == 2);
+  }
+
+  // Lines of other shapes (another program's, an older layout's skill ids
+  // under "skills") are passed over, never an error.
+  std::ofstream(o.out_dir + "/turns.jsonl", std::ios::app)
+      << "{\"model\": 5, \"format\": \"cpp\"}\n"
+      << "{\"model\": \"fake\", \"format\": \"cpp\", \"level\": 1, "
+         "\"problem\": 1, \"sample\": \"x\"}\n";
+  std::ofstream(o.out_dir + "/trajectories.jsonl", std::ios::app)
+      << "{\"model\": \"fake\", \"format\": \"cpp\", \"level\": 1, "
+         "\"problem\": 1, \"sample\": 0, \"skills\": [\"s1\"], "
+         "\"best_turn\": \"two\", \"turns\": 3}\n";
+  {
+    FakeBackbone fourth;
+    FakeEvaluator fourth_ev(&fourth);
+    fourth_ev.first_ = false;
+    auto done = RunKernelBench(o, &fourth, &fourth_ev, *store);
+    REQUIRE_MESSAGE(done.ok(), done.status().message());
+    CHECK(fourth.calls() == 0);
+    CHECK(done->resumed_trajectories == 4);
+  }
+
+  // More turns than the run that ended: each trajectory goes on.
+  {
+    o.turns = 3;
+    FakeBackbone more;
+    FakeEvaluator more_ev(&more);
+    more_ev.first_ = false;
+    auto longer = RunKernelBench(o, &more, &more_ev, *store);
+    REQUIRE(longer.ok());
+    CHECK(more.calls() == 4);  // turn 3 of each trajectory
+    CHECK(longer->resumed_turns == 8);
+    REQUIRE(longer->turns.size() == 3);
+    CHECK(longer->turns[2].correct == 2);
+    o.turns = 2;
+  }
+
   // Another model in the same directory starts afresh.
   FakeBackbone other;
   other.model_ = "another";
@@ -310,6 +361,41 @@ TEST_CASE("kernelbench run asks again where a generation failed") {
   CHECK(evaluator.evaluations_ == 2);
   REQUIRE(up->eval.eager.size() == 1);
   CHECK(up->eval.eager[0].compiled == 1);
+}
+
+TEST_CASE(
+    "kernelbench run resumes a trajectory whose second generation failed") {
+  skilldb::testing::TempDir dir;
+  auto store = kbv::TaskStore::Open(dir.Sub("store"));
+  REQUIRE(store.ok());
+  REQUIRE(store->Put(MakeProblem(1, "1_One.py")).ok());
+  KernelBenchRunOptions o;
+  o.out_dir = dir.Sub("run");
+  o.turns = 2;
+  o.samples = 2;
+  o.format = KernelBenchFormat::kCpp;
+  FakeBackbone backbone;
+  FakeEvaluator evaluator(&backbone);
+  evaluator.first_ = false;
+  backbone.down_second_ = true;
+  auto first = RunKernelBench(o, &backbone, &evaluator, *store);
+  REQUIRE(first.ok());
+  CHECK(first->generation_errors == 2);
+  CHECK(first->turns[1].correct == 0);
+  backbone.down_second_ = false;
+  auto again = RunKernelBench(o, &backbone, &evaluator, *store);
+  REQUIRE(again.ok());
+  CHECK(backbone.calls() == 6);  // 2 x 2 before, then turn 2 of each
+  CHECK(evaluator.evaluations_ == 4);
+  CHECK(again->resumed_turns == 2);
+  CHECK(again->turns[1].correct == 2);
+  // The layout has the second turn's answer, whole.
+  std::ifstream best(o.out_dir + "/level_1_problem_1_sample_1_kernel.py");
+  std::string text((std::istreambuf_iterator<char>(best)),
+                   std::istreambuf_iterator<char>());
+  CHECK(text == Answer("right"));
+  REQUIRE(again->eval.eager.size() == 1);
+  CHECK(again->eval.eager[0].correct == 1);
 }
 
 TEST_CASE("kernelbench run refuses bad options and an empty selection") {
