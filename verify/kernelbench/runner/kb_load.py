@@ -352,22 +352,43 @@ def make_pch(out_dir, variants=None):
     -Werror=invalid-pch; one that GCC refuses is removed (RuntimeError for
     the default)."""
     import shlex
-    import shutil
     import subprocess
     v = _torch_build_vars(os.path.join(out_dir, "probe"), False)
     flags = [f for f in shlex.split(v["cflags"]) + shlex.split(v.get("post_cflags", ""))
              if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-    default = None
-    for extra, sub in sorted(PCH_VARIANTS.items(), key=lambda kv: kv[1]):
-        if variants is not None and sub not in variants and sub != "":
-            continue
+    wanted = [(extra, sub) for extra, sub in sorted(PCH_VARIANTS.items(), key=lambda kv: kv[1])
+              if variants is None or sub in variants or sub == ""]
+    # The variants compile side by side (a build has two jobs; there are
+    # at most two variants).
+    started = []
+    for extra, sub in wanted:
         d = os.path.join(out_dir, sub)
         os.makedirs(d, exist_ok=True)
         header = os.path.join(d, "skilldb_torch_extension.h")
         with open(header, "w") as f:
             f.write("#include <torch/extension.h>\n")
-        made = subprocess.run([v["cxx"]] + flags + list(extra) + [
-            "-x", "c++-header", header, "-o", header + ".gch"], capture_output=True, text=True)
+        started.append(subprocess.Popen(
+            [v["cxx"]] + flags + list(extra) + ["-x", "c++-header", header, "-o", header + ".gch"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    try:
+        return _check_pch(v, flags, out_dir, wanted, started)
+    finally:  # a variant still compiling when the default was refused
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _check_pch(v, flags, out_dir, wanted, started):
+    """make_pch's second half: each variant's compile awaited and checked."""
+    import shutil
+    import subprocess
+    default = None
+    for (extra, sub), proc in zip(wanted, started):
+        _, err = proc.communicate()
+        made = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
+        d = os.path.join(out_dir, sub)
+        header = os.path.join(d, "skilldb_torch_extension.h")
         check = os.path.join(out_dir, "probe", "check.cpp")
         with open(check, "w") as f:
             f.write("int skilldb_pch_check;\n")

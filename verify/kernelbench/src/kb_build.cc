@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -101,6 +102,7 @@ Builder::~Builder() {
     queue_.clear();
   }
   cv_.notify_all();
+  pch_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
 }
 
@@ -254,14 +256,44 @@ BuildRecord Builder::Build(const Job& job) {
       pch_header = JoinPath(pch_dir, "skilldb_torch_extension.h");
       s.extra_visible.push_back(pch_dir);
     } else {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       const auto waiting = std::count_if(
           queue_.begin(), queue_.end(),
           [](const auto& j) { return j->format.backend != "triton"; });
       make_pch = !pch_started_ && (compiled_.size() >= 2 || waiting >= 2);
+      if (!make_pch && pch_started_ && !pch_finished_ && waiting >= 4) {
+        // Another build is making it, with more C++/CUDA answers waiting
+        // (a burst): this build waits for it rather than compile torch's
+        // headers itself. On the H100 (2026-12-05) a step's first builds
+        // went without it, 32-52 s each, 8 at a time, and the one making
+        // it had not finished 96 s in.
+        const double bound =
+            options_.build_timeout_s > 0 ? options_.build_timeout_s : 600;
+        pch_cv_.wait_for(lock, std::chrono::duration<double>(bound),
+                         [this] { return pch_finished_ || stop_; });
+        if (verify::internal::FileExists(
+                JoinPath(pch_dir, "skilldb_torch_extension.h.gch"))) {
+          pch_header = JoinPath(pch_dir, "skilldb_torch_extension.h");
+          s.extra_visible.push_back(pch_dir);
+        }
+      }
       pch_started_ = pch_started_ || make_pch;
     }
   }
+  // The build that makes the header says when it is done, whatever the
+  // outcome (builds waiting for it go on without it if it failed).
+  struct PchDone {
+    Builder* b;
+    bool armed;
+    ~PchDone() {
+      if (!armed) return;
+      {
+        std::lock_guard<std::mutex> lock(b->mu_);
+        b->pch_finished_ = true;
+      }
+      b->pch_cv_.notify_all();
+    }
+  } pch_done{this, make_pch};
   s.extra_env.push_back("MAX_JOBS=2");
   s.file_bytes = int64_t{4} << 30;
   // The compilers' address space (two jobs of nvcc over torch's headers fit

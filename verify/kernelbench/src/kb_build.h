@@ -93,6 +93,8 @@ class Builder {
   std::string cache_root_;
   std::function<Result<DeviceInfo>()> describe_;
   bool pch_started_ = false;  // GUARDED_BY(mu_): one builder makes it
+  bool pch_finished_ = false;       // GUARDED_BY(mu_): made, or failed to be
+  std::condition_variable pch_cv_;  // pch_finished_ or stop_ changed
   std::set<std::string> compiled_;  // GUARDED_BY(mu_): extensions compiled
   std::mutex* device_mu_;
   DeviceGate* gate_;
