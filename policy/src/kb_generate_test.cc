@@ -128,6 +128,20 @@ class FakeEvaluator : public kbv::Evaluator {
   kbv::EvalOptions options_;
 };
 
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);)
+    out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
 kbv::Problem MakeProblem(int id, const std::string& name) {
   kbv::Problem p;
   p.level = 1;
@@ -178,17 +192,12 @@ TEST_CASE(
     }
   }
   // The layout holds each sample's best turn.
-  std::ifstream best(o.out_dir + "/level_1_problem_1_sample_0_kernel.py");
-  std::string text((std::istreambuf_iterator<char>(best)),
-                   std::istreambuf_iterator<char>());
-  CHECK(text == Answer("right"));
+  CHECK(ReadText(o.out_dir + "/level_1_problem_1_sample_0_kernel.py") ==
+        Answer("right"));
   // Trajectories: the second turn's prompt got the first's feedback.
-  std::ifstream traj(o.out_dir + "/trajectories.jsonl");
-  std::string line;
   int lines = 0;
-  while (std::getline(traj, line)) {
+  for (const auto& j : ReadJsonLines(o.out_dir + "/trajectories.jsonl")) {
     ++lines;
-    const auto j = nlohmann::json::parse(line);
     REQUIRE(j["turns"].size() == 2);
     if (j["problem"] == 1) {
       CHECK(j["best_turn"] == 2);
@@ -257,16 +266,11 @@ TEST_CASE("kernelbench run resumes a stopped run without asking again") {
   CHECK(again->turns[0].correct == 0);
   CHECK(again->turns[1].correct == 2);
   CHECK(again->turns[0].answered == 2);
-  std::ifstream best(o.out_dir + "/level_1_problem_1_sample_0_kernel.py");
-  std::string text((std::istreambuf_iterator<char>(best)),
-                   std::istreambuf_iterator<char>());
-  CHECK(text == Answer("right"));
+  CHECK(ReadText(o.out_dir + "/level_1_problem_1_sample_0_kernel.py") ==
+        Answer("right"));
   // The resumed trajectory's second prompt carried the first's feedback.
-  std::ifstream traj(o.out_dir + "/trajectories.jsonl");
-  std::string line;
   int p1 = 0;
-  while (std::getline(traj, line)) {
-    const auto j = nlohmann::json::parse(line);
+  for (const auto& j : ReadJsonLines(o.out_dir + "/trajectories.jsonl")) {
     if (j["problem"] != 1) continue;
     ++p1;
     REQUIRE(j["turns"].size() == 2);
@@ -342,60 +346,49 @@ TEST_CASE("kernelbench run asks again where a generation failed") {
   REQUIRE(store->Put(MakeProblem(1, "1_One.py")).ok());
   KernelBenchRunOptions o;
   o.out_dir = dir.Sub("run");
-  o.turns = 1;
   o.samples = 2;
   o.format = KernelBenchFormat::kCpp;
   FakeBackbone backbone;
   FakeEvaluator evaluator(&backbone);
   evaluator.first_ = false;
-  backbone.down_ = true;
-  auto down = RunKernelBench(o, &backbone, &evaluator, *store);
-  REQUIRE(down.ok());
-  CHECK(down->generation_errors == 2);
-  backbone.down_ = false;
-  auto up = RunKernelBench(o, &backbone, &evaluator, *store);
-  REQUIRE(up.ok());
-  CHECK(backbone.calls() == 4);
-  CHECK(up->generation_errors == 0);
-  CHECK(up->resumed_trajectories == 0);
-  CHECK(evaluator.evaluations_ == 2);
-  REQUIRE(up->eval.eager.size() == 1);
-  CHECK(up->eval.eager[0].compiled == 1);
-}
 
-TEST_CASE(
-    "kernelbench run resumes a trajectory whose second generation failed") {
-  skilldb::testing::TempDir dir;
-  auto store = kbv::TaskStore::Open(dir.Sub("store"));
-  REQUIRE(store.ok());
-  REQUIRE(store->Put(MakeProblem(1, "1_One.py")).ok());
-  KernelBenchRunOptions o;
-  o.out_dir = dir.Sub("run");
-  o.turns = 2;
-  o.samples = 2;
-  o.format = KernelBenchFormat::kCpp;
-  FakeBackbone backbone;
-  FakeEvaluator evaluator(&backbone);
-  evaluator.first_ = false;
-  backbone.down_second_ = true;
-  auto first = RunKernelBench(o, &backbone, &evaluator, *store);
-  REQUIRE(first.ok());
-  CHECK(first->generation_errors == 2);
-  CHECK(first->turns[1].correct == 0);
-  backbone.down_second_ = false;
-  auto again = RunKernelBench(o, &backbone, &evaluator, *store);
-  REQUIRE(again.ok());
-  CHECK(backbone.calls() == 6);  // 2 x 2 before, then turn 2 of each
-  CHECK(evaluator.evaluations_ == 4);
-  CHECK(again->resumed_turns == 2);
-  CHECK(again->turns[1].correct == 2);
-  // The layout has the second turn's answer, whole.
-  std::ifstream best(o.out_dir + "/level_1_problem_1_sample_1_kernel.py");
-  std::string text((std::istreambuf_iterator<char>(best)),
-                   std::istreambuf_iterator<char>());
-  CHECK(text == Answer("right"));
-  REQUIRE(again->eval.eager.size() == 1);
-  CHECK(again->eval.eager[0].correct == 1);
+  SUBCASE("at the first turn") {
+    o.turns = 1;
+    backbone.down_ = true;
+    auto down = RunKernelBench(o, &backbone, &evaluator, *store);
+    REQUIRE(down.ok());
+    CHECK(down->generation_errors == 2);
+    backbone.down_ = false;
+    auto up = RunKernelBench(o, &backbone, &evaluator, *store);
+    REQUIRE(up.ok());
+    CHECK(backbone.calls() == 4);
+    CHECK(up->generation_errors == 0);
+    CHECK(up->resumed_trajectories == 0);
+    CHECK(evaluator.evaluations_ == 2);
+    REQUIRE(up->eval.eager.size() == 1);
+    CHECK(up->eval.eager[0].compiled == 1);
+  }
+
+  SUBCASE("at the second turn: the first is kept") {
+    o.turns = 2;
+    backbone.down_second_ = true;
+    auto first = RunKernelBench(o, &backbone, &evaluator, *store);
+    REQUIRE(first.ok());
+    CHECK(first->generation_errors == 2);
+    CHECK(first->turns[1].correct == 0);
+    backbone.down_second_ = false;
+    auto again = RunKernelBench(o, &backbone, &evaluator, *store);
+    REQUIRE(again.ok());
+    CHECK(backbone.calls() == 6);  // 2 x 2 before, then turn 2 of each
+    CHECK(evaluator.evaluations_ == 4);
+    CHECK(again->resumed_turns == 2);
+    CHECK(again->turns[1].correct == 2);
+    // The layout has the second turn's answer, whole.
+    CHECK(ReadText(o.out_dir + "/level_1_problem_1_sample_1_kernel.py") ==
+          Answer("right"));
+    REQUIRE(again->eval.eager.size() == 1);
+    CHECK(again->eval.eager[0].correct == 1);
+  }
 }
 
 TEST_CASE("kernelbench run refuses bad options and an empty selection") {
