@@ -225,11 +225,11 @@ class Runner {
     });
   }
 
-  // Takes what an earlier run left for `t`: true when it ended there with
-  // as many turns as this run asks for (or fewer, ended by a turn that was
-  // not a failed generation); its result and files are written, nothing
-  // more to do. Otherwise the trajectory goes on after its recorded turns
-  // (turns.jsonl; a failed generation was not recorded, so it is asked
+  // Takes what an earlier run left for `t`: true when it ended there after
+  // exactly the turns this run asks for, the last not a failed generation;
+  // its result and files are written, nothing more to do. Otherwise the
+  // trajectory goes on after its recorded turns (turns.jsonl, up to this
+  // run's --turns; a failed generation was not recorded, so it is asked
   // again), and at its end is written again.
   bool Resume(KbTrajectory* t) {
     auto it = earlier_.find(Key(t->problem.level, t->problem.id, t->sample));
