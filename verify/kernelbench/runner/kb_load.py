@@ -121,7 +121,7 @@ class ExtensionShim:
         self.split = split
         self.pch = pch
         self.cache = cache
-        self.arch = arch
+        self.arch = os.environ.get("TORCH_CUDA_ARCH_LIST", "") if arch is None else arch
         self.records = []
 
     # Keywords past cpp_sources go on by name: torch 2.x put sycl_sources
@@ -143,7 +143,7 @@ class ExtensionShim:
                 raise RuntimeError(
                     "load_inline(%r): no library was built for this call (its "
                     "arguments differ from those the build step saw; key %s, "
-                    "TORCH_CUDA_ARCH_LIST %r)" % (name, key, self._arch()))
+                    "TORCH_CUDA_ARCH_LIST %r)" % (name, key, self.arch))
             self.records.append({"name": name, "key": key})
             return self.cpp_ext._import_module_from_library(
                 name, directory, kwargs.get("is_python_module", True))
@@ -167,9 +167,6 @@ class ExtensionShim:
         finally:
             record["seconds"] = time.time() - start
             self.records.append(record)
-
-    def _arch(self):
-        return os.environ.get("TORCH_CUDA_ARCH_LIST", "") if self.arch is None else self.arch
 
     def _build_ways(self, name, cpp_sources, cuda_sources, functions, kwargs, directory, key,
                     record):
@@ -360,35 +357,33 @@ def make_pch(out_dir, variants=None):
               if variants is None or sub in variants or sub == ""]
     # The variants compile side by side (a build has two jobs; there are
     # at most two variants).
-    started = []
+    started = []  # (extra flags, subdirectory, header, its compile)
     for extra, sub in wanted:
         d = os.path.join(out_dir, sub)
         os.makedirs(d, exist_ok=True)
         header = os.path.join(d, "skilldb_torch_extension.h")
         with open(header, "w") as f:
             f.write("#include <torch/extension.h>\n")
-        started.append(subprocess.Popen(
+        started.append((extra, sub, header, subprocess.Popen(
             [v["cxx"]] + flags + list(extra) + ["-x", "c++-header", header, "-o", header + ".gch"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
     try:
-        return _check_pch(v, flags, out_dir, wanted, started)
+        return _check_pch(v, flags, out_dir, started)
     finally:  # a variant still compiling when the default was refused
-        for proc in started:
+        for *_, proc in started:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
 
 
-def _check_pch(v, flags, out_dir, wanted, started):
+def _check_pch(v, flags, out_dir, started):
     """make_pch's second half: each variant's compile awaited and checked."""
     import shutil
     import subprocess
     default = None
-    for (extra, sub), proc in zip(wanted, started):
-        _, err = proc.communicate()
-        made = subprocess.CompletedProcess(proc.args, proc.returncode, "", err)
-        d = os.path.join(out_dir, sub)
-        header = os.path.join(d, "skilldb_torch_extension.h")
+    for extra, sub, header, made in started:
+        _, made_err = made.communicate()
+        d = os.path.dirname(header)
         check = os.path.join(out_dir, "probe", "check.cpp")
         with open(check, "w") as f:
             f.write("int skilldb_pch_check;\n")
@@ -398,7 +393,7 @@ def _check_pch(v, flags, out_dir, wanted, started):
                 "-Werror=invalid-pch", "-fsyntax-only", check],
             capture_output=True, text=True)
         if not checked or checked.returncode != 0:
-            why = (made.stderr if made.returncode != 0 else checked.stderr)[-600:]
+            why = (made_err if made.returncode != 0 else checked.stderr)[-600:]
             if sub == "":
                 raise RuntimeError("the precompiled header was not made or is refused: " + why)
             shutil.rmtree(d, ignore_errors=True)

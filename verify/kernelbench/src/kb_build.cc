@@ -252,10 +252,15 @@ BuildRecord Builder::Build(const Job& job) {
     // "pch-v2": headers made before 2026-12-05 (in "pch") carried the
     // probe's extension name and GCC refused them for every build.
     pch_dir = JoinPath(JoinPath(cache_root_, "pch-v2"), tv);
-    if (verify::internal::FileExists(JoinPath(pch_dir, "skilldb_torch_extension.h.gch"))) {
-      pch_header = JoinPath(pch_dir, "skilldb_torch_extension.h");
+    // Uses the header if it has been made; true if so.
+    auto use_made = [&] {
+      const std::string header = JoinPath(pch_dir, "skilldb_torch_extension.h");
+      if (!verify::internal::FileExists(header + ".gch")) return false;
+      pch_header = header;
       s.extra_visible.push_back(pch_dir);
-    } else {
+      return true;
+    };
+    if (!use_made()) {
       std::unique_lock<std::mutex> lock(mu_);
       const auto waiting = std::count_if(
           queue_.begin(), queue_.end(),
@@ -271,11 +276,7 @@ BuildRecord Builder::Build(const Job& job) {
             options_.build_timeout_s > 0 ? options_.build_timeout_s : 600;
         pch_cv_.wait_for(lock, std::chrono::duration<double>(bound),
                          [this] { return pch_finished_ || stop_; });
-        if (verify::internal::FileExists(
-                JoinPath(pch_dir, "skilldb_torch_extension.h.gch"))) {
-          pch_header = JoinPath(pch_dir, "skilldb_torch_extension.h");
-          s.extra_visible.push_back(pch_dir);
-        }
+        use_made();
       }
       pch_started_ = pch_started_ || make_pch;
     }
