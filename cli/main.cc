@@ -702,6 +702,11 @@ void AddKernelbench(CLI::App& app, Cli& c) {
                 "kernels as speedups");
   cmd->add_flag("--no-compile-baseline", k.no_compile_baseline,
                 "eval: do not time torch.compile");
+  cmd->add_flag(
+      "--no-generic-caller", k.no_generic_caller,
+      "eval, run: give every C++/CUDA answer its own pybind11 binding "
+      "(slower builds) instead of calling its functions through "
+      "thunks and the generic caller built once per torch version");
   c.numbers.Int(cmd, "--max-screen-bytes", &k.max_screen_bytes, {0, int64_t{1} << 46},
                 "import: inputs larger than this are not screened for degenerate "
                 "problems");

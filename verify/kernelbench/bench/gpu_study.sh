@@ -21,7 +21,10 @@
 #             skips the first; BUILD_JOBS sets --build-jobs, WORKERS
 #             --workers, default 1; OURS_AGAIN_WORKERS=N runs the answers
 #             once more with --workers N from a cold cache of its own,
-#             bounded by OURS_AGAIN_TIMEOUT)
+#             bounded by OURS_AGAIN_TIMEOUT; OURS_WARM=1 runs them again
+#             from the first run's cache without the answers' builds
+#             (OURS_WARM_TIMEOUT), OURS_WARM=ab with and without the
+#             generic caller)
 #   diag      where a Triton answer dies (triton_diag.py; the answer
 #             alone through eval, unconfined and confined)
 #   compile   the torch.compile baseline: the three study problems' honest
@@ -158,6 +161,28 @@ if has ours; then
   echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, ${wk[*]}" | tee "$OUT/ours_wall.txt"
   tail -25 "$dir/ours.log"
   fi
+  if [ "${OURS_WARM:-0}" != 0 ]; then
+  # The same answers again from a copy of the cache that keeps what a
+  # machine makes once (the precompiled headers, the generic caller, the
+  # baselines' times) and drops the answers' own builds: the rate of a
+  # machine that has judged before. OURS_WARM=ab runs it twice, with and
+  # without the generic caller (--no-generic-caller), each from its own copy.
+  modes=(on); [ "$OURS_WARM" = ab ] && modes=(on off)
+  for mode in "${modes[@]}"; do
+    c="$dir/cache-warm-$mode"; rm -rf "$c"; cp -a "$dir/cache" "$c"
+    rm -rf "$c/builds" "$c/triton"
+    find "$c/ext" -mindepth 1 -maxdepth 1 ! -name 'caller-*' -exec rm -rf {} +
+    gc=(); [ "$mode" = off ] && gc=(--no-generic-caller)
+    stamp "ours: again, machine caches kept, answers' builds dropped, generic caller $mode"
+    t0=$(now)
+    timeout "${OURS_WARM_TIMEOUT:-150}" "${KBC[@]}" eval "$dir/run" --cache "$c" "${nocb[@]}" \
+      "${jobs[@]}" "${wk[@]}" "${gc[@]}" --results "$dir/ours-warm-$mode.jsonl" --json \
+      > "$OUT/ours_warm_$mode.json" 2> "$dir/ours-warm-$mode.log"
+    echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, ${wk[*]}, warm, generic caller $mode" |
+      tee -a "$OUT/ours_wall.txt"
+    tail -5 "$dir/ours-warm-$mode.log"
+  done
+  fi
   if [ -n "${OURS_AGAIN_WORKERS:-}" ]; then
   # The same answers again with another --workers, from an empty cache of
   # its own (builds too), so the two walls compare.
@@ -232,6 +257,6 @@ if has harness; then
   echo "harness rc=$?"
   tail -25 "$dir/kb.log"
 fi
-tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/cache-again' --exclude='*/kb-build' --exclude='store' --exclude='./kit' \
+tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/cache-again' --exclude='*/cache-warm-*' --exclude='*/kb-build' --exclude='store' --exclude='./kit' \
   --exclude='*/run' . 2>/dev/null
 stamp "done"

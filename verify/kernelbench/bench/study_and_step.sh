@@ -28,6 +28,7 @@ mkdir -p "$OUT" "$RES/study" "$RES/step"
 done) &
 snap=$!
 WORKERS="${WORKERS:-4}" OURS_TIMEOUT="${OURS_TIMEOUT:-200}" OURS_KB=0 COMPILE_BASELINE=0 \
+  OURS_WARM="${OURS_WARM:-0}" \
   HARNESS_TIMEOUT="${HARNESS_TIMEOUT:-230}" OUT="$RES/study" \
   bash "$HERE/gpu_study.sh" "${PHASES:-import,ours,harness}" 2>&1 | tee "$RES/study/study.log"
 left=$((BUDGET - SECONDS - 45))  # the step's own set-up: the kit, the library, the import

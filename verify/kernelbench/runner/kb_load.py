@@ -24,9 +24,15 @@ import time
 
 import torch
 
+import kb_caller
 import kb_split
 
 BUILD_SALT = "skilldb-kb-build/1"
+
+# The headers precompiled (make_pch): torch/extension.h for load_inline's
+# bindings, torch/types.h for thunks (kb_caller).
+PCH_EXTENSION = "skilldb_torch_extension.h"
+PCH_TYPES = "skilldb_torch_types.h"
 
 _EXT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
 
@@ -104,12 +110,18 @@ class ExtensionShim:
     that load_inline already puts at the top of a .cu file (most CUDA files
     need only ATen; the full header adds the C++ frontend and pybind11), then
     as written. The record says which one built and why the others did not.
-    mode "run": imports root/<key>/<name>.so, which the build made; `arch`
-    is the TORCH_CUDA_ARCH_LIST the build ran with (None: this process's).
+    With `generic_caller` and the caller built in `cache` (kb_caller), the
+    functions of C++-only and split builds are compiled as thunks with
+    torch/types.h instead of a binding with torch/extension.h; where the
+    thunks do not cover a call or do not build, it gets its binding as
+    above, and the record's "binding" says which and why.
+    mode "run": imports root/<key>/<name>.so, which the build made, or loads
+    its thunk library through the caller in root; `arch` is the
+    TORCH_CUDA_ARCH_LIST the build ran with (None: this process's).
     """
 
     def __init__(self, mode, root, light_cuda_include=True, pch=None, cache=None, split=True,
-                 arch=None):
+                 arch=None, generic_caller=True):
         import torch.utils.cpp_extension as cpp_ext
         self.cpp_ext = cpp_ext
         self.real = cpp_ext.load_inline
@@ -119,6 +131,7 @@ class ExtensionShim:
         self.root = root
         self.light = light_cuda_include
         self.split = split
+        self.generic_caller = generic_caller
         self.pch = pch
         self.cache = cache
         self.arch = os.environ.get("TORCH_CUDA_ARCH_LIST", "") if arch is None else arch
@@ -133,11 +146,17 @@ class ExtensionShim:
         if self.mode == "build" and self.cache:
             # Built before (by another answer with the same call): reused.
             cached = os.path.join(self.cache, key)
+            if kb_caller.has_thunks(cached, name):
+                self.records.append({"name": name, "key": key, "cached": True})
+                return kb_caller.load_module(self.cache, cached, name)
             if os.path.exists(os.path.join(cached, name + ".so")):
                 self.records.append({"name": name, "key": key, "cached": True})
                 return self.cpp_ext._import_module_from_library(
                     name, cached, kwargs.get("is_python_module", True))
         if self.mode == "run":
+            if kb_caller.has_thunks(directory, name):
+                self.records.append({"name": name, "key": key, "binding": "generic caller"})
+                return kb_caller.load_module(self.root, directory, name)
             so = os.path.join(directory, name + ".so")
             if not os.path.exists(so):
                 raise RuntimeError(
@@ -177,6 +196,11 @@ class ExtensionShim:
                                        directory, key, record)
             if module is not None:
                 return module
+        elif not cuda_list:
+            module = self._build_thunks(name, _as_list(cpp_sources), functions, kwargs,
+                                        directory, [], bool(kwargs.get("with_cuda")), record)
+            if module is not None:
+                return module
         light = [_EXT_INCLUDE.sub("", s) for s in cuda_list]
         if self.light and cuda_list and light != cuda_list:
             try:
@@ -191,13 +215,70 @@ class ExtensionShim:
         return self.real(name, cpp_sources, cuda_sources=cuda_sources,
                          functions=functions, **kwargs)
 
-    def _pch_header(self, extra_cflags):
-        """The precompiled header made for these flags (make_pch), or None."""
+    def _pch_header(self, extra_cflags, header=PCH_EXTENSION):
+        """The precompiled `header` (PCH_EXTENSION or PCH_TYPES) made for
+        these flags (make_pch), or None."""
         sub = pch_variant(extra_cflags) if self.pch else None
         if sub is None:
             return None
-        header = os.path.join(os.path.dirname(self.pch), sub, os.path.basename(self.pch))
-        return header if os.path.exists(header + ".gch") else None
+        path = os.path.join(os.path.dirname(self.pch), sub, header)
+        return path if os.path.exists(path + ".gch") else None
+
+    def _thunks_planned(self, cpp_text, functions, kwargs, record):
+        """Whether this call is to be built with thunks (kb_caller); if not,
+        the record says why."""
+        why = kb_caller.not_eligible(cpp_text, functions, kwargs) if self.generic_caller else (
+            "the generic caller is off")
+        if why is None and not kb_caller.caller_built(self.cache):
+            why = "the generic caller is not built yet"
+        if why is not None:
+            record["binding"] = "pybind11: " + why
+        return why is None
+
+    def _build_thunks(self, name, cpp, functions, kwargs, directory, objs, with_cuda, record,
+                      planned=None):
+        """The module of a thunk library (kb_caller) made of the C++ sources
+        `cpp` and the objects `objs`, or None, with the reason in the
+        record, when the call is not eligible or the library does not build
+        (then it is built with its own binding)."""
+        cpp_text = "\n".join(cpp)
+        if planned is None:
+            planned = self._thunks_planned(cpp_text, functions, kwargs, record)
+        if not planned:
+            return None
+        import shlex
+        import subprocess
+        t0 = time.time()
+        user = _user_cflags(kwargs.get("extra_cflags"))
+        try:
+            v = _torch_build_vars(os.path.join(directory, "skilldb_probe_thunks"), with_cuda, user,
+                                  _as_list(kwargs.get("extra_cuda_cflags")),
+                                  _as_list(kwargs.get("extra_include_paths")))
+            src = os.path.join(directory, "skilldb_thunks.cpp")
+            obj = os.path.join(directory, "skilldb_thunks.o")
+            with open(src, "w") as f:
+                f.write(kb_caller.thunk_source(cpp_text, functions))
+            pch = self._pch_header(user, PCH_TYPES)
+            cflags = [f for f in shlex.split(v["cflags"])
+                      if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+            _run_compiler(shlex.split(v["cxx"]) + cflags + ["-DTORCH_EXTENSION_NAME=" + name] + (
+                ["-include", pch, "-Winvalid-pch"] if pch else []) + [
+                "-I", kb_caller.HERE, "-c", src, "-o", obj] + shlex.split(v.get("post_cflags", "")),
+                "the thunks did not compile")
+            _run_compiler(shlex.split(v["cxx"]) + [obj] + list(objs) + _torch_ldflags(
+                with_cuda, _as_list(kwargs.get("extra_ldflags"))) + [
+                "-o", kb_caller.library_path(directory, name)], "the thunk library did not link")
+            kb_caller.write_meta(directory, name, functions,
+                                 kwargs.get("with_pytorch_error_handling", True))
+            module = kb_caller.load_module(self.cache, directory, name)
+        except Exception as e:  # built with its own binding
+            record["binding"] = "pybind11: the thunks did not build (%s)" % type(e).__name__
+            record["thunk_error"] = str(e)[-2000:]
+            kb_caller.remove(directory, name)
+            return None
+        record["binding"] = "generic caller (%.1f s%s)" % (
+            time.time() - t0, ", precompiled torch/types.h" if pch else "")
+        return module
 
     def _build_split(self, name, cpp_sources, cuda_list, functions, kwargs, directory, key,
                      record):
@@ -233,6 +314,11 @@ class ExtensionShim:
                     any(not re.fullmatch(r"-O(\d|s|fast)?", f) for f in user) or
                     re.search(r"^[ \t]*#[ \t]*(?!include\b)\w", cpp_text, re.M) is not None or
                     "{" in cpp_text)
+        cpp = _as_list(cpp_sources) + ([] if own_file else [parts.host])
+        # With thunks, the host part includes torch/types.h where it stands
+        # alone, as the thunks' file does (kb_caller).
+        thunks = self._thunks_planned("\n".join(cpp), functions, kwargs, record)
+        host_header = PCH_TYPES if thunks else PCH_EXTENSION
         t0 = time.time()
         try:
             # The two parts compile side by side (a build has two jobs).
@@ -240,16 +326,19 @@ class ExtensionShim:
             with ThreadPoolExecutor(max_workers=2) as pool:
                 host = pool.submit(compile_host_part, parts.host, directory, kwargs, cuda_level,
                                    self._pch_header(["-O" + cuda_level] if cuda_level != "0"
-                                                    else []), name) if own_file else None
+                                                    else [], host_header), name,
+                                   host_header) if own_file else None
                 objs = [compile_device_part(parts.device, directory, kwargs)]
                 device_seconds = time.time() - t0
                 if host is not None:
                     objs.append(host.result())
-            kw = dict(kwargs)
-            kw["with_cuda"] = True
-            kw["extra_ldflags"] = _as_list(kw.get("extra_ldflags")) + objs
-            cpp = _as_list(cpp_sources) + ([] if own_file else [parts.host])
-            module = self.real(name, cpp, cuda_sources=None, functions=functions, **kw)
+            module = self._build_thunks(name, cpp, functions, kwargs, directory, objs, True,
+                                        record, thunks)
+            if module is None:
+                kw = dict(kwargs)
+                kw["with_cuda"] = True
+                kw["extra_ldflags"] = _as_list(kw.get("extra_ldflags")) + objs
+                module = self.real(name, cpp, cuda_sources=None, functions=functions, **kw)
         except Exception as e:  # built whole below
             # The compilers' words quote the answer: kept out of the
             # line the report shows, in the record for bench/build_split.py.
@@ -320,6 +409,19 @@ def _torch_build_vars(probe, with_cuda, extra_cflags=(), extra_cuda_cflags=(),
     return {k: v.strip() for k, v in re.findall(r"^(\w+) = (.*)$", text, re.M)}
 
 
+def _torch_ldflags(with_cuda, extra_ldflags=()):
+    """The link flags torch's build of a Python extension would use (its
+    libraries, CUDA's with `with_cuda`, then `extra_ldflags`), for any torch
+    version."""
+    import inspect
+    import torch.utils.cpp_extension as cpp_ext
+    fn = cpp_ext._prepare_ldflags
+    params = inspect.signature(fn).parameters
+    kw = dict(extra_ldflags=list(extra_ldflags), with_cuda=with_cuda, with_sycl=False,
+              verbose=False, is_standalone=False)
+    return ["-shared"] + fn(**{k: v for k, v in kw.items() if k in params})
+
+
 # The answer flags a precompiled header is made for: none (torch's default,
 # KernelBench's example passes [""]) and -O3 (what most answers ask for).
 # GCC refuses a header made with other optimization flags (-O3 defines
@@ -335,11 +437,12 @@ def pch_variant(extra_cflags):
 
 
 def make_pch(out_dir, variants=None):
-    """Precompiles torch/extension.h, for each of PCH_VARIANTS, with the
+    """Precompiles torch/extension.h (PCH_EXTENSION) and torch/types.h
+    (PCH_TYPES, for thunks), for each of PCH_VARIANTS, with the
     flags torch's own build of a load_inline binding (main.cpp) uses, into
     out_dir (a variant in its subdirectory; `variants`, if given, names the
-    ones wanted besides the default); returns the default header to
-    pass as `-include` (its .gch beside it).
+    ones wanted besides the default); returns the default PCH_EXTENSION
+    header to pass as `-include` (its .gch beside it).
 
     The extension's name (-DTORCH_EXTENSION_NAME) is left out: GCC refuses a
     header made with a macro defined otherwise than in the compile that
@@ -355,18 +458,20 @@ def make_pch(out_dir, variants=None):
              if not f.startswith("-DTORCH_EXTENSION_NAME=")]
     wanted = [(extra, sub) for extra, sub in sorted(PCH_VARIANTS.items(), key=lambda kv: kv[1])
               if variants is None or sub in variants or sub == ""]
-    # The variants compile side by side (a build has two jobs; there are
-    # at most two variants).
+    # The variants compile side by side (at most four compiles, of which
+    # the two of torch/types.h take about a third of the others' time).
     started = []  # (extra flags, subdirectory, header, its compile)
     for extra, sub in wanted:
         d = os.path.join(out_dir, sub)
         os.makedirs(d, exist_ok=True)
-        header = os.path.join(d, "skilldb_torch_extension.h")
-        with open(header, "w") as f:
-            f.write("#include <torch/extension.h>\n")
-        started.append((extra, sub, header, subprocess.Popen(
-            [v["cxx"]] + flags + list(extra) + ["-x", "c++-header", header, "-o", header + ".gch"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
+        for name, include in ((PCH_EXTENSION, "torch/extension.h"), (PCH_TYPES, "torch/types.h")):
+            header = os.path.join(d, name)
+            with open(header, "w") as f:
+                f.write("#include <%s>\n" % include)
+            started.append((extra, sub, header, subprocess.Popen(
+                [v["cxx"]] + flags + list(extra) + ["-x", "c++-header", header, "-o",
+                                                    header + ".gch"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
     try:
         return _check_pch(v, flags, out_dir, started)
     finally:  # a variant still compiling when the default was refused
@@ -378,12 +483,10 @@ def make_pch(out_dir, variants=None):
 
 def _check_pch(v, flags, out_dir, started):
     """make_pch's second half: each variant's compile awaited and checked."""
-    import shutil
     import subprocess
     default = None
     for extra, sub, header, made in started:
         _, made_err = made.communicate()
-        d = os.path.dirname(header)
         check = os.path.join(out_dir, "probe", "check.cpp")
         with open(check, "w") as f:
             f.write("int skilldb_pch_check;\n")
@@ -394,11 +497,13 @@ def _check_pch(v, flags, out_dir, started):
             capture_output=True, text=True)
         if not checked or checked.returncode != 0:
             why = (made_err if made.returncode != 0 else checked.stderr)[-600:]
-            if sub == "":
+            if sub == "" and header.endswith(PCH_EXTENSION):
                 raise RuntimeError("the precompiled header was not made or is refused: " + why)
-            shutil.rmtree(d, ignore_errors=True)
+            for p in (header, header + ".gch"):
+                if os.path.exists(p):
+                    os.unlink(p)
             continue
-        if sub == "":
+        if sub == "" and header.endswith(PCH_EXTENSION):
             default = header
     return default
 
@@ -441,8 +546,10 @@ def host_opt_level(flags, cuda=False):
     return level
 
 
-def compile_host_part(source, directory, kwargs, level, pch, name):
-    """Compiles a split's host part in a file of its own, with torch's C++
+def compile_host_part(source, directory, kwargs, level, pch, name, header=None):
+    """Compiles a split's host part in a file of its own (after torch's
+    `header`, PCH_EXTENSION's by default; PCH_TYPES's without the answer's
+    own torch/extension.h includes), with torch's C++
     flags for this build (none of the answer's C++ flags: nvcc's host pass
     never saw them; CUDA flags that define macros leave a source whole, see
     host_opt_level) under the extension's name, at nvcc's host optimization
@@ -456,7 +563,10 @@ def compile_host_part(source, directory, kwargs, level, pch, name):
     src = os.path.join(directory, "skilldb_host.cpp")
     obj = os.path.join(directory, "skilldb_host.o")
     with open(src, "w") as f:
-        f.write("#include <torch/extension.h>\n" + source)
+        if header == PCH_TYPES:
+            f.write("#include <torch/types.h>\n" + _EXT_INCLUDE.sub("", source))
+        else:
+            f.write("#include <torch/extension.h>\n" + source)
     # The extension's own name, as the binding's: a PYBIND11_MODULE among
     # the host functions names the module the run step imports.
     cflags = [f for f in shlex.split(v["cflags"]) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
@@ -464,10 +574,17 @@ def compile_host_part(source, directory, kwargs, level, pch, name):
         ["-O" + level] if level != "0" else []) + (
         ["-include", pch, "-Winvalid-pch"] if pch else []) + [
         "-c", src, "-o", obj] + shlex.split(v.get("post_cflags", ""))
+    _run_compiler(cmd, "the host part did not compile")
+    return obj
+
+
+def _run_compiler(cmd, what):
+    """Runs a compiler or linker; RuntimeError(`what` and its output) if it
+    fails."""
+    import subprocess
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError("the host part did not compile:\n" + (done.stderr or done.stdout)[-2000:])
-    return obj
+        raise RuntimeError(what + ":\n" + (done.stderr or done.stdout)[-2000:])
 
 
 def torch_macros(directory, kwargs):

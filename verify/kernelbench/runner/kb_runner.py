@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
+import kb_caller  # noqa: E402
 import kb_guard  # noqa: E402
 import kb_inputs  # noqa: E402
 import kb_load  # noqa: E402
@@ -69,6 +70,24 @@ def error_reply(kind, exc):
         # An OSError (a missing program, a full disk) may be the machine's,
         # not the answer's: the verifier does not cache such a failure.
         "os_error": isinstance(exc, OSError)}}
+
+
+def _timed(fn, *args):
+    """(fn(*args), {"seconds": its time}), or (None, {"error": what it
+    raised})."""
+    t0 = time.time()
+    try:
+        return fn(*args), {"seconds": time.time() - t0}
+    except Exception as e:
+        return None, {"error": "%s: %s" % (type(e).__name__, str(e)[-600:])}
+
+
+def _build_caller_if_missing(ext_root, ext_cache, load_inline):
+    """The key of the generic caller built into ext_root, or None if
+    `ext_cache` has it."""
+    if kb_caller.caller_built(ext_cache):
+        return None
+    return kb_caller.build_caller(ext_root, load_inline)
 
 
 def set_seed(seed):
@@ -175,7 +194,7 @@ class Runner:
                 kb_guard.warm_profiler(self.device)
             except Exception as e:  # profiling will say it is unavailable
                 self.notes.append("profiler warm-up: %s" % e)
-            self.watch = kb_guard.Watch([kb_guard, kb_inputs, kb_load, kb_wire,
+            self.watch = kb_guard.Watch([kb_caller, kb_guard, kb_inputs, kb_load, kb_wire,
                                          sys.modules[__name__]])
             # The run stage comes with "load": the answer's module, its
             # constructor and (Triton) a first call run under the build
@@ -643,21 +662,37 @@ class Runner:
     def op_build(self, h, blob):
         """Runs the answer's module so that its extensions build into
         `ext_root` (and, with `warm`, calls its ModelNew once so Triton
-        compiles)."""
+        compiles); with `make_caller`, builds the generic caller (kb_caller)
+        into ext_root beside it if `ext_cache` lacks it (the builder moves
+        it there): the reply's "caller" has its key and time, or an error,
+        or neither (it was there)."""
         ext_root = h["ext_root"]
         os.makedirs(ext_root, exist_ok=True)
+        caller = None
+        if h.get("make_caller"):
+            from concurrent.futures import ThreadPoolExecutor
+            pool = ThreadPoolExecutor(max_workers=1)
+            caller = pool.submit(_timed, _build_caller_if_missing, ext_root, h.get("ext_cache"),
+                                 kb_load.ExtensionShim("build", ext_root).real)
+            pool.shutdown(wait=False)
+        try:
+            reply = self._build(h, ext_root)
+        finally:
+            key, reply_caller = caller.result() if caller is not None else (None, None)
+        if reply_caller is not None:
+            if key:
+                reply_caller["key"] = key
+            reply["caller"] = reply_caller
+        return reply
+
+    def _build(self, h, ext_root):
         pch = h.get("pch") or None
         reply_pch = None
         if h.get("make_pch"):
-            t0 = time.time()
-            try:
-                pch = kb_load.make_pch(h["make_pch"], h.get("pch_variants"))
-                reply_pch = {"seconds": time.time() - t0}
-            except Exception as e:  # builds go on without it
-                pch = None
-                reply_pch = {"error": "%s: %s" % (type(e).__name__, str(e)[-600:])}
+            pch, reply_pch = _timed(kb_load.make_pch, h["make_pch"], h.get("pch_variants"))
         self.shim = kb_load.ExtensionShim("build", ext_root, h.get("light_include", True),
-                                          pch, h.get("ext_cache") or None, h.get("split", True))
+                                          pch, h.get("ext_cache") or None, h.get("split", True),
+                                          generic_caller=h.get("generic_caller", True))
         kb_load.install_shim(self.shim)
         self.protocol = h.get("protocol", "skilldb")
         self.dtype = PRECISIONS[h.get("precision", "fp32")]

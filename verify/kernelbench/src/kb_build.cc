@@ -29,11 +29,12 @@ constexpr char kBuildSalt[] = "skilldb-kb-answer-build/3";
 void BestEffort(const Status& status) { static_cast<void>(status.ok()); }
 
 json RecordToJson(const BuildRecord& r) {
-  return {{"ok", r.ok},         {"kind", r.kind},
+  return {{"ok", r.ok},           {"kind", r.kind},
           {"message", r.message}, {"extensions", r.extensions},
-          {"triton", r.triton}, {"light_include", r.light_include},
-          {"pch", r.pch},       {"split", r.split},
-          {"arch", r.arch},     {"seconds", r.seconds}};
+          {"triton", r.triton},   {"light_include", r.light_include},
+          {"pch", r.pch},         {"split", r.split},
+          {"binding", r.binding}, {"caller", r.caller},
+          {"arch", r.arch},       {"seconds", r.seconds}};
 }
 
 }  // namespace
@@ -147,6 +148,8 @@ std::optional<BuildRecord> Builder::ReadCached(const std::string& key) const {
   r.light_include = j.value("light_include", false);
   r.pch = j.value("pch", "");
   r.split = j.value("split", "");
+  r.binding = j.value("binding", "");
+  r.caller = j.value("caller", "");
   r.arch = j.value("arch", "");
   r.seconds = j.value("seconds", 0.0);
   r.cached = true;
@@ -250,8 +253,9 @@ BuildRecord Builder::Build(const Job& job) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.') c = '_';
     }
     // "pch-v2": headers made before 2026-12-05 (in "pch") carried the
-    // probe's extension name and GCC refused them for every build.
-    pch_dir = JoinPath(JoinPath(cache_root_, "pch-v2"), tv);
+    // probe's extension name and GCC refused them for every build; "pch-v3"
+    // adds torch/types.h, for thunks (kb_caller.py).
+    pch_dir = JoinPath(JoinPath(cache_root_, "pch-v3"), tv);
     // Uses the header if it has been made; true if so.
     auto use_made = [&] {
       const std::string header = JoinPath(pch_dir, "skilldb_torch_extension.h");
@@ -295,6 +299,15 @@ BuildRecord Builder::Build(const Job& job) {
       b->pch_cv_.notify_all();
     }
   } pch_done{this, make_pch};
+  // The generic caller (kb_caller.py): asked for by this builder's first
+  // C++/CUDA build, which builds it beside the answer if the cache lacks it
+  // (then moved into the extension cache below).
+  bool make_caller = false;
+  if (options_.generic_caller && !triton) {
+    std::lock_guard<std::mutex> lock(mu_);
+    make_caller = !caller_asked_;
+    caller_asked_ = true;
+  }
   s.extra_env.push_back("MAX_JOBS=2");
   s.file_bytes = int64_t{4} << 30;
   // The compilers' address space (two jobs of nvcc over torch's headers fit
@@ -327,6 +340,8 @@ BuildRecord Builder::Build(const Job& job) {
               {"warm", triton},
               {"light_include", options_.light_cuda_include},
               {"split", options_.split_cuda},
+              {"generic_caller", options_.generic_caller},
+              {"make_caller", make_caller},
               {"protocol", std::string(ProtocolName(options_.protocol))},
               {"precision", options_.precision},
               {"init_seed", 42}};
@@ -363,6 +378,26 @@ BuildRecord Builder::Build(const Job& job) {
       rec.pch = "not made: " + h["pch"].value("error", std::string("could not be moved"));
     }
   }
+  if (make_caller && h.contains("caller") && h["caller"].is_object()) {
+    // Built now (a key), present before, or failed: into the extension
+    // cache, where builds and runs find it by its key.
+    const json& caller = h["caller"];
+    const std::string key = caller.value("key", std::string());
+    const bool plain_key =
+        key.size() <= 64 && std::all_of(key.begin(), key.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+        });
+    if (caller.contains("error")) {
+      rec.caller = "not made: " + caller.value("error", std::string());
+    } else if (key.empty()) {
+      rec.caller = "present";
+    } else if (plain_key &&
+               MoveTree(JoinPath(ext_root, key), JoinPath(ext_cache, key))) {
+      rec.caller = "made in " + Num(caller.value("seconds", 0.0)) + " s";
+    } else {
+      rec.caller = "not made: could not be moved into the cache";
+    }
+  }
   if (h.contains("extensions") && h["extensions"].is_array()) {
     for (const json& e : h["extensions"]) {
       if (!e.is_object()) continue;
@@ -372,6 +407,12 @@ BuildRecord Builder::Build(const Job& job) {
         compiled_.insert(rec.extensions.back());
       }
       rec.light_include = rec.light_include || e.value("light_include", false);
+      // How each extension's functions are called (kb_caller.py).
+      const json binding = e.value("binding", json());
+      if (binding.is_string()) {
+        if (!rec.binding.empty()) rec.binding += "; ";
+        rec.binding += binding.get<std::string>().substr(0, 300);
+      }
       // How each extension's CUDA sources were built (kb_load.py), one
       // line per extension that has any.
       const json split = e.value("split", json());

@@ -46,6 +46,13 @@ struct BuildRecord {
   // kernel(s), ...", "NAME: not split: why", "NAME: split, did not build:
   // ..." (then built whole); "" without CUDA sources.
   std::string split;
+  // Per extension built or loaded, how its functions are called: "generic
+  // caller (N s)" (thunks, kb_caller.py) or "pybind11: why not"; "" when
+  // none says.
+  std::string binding;
+  // The generic caller, where this build was asked for it: "made in N s",
+  // "present", "not made: why"; "" otherwise.
+  std::string caller;
   // TORCH_CUDA_ARCH_LIST the build ran with (the device's capability; ""
   // on the CPU): part of each extension's key, so the run step is told it.
   std::string arch;
@@ -94,6 +101,7 @@ class Builder {
   std::function<Result<DeviceInfo>()> describe_;
   bool pch_started_ = false;  // GUARDED_BY(mu_): one builder makes it
   bool pch_finished_ = false;       // GUARDED_BY(mu_): made, or failed to be
+  bool caller_asked_ = false;  // GUARDED_BY(mu_): the first C++/CUDA build asks
   std::condition_variable pch_cv_;  // pch_finished_ or stop_ changed
   std::set<std::string> compiled_;  // GUARDED_BY(mu_): extensions compiled
   std::mutex* device_mu_;

@@ -23,10 +23,12 @@ constexpr char kUsage[] =
     "common: --store DIR --level L --problems 1-20,33 --json --no-progress\n"
     "        --python PY --device cuda|cpu --no-confine --scratch DIR\n"
     "import: --precision fp32|fp16|bf16 --max-screen-bytes N --jobs N\n"
-    "eval:   --protocol skilldb|kernelbench --precision P --backend cuda|triton\n"
+    "eval:   --protocol skilldb|kernelbench --precision P --backend "
+    "cuda|triton\n"
     "        --results FILE --cache DIR --trials N --rounds N --calls N\n"
     "        --perf-trials N --credit-torch-ops --no-compile-baseline\n"
-    "        --build-jobs N --seed N --no-light-include --no-split --workers N\n"
+    "        --build-jobs N --seed N --no-light-include --no-split\n"
+    "        --no-generic-caller --workers N\n"
     "        --gpus N\n";
 
 struct Parsed {
@@ -37,8 +39,9 @@ struct Parsed {
 
 bool IsFlag(const std::string& k) {
   return k == "--json" || k == "--no-progress" || k == "--no-confine" ||
-         k == "--credit-torch-ops" || k == "--no-compile-baseline" || k == "--no-light-include" ||
-         k == "--no-split";
+         k == "--credit-torch-ops" || k == "--no-compile-baseline" ||
+         k == "--no-light-include" || k == "--no-split" ||
+         k == "--no-generic-caller";
 }
 
 int Usage(const std::string& why) {
@@ -166,5 +169,6 @@ int main(int argc, char** argv) {
   e.compile_baseline = p.flags.count("--no-compile-baseline") == 0;
   e.light_cuda_include = p.flags.count("--no-light-include") == 0;
   e.split_cuda = p.flags.count("--no-split") == 0;
+  e.generic_caller = p.flags.count("--no-generic-caller") == 0;
   return RunEvalCommand(a, io);
 }

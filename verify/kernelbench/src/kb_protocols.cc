@@ -80,6 +80,10 @@ EvalResult Session::Run() {
   }
   if (!build.pch.empty()) res_.notes.push_back("precompiled torch/extension.h: " + build.pch);
   if (!build.split.empty()) res_.notes.push_back("CUDA sources: " + build.split);
+  if (!build.binding.empty())
+    res_.notes.push_back("functions called by: " + build.binding);
+  if (!build.caller.empty())
+    res_.notes.push_back("generic caller: " + build.caller);
   {
     std::lock_guard<std::mutex> lock(*ev_->device_mutex());
     if (Load(build)) {

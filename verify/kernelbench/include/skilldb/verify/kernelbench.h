@@ -287,6 +287,14 @@ struct EvalOptions {
   // first build after two distinct extensions were compiled: a run that
   // compiles one extension never pays for it).
   bool use_pch = true;
+  // Call answers' load_inline functions through thunks and the generic
+  // caller (kb_caller.py: compiled with torch/types.h, no pybind11 binding
+  // per answer; the same conversions, pybind11's casters), built once per
+  // torch and Python in the cache by the first C++/CUDA build; a call the
+  // thunks do not cover gets its own binding, and the notes say which.
+  // Off: every answer gets its own binding (thunk libraries already in the
+  // cache are still used).
+  bool generic_caller = true;
   int build_jobs = 0;     // concurrent builds; 0 = half the cores
   // Another process's median time for the runner's phases outside the timed
   // call (input generation, fetching outputs) may exceed the reference's by
