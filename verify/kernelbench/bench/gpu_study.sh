@@ -257,6 +257,13 @@ if has harness; then
   echo "harness rc=$?"
   tail -25 "$dir/kb.log"
 fi
+# The builds' records of every cache (how each answer was built: split,
+# binding, precompiled headers, the generic caller), without the builds.
+for c in "$RUN"/study/cache*; do
+  [ -d "$c/builds" ] || continue
+  mkdir -p "$RUN/study/records/$(basename "$c")"
+  cp "$c"/builds/*.json "$RUN/study/records/$(basename "$c")/" 2> /dev/null
+done
 tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/cache-again' --exclude='*/cache-warm-*' --exclude='*/kb-build' --exclude='store' --exclude='./kit' \
   --exclude='*/run' . 2>/dev/null
 stamp "done"
