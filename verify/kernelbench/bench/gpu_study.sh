@@ -261,8 +261,9 @@ fi
 # binding, precompiled headers, the generic caller), without the builds.
 for c in "$RUN"/study/cache*; do
   [ -d "$c/builds" ] || continue
-  mkdir -p "$RUN/study/records/$(basename "$c")"
-  cp "$c"/builds/*.json "$RUN/study/records/$(basename "$c")/" 2> /dev/null
+  # (not named "cache*": the tar below leaves those out)
+  mkdir -p "$RUN/study/records/of-$(basename "$c")"
+  cp "$c"/builds/*.json "$RUN/study/records/of-$(basename "$c")/" 2> /dev/null
 done
 tar -czf "$OUT/logs.tgz" -C "$RUN" --exclude='*/cache' --exclude='*/cache-again' --exclude='*/cache-warm-*' --exclude='*/kb-build' --exclude='store' --exclude='./kit' \
   --exclude='*/run' . 2>/dev/null
