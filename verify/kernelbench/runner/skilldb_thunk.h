@@ -47,8 +47,8 @@ using OptTensor = c10::optional<at::Tensor>;
 using OptLong = c10::optional<long>;
 using OptDouble = c10::optional<double>;
 
-// The argument types: X(C++ type, tag). int64_t is long here (LP64).
-#define SKILLDB_THUNK_ARG_TYPES(X)       \
+// The types both ways: X(C++ type, tag). int64_t is long here (LP64).
+#define SKILLDB_THUNK_VALUE_TYPES(X)     \
   X(at::Tensor, "Tensor")                \
   X(bool, "bool")                        \
   X(int, "int")                          \
@@ -66,28 +66,17 @@ using OptDouble = c10::optional<double>;
   X(std::vector<double>, "double[]")     \
   X(skilldb_thunk::OptTensor, "Tensor?") \
   X(skilldb_thunk::OptLong, "long?")     \
-  X(skilldb_thunk::OptDouble, "double?") \
+  X(skilldb_thunk::OptDouble, "double?")
+
+// The argument types: those and IntArrayRef (not returned: it would be a
+// view of what the function returns).
+#define SKILLDB_THUNK_ARG_TYPES(X) \
+  SKILLDB_THUNK_VALUE_TYPES(X)     \
   X(at::IntArrayRef, "IntArrayRef")
 
-// The return types: the argument types but IntArrayRef (a view of what the
-// function returns), and tuples of tensors; "void" for none.
+// The return types: those and tuples of tensors; "void" for none.
 #define SKILLDB_THUNK_RETURN_TYPES(X)                 \
-  X(at::Tensor, "Tensor")                             \
-  X(bool, "bool")                                     \
-  X(int, "int")                                       \
-  X(long, "long")                                     \
-  X(long long, "longlong")                            \
-  X(unsigned int, "uint")                             \
-  X(unsigned long, "ulong")                           \
-  X(float, "float")                                   \
-  X(double, "double")                                 \
-  X(std::string, "str")                               \
-  X(std::vector<at::Tensor>, "Tensor[]")              \
-  X(std::vector<long>, "long[]")                      \
-  X(std::vector<int>, "int[]")                        \
-  X(std::vector<float>, "float[]")                    \
-  X(std::vector<double>, "double[]")                  \
-  X(skilldb_thunk::OptTensor, "Tensor?")              \
+  SKILLDB_THUNK_VALUE_TYPES(X)                        \
   X(skilldb_thunk::Tensor2, "(Tensor,Tensor)")        \
   X(skilldb_thunk::Tensor3, "(Tensor,Tensor,Tensor)") \
   X(skilldb_thunk::Tensor4, "(Tensor,Tensor,Tensor,Tensor)")

@@ -80,6 +80,7 @@ Builder::Builder(RunnerOptions runner, EvalOptions options, std::string cache_ro
       describe_(std::move(describe)),
       device_mu_(device_mu),
       gate_(gate) {
+  made_ = MadeOnce::For(cache_root_);
   int jobs = options_.build_jobs;
   if (jobs <= 0) {
     const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -103,8 +104,25 @@ Builder::~Builder() {
     queue_.clear();
   }
   cv_.notify_all();
-  pch_cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(made_->mu);
+    stopping_ = true;
+  }
+  made_->cv.notify_all();
   for (std::thread& t : threads_) t.join();
+}
+
+std::shared_ptr<Builder::MadeOnce> Builder::MadeOnce::For(
+    const std::string& cache_root) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<MadeOnce>> all;  // GUARDED_BY(mu)
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<MadeOnce> made = all[cache_root].lock();
+  if (!made) {
+    made = std::make_shared<MadeOnce>();
+    all[cache_root] = made;
+  }
+  return made;
 }
 
 std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
@@ -265,12 +283,16 @@ BuildRecord Builder::Build(const Job& job) {
       return true;
     };
     if (!use_made()) {
-      std::unique_lock<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> own(mu_);
       const auto waiting = std::count_if(
           queue_.begin(), queue_.end(),
           [](const auto& j) { return j->format.backend != "triton"; });
-      make_pch = !pch_started_ && (compiled_.size() >= 2 || waiting >= 2);
-      if (!make_pch && pch_started_ && !pch_finished_ && waiting >= 4) {
+      const size_t compiled = compiled_.size();
+      own.unlock();
+      std::unique_lock<std::mutex> lock(made_->mu);
+      make_pch = !made_->pch_started && (compiled >= 2 || waiting >= 2);
+      if (!make_pch && made_->pch_started && !made_->pch_finished &&
+          waiting >= 4) {
         // Another build is making it, with more C++/CUDA answers waiting
         // (a burst): this build waits for it rather than compile torch's
         // headers itself. On the H100 (2026-12-05) a step's first builds
@@ -278,11 +300,12 @@ BuildRecord Builder::Build(const Job& job) {
         // it had not finished 96 s in.
         const double bound =
             options_.build_timeout_s > 0 ? options_.build_timeout_s : 600;
-        pch_cv_.wait_for(lock, std::chrono::duration<double>(bound),
-                         [this] { return pch_finished_ || stop_; });
+        made_->cv.wait_for(lock, std::chrono::duration<double>(bound), [this] {
+          return made_->pch_finished || stopping_.load();
+        });
         use_made();
       }
-      pch_started_ = pch_started_ || make_pch;
+      made_->pch_started = made_->pch_started || make_pch;
     }
   }
   // The build that makes the header says when it is done, whatever the
@@ -293,20 +316,21 @@ BuildRecord Builder::Build(const Job& job) {
     ~PchDone() {
       if (!armed) return;
       {
-        std::lock_guard<std::mutex> lock(b->mu_);
-        b->pch_finished_ = true;
+        std::lock_guard<std::mutex> lock(b->made_->mu);
+        b->made_->pch_finished = true;
       }
-      b->pch_cv_.notify_all();
+      b->made_->cv.notify_all();
     }
   } pch_done{this, make_pch};
-  // The generic caller (kb_caller.py): asked for by this builder's first
-  // C++/CUDA build, which builds it beside the answer if the cache lacks it
-  // (then moved into the extension cache below).
+  // The generic caller (kb_caller.py): asked for by the first C++/CUDA
+  // build of this process's builders of the cache, which builds it beside
+  // the answer if the cache lacks it (then moved into the extension cache
+  // below).
   bool make_caller = false;
   if (options_.generic_caller && !triton) {
-    std::lock_guard<std::mutex> lock(mu_);
-    make_caller = !caller_asked_;
-    caller_asked_ = true;
+    std::lock_guard<std::mutex> lock(made_->mu);
+    make_caller = !made_->caller_asked;
+    made_->caller_asked = true;
   }
   s.extra_env.push_back("MAX_JOBS=2");
   s.file_bytes = int64_t{4} << 30;

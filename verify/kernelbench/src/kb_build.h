@@ -14,15 +14,17 @@
 #ifndef SKILLDB_VERIFY_KERNELBENCH_BUILD_H_
 #define SKILLDB_VERIFY_KERNELBENCH_BUILD_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
 #include <map>
-#include <optional>
+#include <memory>
 #include <mutex>
-#include <shared_mutex>
+#include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,10 +101,21 @@ class Builder {
   EvalOptions options_;
   std::string cache_root_;
   std::function<Result<DeviceInfo>()> describe_;
-  bool pch_started_ = false;  // GUARDED_BY(mu_): one builder makes it
-  bool pch_finished_ = false;       // GUARDED_BY(mu_): made, or failed to be
-  bool caller_asked_ = false;  // GUARDED_BY(mu_): the first C++/CUDA build asks
-  std::condition_variable pch_cv_;  // pch_finished_ or stop_ changed
+  // What a cache gets made once (the precompiled headers, the generic
+  // caller): shared by the builders of one process with the same cache
+  // root, so the workers of a MultiEvaluator (a builder each) make each
+  // once. On the H100 (2026-12-05), 8 workers made the headers twice and
+  // the caller four times in one cold start.
+  struct MadeOnce {
+    std::mutex mu;
+    std::condition_variable cv;  // pch_finished changed, or a builder stops
+    bool pch_started = false;    // GUARDED_BY(mu): one build makes them
+    bool pch_finished = false;   // GUARDED_BY(mu): made, or failed to be
+    bool caller_asked = false;  // GUARDED_BY(mu): the first C++/CUDA build asks
+    static std::shared_ptr<MadeOnce> For(const std::string& cache_root);
+  };
+  std::shared_ptr<MadeOnce> made_;
+  std::atomic<bool> stopping_{false};  // stop_, readable under made_->mu
   std::set<std::string> compiled_;  // GUARDED_BY(mu_): extensions compiled
   std::mutex* device_mu_;
   DeviceGate* gate_;
