@@ -659,39 +659,42 @@ class Runner:
         torch.cuda.empty_cache()
         return r
 
+    def op_make_once(self, h, blob):
+        """Makes what a cache gets once, in a process that runs no answer's
+        code (one that did could change them before the builder moves them
+        into the cache, for every later build and run): with `make_pch`, the
+        precompiled headers there (kb_load.make_pch); with `make_caller`,
+        the generic caller (kb_caller) into `ext_root` if `ext_cache` lacks
+        it. Side by side. The reply's "pch" has the headers' time or an
+        error; its "caller" the caller's key and time, an error, or neither
+        (it was there)."""
+        from concurrent.futures import ThreadPoolExecutor
+        ext_root = h["ext_root"]
+        os.makedirs(ext_root, exist_ok=True)
+        reply = {"ok": True}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            made = pool.submit(_timed, kb_load.make_pch, h["make_pch"],
+                               h.get("pch_variants")) if h.get("make_pch") else None
+            caller = pool.submit(_timed, _build_caller_if_missing, ext_root, h.get("ext_cache"),
+                                 kb_load.ExtensionShim("build", ext_root).real) if h.get(
+                                     "make_caller") else None
+            if made is not None:
+                reply["pch"] = made.result()[1]
+            if caller is not None:
+                key, reply["caller"] = caller.result()
+                if key:
+                    reply["caller"]["key"] = key
+        return reply
+
     def op_build(self, h, blob):
         """Runs the answer's module so that its extensions build into
         `ext_root` (and, with `warm`, calls its ModelNew once so Triton
-        compiles); with `make_caller`, builds the generic caller (kb_caller)
-        into ext_root beside it if `ext_cache` lacks it (the builder moves
-        it there): the reply's "caller" has its key and time, or an error,
-        or neither (it was there)."""
+        compiles)."""
         ext_root = h["ext_root"]
         os.makedirs(ext_root, exist_ok=True)
-        caller = None
-        if h.get("make_caller"):
-            from concurrent.futures import ThreadPoolExecutor
-            pool = ThreadPoolExecutor(max_workers=1)
-            caller = pool.submit(_timed, _build_caller_if_missing, ext_root, h.get("ext_cache"),
-                                 kb_load.ExtensionShim("build", ext_root).real)
-            pool.shutdown(wait=False)
-        try:
-            reply = self._build(h, ext_root)
-        finally:
-            key, reply_caller = caller.result() if caller is not None else (None, None)
-        if reply_caller is not None:
-            if key:
-                reply_caller["key"] = key
-            reply["caller"] = reply_caller
-        return reply
-
-    def _build(self, h, ext_root):
-        pch = h.get("pch") or None
-        reply_pch = None
-        if h.get("make_pch"):
-            pch, reply_pch = _timed(kb_load.make_pch, h["make_pch"], h.get("pch_variants"))
         self.shim = kb_load.ExtensionShim("build", ext_root, h.get("light_include", True),
-                                          pch, h.get("ext_cache") or None, h.get("split", True),
+                                          h.get("pch") or None, h.get("ext_cache") or None,
+                                          h.get("split", True),
                                           generic_caller=h.get("generic_caller", True))
         kb_load.install_shim(self.shim)
         self.protocol = h.get("protocol", "skilldb")
@@ -706,13 +709,9 @@ class Runner:
         except Exception as e:
             err = error_reply("compile", e)
             err["extensions"] = self.shim.records
-            if reply_pch is not None:
-                err["pch"] = reply_pch
             return err
         reply = {"ok": True, "extensions": self.shim.records, "has_model_new": ModelNew is not None,
                  "module_seconds": time.time() - t0}
-        if reply_pch is not None:
-            reply["pch"] = reply_pch
         if h.get("warm") and ModelNew is not None:
             t1 = time.time()
             try:
@@ -820,6 +819,7 @@ class Runner:
             "call": self.op_call, "guard": self.op_guard, "profile": self.op_profile,
             "time_kb": self.op_time_kb, "time_baseline": self.op_time_baseline,
             "describe": self.op_describe, "build": self.op_build, "inspect": self.op_inspect,
+            "make_once": self.op_make_once,
             "init": self.op_init, "static_check": self.op_static_check,
         }
         while True:

@@ -237,6 +237,72 @@ void Builder::Work() {
   }
 }
 
+void Builder::MakeOnce(const RunnerStart& s, bool make_pch, bool make_caller,
+                       const std::string& pch_dir, const std::string& ext_cache,
+                       BuildRecord* rec) {
+  auto runner = Runner::Start(runner_, s);
+  json h = json::object();
+  std::string failed;
+  if (!runner.ok()) {
+    failed = runner.status().message();
+  } else {
+    json req = {{"op", "make_once"},
+                {"ext_root", JoinPath((*runner)->scratch(), "ext")},
+                {"ext_cache", ext_cache},
+                {"make_caller", make_caller}};
+    if (make_pch) {
+      req["make_pch"] = JoinPath((*runner)->scratch(), "pch");
+      // -O3 besides the default where answers are CUDA (most ask for -O3);
+      // on the CPU (the tests' answers) the default only: half the cost.
+      req["pch_variants"] =
+          runner_.device == "cpu" ? json::array() : json::array({"O3"});
+    }
+    const Reply reply = (*runner)->Request(req, "", options_.build_timeout_s);
+    if (reply.ok) {
+      h = reply.header;
+    } else {
+      failed = reply.failure.message;
+    }
+  }
+  if (make_pch) {
+    const json pch = h.value("pch", json());
+    if (pch.is_object() && pch.contains("seconds") &&
+        MoveTree(JoinPath((*runner)->scratch(), "pch"), pch_dir)) {
+      rec->pch = "made in " + Num(pch.value("seconds", 0.0)) + " s";
+    } else {
+      rec->pch = "not made: " + (!failed.empty() ? failed
+                                 : pch.is_object()
+                                     ? pch.value("error", std::string())
+                                     : std::string("could not be moved"));
+    }
+  }
+  if (make_caller) {
+    // Built now (a key), present before, or failed: into the extension
+    // cache, where builds and runs find it by its key.
+    const json caller = h.value("caller", json());
+    const std::string key =
+        caller.is_object() ? caller.value("key", std::string()) : std::string();
+    const bool plain_key =
+        key.size() <= 64 && std::all_of(key.begin(), key.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+        });
+    if (!failed.empty() || !caller.is_object()) {
+      rec->caller =
+          "not made: " + (failed.empty() ? std::string("no reply") : failed);
+    } else if (caller.contains("error")) {
+      rec->caller = "not made: " + caller.value("error", std::string());
+    } else if (key.empty()) {
+      rec->caller = "present";
+    } else if (plain_key &&
+               MoveTree(JoinPath(JoinPath((*runner)->scratch(), "ext"), key),
+                        JoinPath(ext_cache, key))) {
+      rec->caller = "made in " + Num(caller.value("seconds", 0.0)) + " s";
+    } else {
+      rec->caller = "not made: could not be moved into the cache";
+    }
+  }
+}
+
 BuildRecord Builder::Build(const Job& job) {
   BuildRecord rec;
   const auto t0 = util::SteadyClock::now();
@@ -265,6 +331,15 @@ BuildRecord Builder::Build(const Job& job) {
   // builds begun before it was made went without it.
   std::string pch_dir, pch_header;
   bool make_pch = false;
+  // Uses the header if it has been made; true if so.
+  auto use_made = [&] {
+    const std::string header = JoinPath(pch_dir, "skilldb_torch_extension.h");
+    if (pch_dir.empty() || !verify::internal::FileExists(header + ".gch"))
+      return false;
+    pch_header = header;
+    s.extra_visible.push_back(pch_dir);
+    return true;
+  };
   if (options_.use_pch && !triton && device.ok() && !device->torch_version.empty()) {
     std::string tv = device->torch_version;
     for (char& c : tv) {
@@ -274,14 +349,6 @@ BuildRecord Builder::Build(const Job& job) {
     // probe's extension name and GCC refused them for every build; "pch-v3"
     // adds torch/types.h, for thunks (kb_caller.py).
     pch_dir = JoinPath(JoinPath(cache_root_, "pch-v3"), tv);
-    // Uses the header if it has been made; true if so.
-    auto use_made = [&] {
-      const std::string header = JoinPath(pch_dir, "skilldb_torch_extension.h");
-      if (!verify::internal::FileExists(header + ".gch")) return false;
-      pch_header = header;
-      s.extra_visible.push_back(pch_dir);
-      return true;
-    };
     if (!use_made()) {
       std::unique_lock<std::mutex> own(mu_);
       const auto waiting = std::count_if(
@@ -313,19 +380,20 @@ BuildRecord Builder::Build(const Job& job) {
   struct PchDone {
     Builder* b;
     bool armed;
-    ~PchDone() {
+    void Fire() {
       if (!armed) return;
+      armed = false;
       {
         std::lock_guard<std::mutex> lock(b->made_->mu);
         b->made_->pch_finished = true;
       }
       b->made_->cv.notify_all();
     }
+    ~PchDone() { Fire(); }
   } pch_done{this, make_pch};
   // The generic caller (kb_caller.py): asked for by the first C++/CUDA
-  // build of this process's builders of the cache, which builds it beside
-  // the answer if the cache lacks it (then moved into the extension cache
-  // below).
+  // build of this process's builders of the cache, which has it built if
+  // the cache lacks it.
   bool make_caller = false;
   if (options_.generic_caller && !triton) {
     std::lock_guard<std::mutex> lock(made_->mu);
@@ -343,6 +411,11 @@ BuildRecord Builder::Build(const Job& job) {
   // when it is imported).
   const std::string ext_cache = JoinPath(cache_root_, "ext");
   if (verify::internal::MakeDirs(ext_cache).ok()) s.extra_visible.push_back(ext_cache);
+  if (make_pch || make_caller) {
+    MakeOnce(s, make_pch, make_caller, pch_dir, ext_cache, &rec);
+    pch_done.Fire();
+    if (make_pch) use_made();
+  }
   // A Triton build's runner starts on the device (its CUDA context, warm-
   // ups): not while an answer is timed there.
   std::shared_lock<DeviceGate> starting;
@@ -365,17 +438,10 @@ BuildRecord Builder::Build(const Job& job) {
               {"light_include", options_.light_cuda_include},
               {"split", options_.split_cuda},
               {"generic_caller", options_.generic_caller},
-              {"make_caller", make_caller},
               {"protocol", std::string(ProtocolName(options_.protocol))},
               {"precision", options_.precision},
               {"init_seed", 42}};
   if (!pch_header.empty()) req["pch"] = pch_header;
-  if (make_pch) {
-    req["make_pch"] = JoinPath((*runner)->scratch(), "pch");
-    // -O3 besides the default where answers are CUDA (most ask for -O3);
-    // on the CPU (the tests' answers) the default only: half the cost.
-    req["pch_variants"] = runner_.device == "cpu" ? json::array() : json::array({"O3"});
-  }
   Reply reply;
   if (triton && device_mu_ != nullptr) {
     // device_mu_ first, then the gate (the order a session takes them in).
@@ -393,35 +459,7 @@ BuildRecord Builder::Build(const Job& job) {
     return rec;
   }
   const json& h = reply.header;
-  if (!pch_header.empty()) rec.pch = "offered";
-  if (make_pch && h.contains("pch")) {
-    if (h["pch"].contains("seconds") &&
-        MoveTree(JoinPath((*runner)->scratch(), "pch"), pch_dir)) {
-      rec.pch = "made in " + Num(h["pch"].value("seconds", 0.0)) + " s";
-    } else {
-      rec.pch = "not made: " + h["pch"].value("error", std::string("could not be moved"));
-    }
-  }
-  if (make_caller && h.contains("caller") && h["caller"].is_object()) {
-    // Built now (a key), present before, or failed: into the extension
-    // cache, where builds and runs find it by its key.
-    const json& caller = h["caller"];
-    const std::string key = caller.value("key", std::string());
-    const bool plain_key =
-        key.size() <= 64 && std::all_of(key.begin(), key.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
-        });
-    if (caller.contains("error")) {
-      rec.caller = "not made: " + caller.value("error", std::string());
-    } else if (key.empty()) {
-      rec.caller = "present";
-    } else if (plain_key &&
-               MoveTree(JoinPath(ext_root, key), JoinPath(ext_cache, key))) {
-      rec.caller = "made in " + Num(caller.value("seconds", 0.0)) + " s";
-    } else {
-      rec.caller = "not made: could not be moved into the cache";
-    }
-  }
+  if (!pch_header.empty() && rec.pch.empty()) rec.pch = "offered";
   if (h.contains("extensions") && h["extensions"].is_array()) {
     for (const json& e : h["extensions"]) {
       if (!e.is_object()) continue;

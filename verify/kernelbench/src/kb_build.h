@@ -95,6 +95,14 @@ class Builder {
   };
   void Work();
   BuildRecord Build(const Job& job);
+  // Makes the precompiled headers (into pch_dir) and the generic caller
+  // (into ext_cache, if it lacks it) in a runner of their own, started as
+  // `s`, that runs no answer's code: one that did could change them before
+  // they are moved into the cache, for every later build and run. Says how
+  // it went in rec->pch and rec->caller.
+  void MakeOnce(const RunnerStart& s, bool make_pch, bool make_caller,
+                const std::string& pch_dir, const std::string& ext_cache,
+                BuildRecord* rec);
   std::optional<BuildRecord> ReadCached(const std::string& key) const;
 
   RunnerOptions runner_;
