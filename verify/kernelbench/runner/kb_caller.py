@@ -35,7 +35,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAME = "skilldb_caller"
-SALT = "skilldb-kb-caller/1"
+SALT = "skilldb-kb-caller/2"  # /2: built at -O3
 LIBRARY_SUFFIX = ".thunks.so"
 META_SUFFIX = ".thunks.json"
 
@@ -50,17 +50,22 @@ _PYTHON_API = re.compile(r"pybind11|PYBIND11|\bpy\s*::|Python\.h|torch/python\.h
 _EXT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
 
 _callers = {}  # caller key -> its imported module
+_key = []      # caller_key(), once computed
 
 
 def caller_key():
     """The caller's directory name under an extension root: a hash of its
-    sources, the torch version and Python's."""
+    sources, the torch version and Python's. Part of every extension's key
+    (kb_load.extension_key): a thunk library is made for one caller."""
+    if _key:
+        return _key[0]
     h = hashlib.sha256(SALT.encode())
     for f in ("skilldb_caller.cpp", "skilldb_thunk.h"):
         with open(os.path.join(HERE, f), "rb") as src:
             h.update(src.read())
     h.update(json.dumps([torch.__version__, list(sys.version_info[:2])]).encode())
-    return "caller-" + h.hexdigest()[:24]
+    _key.append("caller-" + h.hexdigest()[:24])
+    return _key[0]
 
 
 def caller_built(root):
@@ -77,7 +82,10 @@ def build_caller(root, load_inline):
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(HERE, "skilldb_caller.cpp")) as f:
         source = f.read()
-    load_inline(NAME, [source], functions=None, extra_include_paths=[HERE],
+    # -O3: a call's conversions are inside the timed calls of every answer
+    # (load_inline's own bindings are compiled at the answer's level, -O3
+    # for most).
+    load_inline(NAME, [source], functions=None, extra_cflags=["-O3"], extra_include_paths=[HERE],
                 extra_ldflags=["-ldl"], build_directory=directory, verbose=False)
     return key
 
@@ -94,6 +102,19 @@ def functions_of(functions):
     return None
 
 
+def odd_arguments(cpp_sources, kwargs):
+    """What of load_inline's arguments torch's own build would refuse or
+    treat otherwise than the thunks (sources that are neither a string nor
+    a list, flags that are not lists); None if nothing. Such a call gets
+    load_inline's binding, which does what torch does with them."""
+    if not isinstance(cpp_sources, (str, list)):
+        return "cpp_sources is a %s" % type(cpp_sources).__name__
+    for k in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths"):
+        if kwargs.get(k) is not None and not isinstance(kwargs[k], list):
+            return "%s is a %s" % (k, type(kwargs[k]).__name__)
+    return None
+
+
 def not_eligible(cpp_text, functions, kwargs):
     """Why a load_inline call with these C++ sources (all that the binding's
     file would hold), functions and options cannot be built with thunks;
@@ -103,8 +124,13 @@ def not_eligible(cpp_text, functions, kwargs):
     fns = functions_of(functions)
     if not fns:
         return "no functions named"
-    if any(not isinstance(f, str) or not re.fullmatch(r"[A-Za-z_]\w{0,200}", f) for f in fns):
+    if any(not isinstance(f, str) or not re.fullmatch(r"[A-Za-z_]\w{0,200}", f, re.ASCII)
+           for f in fns):
         return "a function name is not an identifier"
+    # load_inline pastes a docstring into its binding's source as it is: one
+    # with a quote, a backslash or a line break changes or breaks that source.
+    if any(not isinstance(d, str) or re.search(r'["\\\n\r]', d) for d in fns.values()):
+        return "a docstring load_inline would paste into its source as it is"
     unknown = sorted(set(kwargs) - _KNOWN_OPTIONS)
     if unknown:
         return "load_inline options %s" % unknown
@@ -171,7 +197,7 @@ def load_module(root, directory, name):
     with open(os.path.join(directory, name + META_SUFFIX)) as f:
         meta = json.load(f)
     caller = _caller(root, meta["caller"])
-    functions = caller.load(library_path(directory, name), list(meta["functions"]),
+    functions = caller.load(library_path(directory, name), dict(meta["functions"]),
                             bool(meta["error_handling"]))
     module = types.ModuleType(name, "thunks of %s, called by the generic caller" % name)
     module.__file__ = library_path(directory, name)

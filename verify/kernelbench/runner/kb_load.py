@@ -78,8 +78,8 @@ def extension_key(name, cpp_sources, cuda_sources, functions, kwargs, split=Fals
     """The build directory name of one load_inline call: a hash of its
     arguments, the torch version, the target architectures (`arch`, else
     TORCH_CUDA_ARCH_LIST: the build sets it, the run step is told the
-    build's), Python's and, for a build that may be split, the splitter's
-    version."""
+    build's), Python's, the generic caller's key and, for a build that may
+    be split, the splitter's version."""
     relevant = {k: v for k, v in kwargs.items()
                 if k not in ("verbose", "build_directory", "keep_intermediates")}
     payload = {
@@ -92,6 +92,9 @@ def extension_key(name, cpp_sources, cuda_sources, functions, kwargs, split=Fals
         "torch": torch.__version__,
         "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", "") if arch is None else arch,
         "python": sys.version_info[:2],
+        # the thunks' and the caller's sources: a thunk library is made for
+        # one caller (kb_caller)
+        "caller": kb_caller.caller_key(),
     }
     if split and cuda_sources:
         payload["split"] = kb_split.VERSION
@@ -147,8 +150,12 @@ class ExtensionShim:
             # Built before (by another answer with the same call): reused.
             cached = os.path.join(self.cache, key)
             if kb_caller.has_thunks(cached, name):
-                self.records.append({"name": name, "key": key, "cached": True})
-                return kb_caller.load_module(self.cache, cached, name)
+                try:
+                    module = kb_caller.load_module(self.cache, cached, name)
+                    self.records.append({"name": name, "key": key, "cached": True})
+                    return module
+                except Exception:  # the cache's fault, not the answer's: built below
+                    pass
             if os.path.exists(os.path.join(cached, name + ".so")):
                 self.records.append({"name": name, "key": key, "cached": True})
                 return self.cpp_ext._import_module_from_library(
@@ -171,6 +178,9 @@ class ExtensionShim:
         kwargs["build_directory"] = directory
         kwargs["verbose"] = False
         record = {"name": name, "key": key, "light_include": False}
+        odd = kb_caller.odd_arguments(cpp_sources, kwargs)  # before the flags are touched
+        if odd:
+            record["odd_arguments"] = odd
         if self.pch:
             flags = _as_list(kwargs.get("extra_cflags"))
             header = self._pch_header(flags)
@@ -229,6 +239,8 @@ class ExtensionShim:
         the record says why."""
         why = kb_caller.not_eligible(cpp_text, functions, kwargs) if self.generic_caller else (
             "the generic caller is off")
+        if why is None and record.get("odd_arguments"):
+            why = record["odd_arguments"]
         if why is None and not kb_caller.caller_built(self.cache):
             why = "the generic caller is not built yet"
         if why is not None:
@@ -261,13 +273,16 @@ class ExtensionShim:
             pch = self._pch_header(user, PCH_TYPES)
             cflags = [f for f in shlex.split(v["cflags"])
                       if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+            # In the build directory, as torch's ninja runs its compiles
+            # (an answer's relative -I or library paths mean the same).
             _run_compiler(shlex.split(v["cxx"]) + cflags + ["-DTORCH_EXTENSION_NAME=" + name] + (
                 ["-include", pch, "-Winvalid-pch"] if pch else []) + [
                 "-I", kb_caller.HERE, "-c", src, "-o", obj] + shlex.split(v.get("post_cflags", "")),
-                "the thunks did not compile")
+                "the thunks did not compile", directory)
             _run_compiler(shlex.split(v["cxx"]) + [obj] + list(objs) + _torch_ldflags(
                 with_cuda, _as_list(kwargs.get("extra_ldflags"))) + [
-                "-o", kb_caller.library_path(directory, name)], "the thunk library did not link")
+                "-o", kb_caller.library_path(directory, name)], "the thunk library did not link",
+                directory)
             kb_caller.write_meta(directory, name, functions,
                                  kwargs.get("with_pytorch_error_handling", True))
             module = kb_caller.load_module(self.cache, directory, name)
@@ -509,15 +524,19 @@ def _check_pch(v, flags, out_dir, started):
 
 
 def _user_cflags(flags):
-    """The answer's extra_cflags without what the shim added (-include PCH)."""
-    out, skip = [], False
-    for f in _as_list(flags):
-        if skip:
-            skip = False
-        elif f == "-include":
-            skip = True
-        elif f != "-Winvalid-pch":
+    """The answer's extra_cflags without what the shim added (-include of
+    its precompiled header, -Winvalid-pch); an answer's own -include stays."""
+    flags = _as_list(flags)
+    out, i = [], 0
+    while i < len(flags):
+        f = flags[i]
+        if (f == "-include" and i + 1 < len(flags) and
+                os.path.basename(str(flags[i + 1])) in (PCH_EXTENSION, PCH_TYPES)):
+            i += 2
+            continue
+        if f != "-Winvalid-pch":
             out.append(f)
+        i += 1
     return out
 
 
@@ -578,11 +597,11 @@ def compile_host_part(source, directory, kwargs, level, pch, name, header=None):
     return obj
 
 
-def _run_compiler(cmd, what):
-    """Runs a compiler or linker; RuntimeError(`what` and its output) if it
-    fails."""
+def _run_compiler(cmd, what, cwd=None):
+    """Runs a compiler or linker (in `cwd`); RuntimeError(`what` and its
+    output) if it fails."""
     import subprocess
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if done.returncode != 0:
         raise RuntimeError(what + ":\n" + (done.stderr or done.stdout)[-2000:])
 

@@ -6,12 +6,13 @@
 // this file has the module), so it is compiled as load_inline compiles a
 // binding: torch/extension.h first, torch's flags, pybind11's ABI.
 //
-//   load(path, functions, error_handling) -> {name: Function}
+//   load(path, {name: docstring}, error_handling) -> {name: function}
 //     dlopens the thunk library at `path` (kept loaded, as Python keeps an
 //     extension) and looks up each function's thunks; ImportError if the
 //     library does not load, a thunk is missing, or a signature names a type
-//     this caller does not know.
-//   Function(*args)
+//     this caller does not know. Each function is a builtin of that name
+//     and docstring, as m.def makes.
+//   function(*args)
 //     as load_inline's m.def("f", torch::wrap_pybind_function(f)) would be
 //     called: positional arguments only, each converted by pybind11's caster
 //     for the parameter's type with conversion allowed (pybind11's
@@ -22,7 +23,9 @@
 //     return_value_policy::move, as pybind11 converts a value returned.
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <memory>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,18 +70,38 @@ struct RetVoid final : Ret {
   py::object Cast() override { return py::none(); }
 };
 
-std::unique_ptr<Arg> MakeArg(const std::string& tag) {
+// Arguments and results are placed in slots on the caller's stack (no heap
+// allocation per call: the conversions are inside every timed call).
+constexpr std::size_t kSlot = 128;
+constexpr std::size_t kMaxArgs = 64;  // skilldb_thunk.h's bound
+template <class T>
+Arg* PlaceArg(void* slot) {
+  static_assert(sizeof(ArgOf<T>) <= kSlot, "slot too small");
+  return new (slot) ArgOf<T>();
+}
+template <class T>
+Ret* PlaceRet(void* slot) {
+  static_assert(sizeof(RetOf<T>) <= kSlot, "slot too small");
+  return new (slot) RetOf<T>();
+}
+Ret* PlaceVoid(void* slot) { return new (slot) RetVoid(); }
+using ArgMaker = Arg* (*)(void*);
+using RetMaker = Ret* (*)(void*);
+
+// The maker of a tag's argument or result; nullptr for a tag not known.
+// Resolved once per function, when it is loaded.
+ArgMaker ArgMakerOf(const std::string& tag) {
 #define SKILLDB_MAKE_ARG(T, s) \
-  if (tag == s) return std::unique_ptr<Arg>(new ArgOf<T>());
+  if (tag == s) return &PlaceArg<T>;
   SKILLDB_THUNK_ARG_TYPES(SKILLDB_MAKE_ARG)
 #undef SKILLDB_MAKE_ARG
   return nullptr;
 }
 
-std::unique_ptr<Ret> MakeRet(const std::string& tag) {
-  if (tag == "void") return std::unique_ptr<Ret>(new RetVoid());
+RetMaker RetMakerOf(const std::string& tag) {
+  if (tag == "void") return &PlaceVoid;
 #define SKILLDB_MAKE_RET(T, s) \
-  if (tag == s) return std::unique_ptr<Ret>(new RetOf<T>());
+  if (tag == s) return &PlaceRet<T>;
   SKILLDB_THUNK_RETURN_TYPES(SKILLDB_MAKE_RET)
 #undef SKILLDB_MAKE_RET
   return nullptr;
@@ -110,31 +133,47 @@ bool ParseSignature(const std::string& sig, std::vector<std::string>* args,
 class Function {
  public:
   using Thunk = void (*)(void**, void*);
+  // `args` and `ret` are known tags (ArgMakerOf, RetMakerOf).
   Function(std::string name, std::vector<std::string> args, std::string ret,
            Thunk thunk, bool error_handling)
       : name_(std::move(name)),
         args_(std::move(args)),
         ret_(std::move(ret)),
         thunk_(thunk),
-        error_handling_(error_handling) {}
+        error_handling_(error_handling) {
+    for (const std::string& a : args_) makers_.push_back(ArgMakerOf(a));
+    ret_maker_ = RetMakerOf(ret_);
+  }
 
-  py::object Call(py::args args, py::kwargs kwargs) const {
-    if (kwargs.size() != 0 || args.size() != args_.size())
-      Incompatible(args, kwargs);
-    std::vector<std::unique_ptr<Arg>> held;
-    std::vector<void*> values;
-    for (std::size_t i = 0; i < args_.size(); ++i) {
-      held.push_back(MakeArg(args_[i]));
-      if (!held.back()->Load(args[i])) Incompatible(args, kwargs);
-      values.push_back(held.back()->Value());
+  // Keyword arguments never reach here: the function pybind11 makes of
+  // this (Load) takes positional ones only, and refuses others itself.
+  py::object Call(const py::args& args) const {
+    if (args.size() != makers_.size()) Incompatible(args);
+    struct Placed {  // destroys what was placed, however the call ends
+      Arg* args[kMaxArgs];
+      std::size_t n = 0;
+      Ret* ret = nullptr;
+      ~Placed() {
+        for (std::size_t i = 0; i < n; ++i) args[i]->~Arg();
+        if (ret != nullptr) ret->~Ret();
+      }
+    } placed;
+    alignas(std::max_align_t) unsigned char slots[kMaxArgs][kSlot];
+    alignas(std::max_align_t) unsigned char ret_slot[kSlot];
+    void* values[kMaxArgs];
+    for (std::size_t i = 0; i < makers_.size(); ++i) {
+      placed.args[placed.n++] = makers_[i](slots[i]);
+      if (!placed.args[i]->Load(args[i])) Incompatible(args);
+      values[i] = placed.args[i]->Value();
     }
-    std::unique_ptr<Ret> ret = MakeRet(ret_);
+    placed.ret = ret_maker_(ret_slot);
+    Ret* ret = placed.ret;
     if (error_handling_) {
       HANDLE_TH_ERRORS
-      thunk_(values.data(), ret->Value());
+      thunk_(values, ret->Value());
       END_HANDLE_TH_ERRORS_PYBIND
     } else {
-      thunk_(values.data(), ret->Value());
+      thunk_(values, ret->Value());
     }
     return ret->Cast();
   }
@@ -151,8 +190,7 @@ class Function {
 
  private:
   // pybind11's words for arguments that do not fit the one overload.
-  [[noreturn]] void Incompatible(const py::args& args,
-                                 const py::kwargs& kwargs) const {
+  [[noreturn]] void Incompatible(const py::args& args) const {
     std::string msg =
         name_ +
         "(): incompatible function arguments. The following argument types "
@@ -162,8 +200,6 @@ class Function {
       if (i) msg += ", ";
       msg += py::repr(args[i]).cast<std::string>();
     }
-    if (kwargs.size() != 0)
-      msg += "; kwargs: " + py::repr(kwargs).cast<std::string>();
     throw py::type_error(msg);
   }
 
@@ -172,10 +208,12 @@ class Function {
   std::string ret_;
   Thunk thunk_;
   bool error_handling_;
+  std::vector<ArgMaker> makers_;
+  RetMaker ret_maker_ = nullptr;
 };
 
-py::dict Load(const std::string& path,
-              const std::vector<std::string>& functions, bool error_handling) {
+py::dict Load(const std::string& path, const py::dict& functions,
+              bool error_handling) {
   // Kept loaded for the process's life, as Python keeps an extension.
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -184,7 +222,9 @@ py::dict Load(const std::string& path,
                            " did not load: " + (why ? why : "unknown reason"));
   }
   py::dict out;
-  for (const std::string& f : functions) {
+  for (const auto& item : functions) {
+    const std::string f = py::str(item.first);
+    const std::string doc = py::str(item.second);
     using Sig = const char* (*)();
     auto sig =
         reinterpret_cast<Sig>(dlsym(lib, ("skilldb_thunk_sig_" + f).c_str()));
@@ -197,17 +237,22 @@ py::dict Load(const std::string& path,
     std::vector<std::string> args;
     std::string ret;
     const std::string s = sig();
-    if (!ParseSignature(s, &args, &ret) || !MakeRet(ret)) {
+    if (!ParseSignature(s, &args, &ret) || !RetMakerOf(ret)) {
       throw py::import_error(f +
                              ": a signature this caller does not know: " + s);
     }
     for (const std::string& a : args) {
-      if (!MakeArg(a))
+      if (!ArgMakerOf(a))
         throw py::import_error(
             f + ": a parameter type this caller does not know: " + a);
     }
+    // A builtin function of the name and docstring load_inline's m.def
+    // gives, calling the thunk through Function.
+    auto fn = std::make_shared<const Function>(
+        f, std::move(args), std::move(ret), call, error_handling);
     out[py::str(f)] =
-        Function(f, std::move(args), std::move(ret), call, error_handling);
+        py::cpp_function([fn](const py::args& a) { return fn->Call(a); },
+                         py::name(f.c_str()), py::doc(doc.c_str()));
   }
   return out;
 }
@@ -215,11 +260,6 @@ py::dict Load(const std::string& path,
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  py::class_<Function>(m, "Function")
-      .def("__call__", &Function::Call)
-      .def("__repr__", [](const Function& f) {
-        return "<skilldb_caller.Function " + f.name() + f.Describe() + ">";
-      });
   m.def(
       "load", &Load,
       "Loads a thunk library's functions (see the top of skilldb_caller.cpp).");

@@ -116,6 +116,15 @@ std::string Signature(R (*)(A...)) {
   return s + "->" + ReturnTag<Stored<R>>::name();
 }
 
+#if __cplusplus >= 201703L
+// A noexcept function is a type of its own from C++17, which torch's
+// function_traits does not know: wrap_pybind_function does not compile for
+// one, so neither do its thunks (it gets load_inline's binding, which fails
+// as it does under KernelBench).
+template <class R, class... A>
+std::string Signature(R (*)(A...) noexcept) = delete;
+#endif
+
 template <class R, class... A, std::size_t... I>
 void Invoke(std::true_type /*void*/, R (*f)(A...), void** a, void*,
             std::index_sequence<I...>) {

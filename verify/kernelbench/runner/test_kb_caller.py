@@ -114,6 +114,9 @@ def test_thunks_call_as_load_inline_s_binding_does(built):
     assert not differ, differ
     x = torch.ones(3)
     assert binding.same(x) is x and thunks.same(x) is x  # the same Python tensor back
+    assert thunks.same.__name__ == binding.same.__name__ == "same"
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        thunks.same(a=x)  # positional arguments only, as m.def's
     y = torch.zeros(2)
     thunks.fill(y, 7)
     assert torch.equal(y, torch.full((2,), 7.0))         # a tensor changed in place
@@ -174,5 +177,13 @@ def test_eligibility():
     assert kb_caller.not_eligible("PyObject* f();", ["f"], {})
     assert kb_caller.not_eligible("int f();", "f", {"extra_cflags": ["-O3"]}) is None
     assert kb_caller.functions_of({"f": "doc"}) == {"f": "doc"}
+    # a docstring load_inline would paste into its source as it is
+    assert kb_caller.not_eligible("int f();", {"f": 'say "hi"'}, {})
+    assert kb_caller.not_eligible("int f();", {"f": "two\nlines"}, {})
+    assert kb_caller.not_eligible("int f();", ["f\u00e9"], {})  # identifiers are ASCII
+    # what torch's build refuses or treats otherwise gets its binding
+    assert kb_caller.odd_arguments(("int f();",), {}) == "cpp_sources is a tuple"
+    assert kb_caller.odd_arguments("int f();", {"extra_cflags": "-O3"}) == "extra_cflags is a str"
+    assert kb_caller.odd_arguments(["int f();"], {"extra_cflags": ["-O3"]}) is None
     src = kb_caller.thunk_source("#include <torch/extension.h>\nint f();", ["f"])
     assert "torch/extension.h" not in src and src.rstrip().endswith("SKILLDB_THUNK(f)")

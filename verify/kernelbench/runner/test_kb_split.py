@@ -176,7 +176,11 @@ def test_where_the_host_part_goes_follows_the_flags():
     assert kb_load.pch_variant(None) == ""
     assert kb_load.pch_variant(["-O3"]) == "O3"
     assert kb_load.pch_variant(["-O3", "-g"]) is None
-    assert kb_load._user_cflags(["-O3", "-include", "/x/h.h", "-Winvalid-pch"]) == ["-O3"]
+    assert kb_load._user_cflags(["-O3", "-include", "/x/skilldb_torch_extension.h",
+                                 "-Winvalid-pch"]) == ["-O3"]
+    # an answer's own -include is its own
+    assert kb_load._user_cflags(["-include", "mine.h", "-O3", "-include",
+                                 "/x/skilldb_torch_types.h"]) == ["-include", "mine.h", "-O3"]
 
 
 COND = r'''

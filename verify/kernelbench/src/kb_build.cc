@@ -463,7 +463,18 @@ BuildRecord Builder::Build(const Job& job) {
   if (h.contains("extensions") && h["extensions"].is_array()) {
     for (const json& e : h["extensions"]) {
       if (!e.is_object()) continue;
-      rec.extensions.push_back(e.value("key", ""));
+      // The reply comes from the process that ran the answer: only keys
+      // the shim makes (32 hex digits) name directories to move into the
+      // cache, never "caller-..." or a path that leaves ext/.
+      const json key = e.value("key", json());
+      if (!key.is_string() || key.get<std::string>().size() != 32 ||
+          !std::all_of(key.get<std::string>().begin(),
+                       key.get<std::string>().end(), [](char c) {
+                         return std::isxdigit(static_cast<unsigned char>(c));
+                       })) {
+        continue;
+      }
+      rec.extensions.push_back(key.get<std::string>());
       if (!e.value("cached", false)) {
         std::lock_guard<std::mutex> lock(mu_);
         compiled_.insert(rec.extensions.back());
@@ -471,7 +482,7 @@ BuildRecord Builder::Build(const Job& job) {
       rec.light_include = rec.light_include || e.value("light_include", false);
       // How each extension's functions are called (kb_caller.py).
       const json binding = e.value("binding", json());
-      if (binding.is_string()) {
+      if (binding.is_string() && rec.binding.size() < 2000) {
         if (!rec.binding.empty()) rec.binding += "; ";
         rec.binding += binding.get<std::string>().substr(0, 300);
       }
