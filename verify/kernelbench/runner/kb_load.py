@@ -259,7 +259,6 @@ class ExtensionShim:
         if not planned:
             return None
         import shlex
-        import subprocess
         t0 = time.time()
         user = _user_cflags(kwargs.get("extra_cflags"))
         try:
@@ -271,14 +270,10 @@ class ExtensionShim:
             with open(src, "w") as f:
                 f.write(kb_caller.thunk_source(cpp_text, functions))
             pch = self._pch_header(user, PCH_TYPES)
-            cflags = [f for f in shlex.split(v["cflags"])
-                      if not f.startswith("-DTORCH_EXTENSION_NAME=")]
             # In the build directory, as torch's ninja runs its compiles
             # (an answer's relative -I or library paths mean the same).
-            _run_compiler(shlex.split(v["cxx"]) + cflags + ["-DTORCH_EXTENSION_NAME=" + name] + (
-                ["-include", pch, "-Winvalid-pch"] if pch else []) + [
-                "-I", kb_caller.HERE, "-c", src, "-o", obj] + shlex.split(v.get("post_cflags", "")),
-                "the thunks did not compile", directory)
+            _run_compiler(_cxx_command(v, name, src, obj, pch, ["-I", kb_caller.HERE]),
+                          "the thunks did not compile", directory)
             _run_compiler(shlex.split(v["cxx"]) + [obj] + list(objs) + _torch_ldflags(
                 with_cuda, _as_list(kwargs.get("extra_ldflags"))) + [
                 "-o", kb_caller.library_path(directory, name)], "the thunk library did not link",
@@ -574,8 +569,6 @@ def compile_host_part(source, directory, kwargs, level, pch, name, header=None):
     host_opt_level) under the extension's name, at nvcc's host optimization
     level; returns the object's path. RuntimeError with the compiler's
     message."""
-    import shlex
-    import subprocess
     v = _torch_build_vars(os.path.join(directory, "skilldb_probe_host"), True,
                           [], _as_list(kwargs.get("extra_cuda_cflags")),
                           _as_list(kwargs.get("extra_include_paths")))
@@ -586,15 +579,22 @@ def compile_host_part(source, directory, kwargs, level, pch, name, header=None):
             f.write("#include <torch/types.h>\n" + _EXT_INCLUDE.sub("", source))
         else:
             f.write("#include <torch/extension.h>\n" + source)
-    # The extension's own name, as the binding's: a PYBIND11_MODULE among
-    # the host functions names the module the run step imports.
+    _run_compiler(_cxx_command(v, name, src, obj, pch, ["-O" + level] if level != "0" else []),
+                  "the host part did not compile")
+    return obj
+
+
+def _cxx_command(v, name, src, obj, pch, extra=()):
+    """torch's C++ compile of `src` into `obj` for the build whose ninja
+    variables are `v` (_torch_build_vars), under the extension's own name
+    (as the binding's: a PYBIND11_MODULE among the sources names the module
+    the run step imports), with `extra` flags and the precompiled header
+    `pch` (None: none)."""
+    import shlex
     cflags = [f for f in shlex.split(v["cflags"]) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-    cmd = shlex.split(v["cxx"]) + cflags + ["-DTORCH_EXTENSION_NAME=" + name] + (
-        ["-O" + level] if level != "0" else []) + (
+    return shlex.split(v["cxx"]) + cflags + ["-DTORCH_EXTENSION_NAME=" + name] + list(extra) + (
         ["-include", pch, "-Winvalid-pch"] if pch else []) + [
         "-c", src, "-o", obj] + shlex.split(v.get("post_cflags", ""))
-    _run_compiler(cmd, "the host part did not compile")
-    return obj
 
 
 def _run_compiler(cmd, what, cwd=None):
