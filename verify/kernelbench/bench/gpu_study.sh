@@ -23,7 +23,8 @@
 #             once more with --workers N from a cold cache of its own,
 #             bounded by OURS_AGAIN_TIMEOUT; OURS_WARM=1 runs them again
 #             from the first run's cache without the answers' builds
-#             (OURS_WARM_TIMEOUT), OURS_WARM=ab with and without the
+#             (OURS_WARM_TIMEOUT; WARM_WORKERS its --workers, default
+#             WORKERS), OURS_WARM=ab with and without the
 #             generic caller)
 #   diag      where a Triton answer dies (triton_diag.py; the answer
 #             alone through eval, unconfined and confined)
@@ -168,6 +169,7 @@ if has ours; then
   # machine that has judged before. OURS_WARM=ab runs it twice, with and
   # without the generic caller (--no-generic-caller), each from its own copy.
   modes=(on); [ "$OURS_WARM" = ab ] && modes=(on off)
+  wwk=(--workers "${WARM_WORKERS:-${WORKERS:-1}}")
   for mode in "${modes[@]}"; do
     c="$dir/cache-warm-$mode"; rm -rf "$c"; cp -a "$dir/cache" "$c"
     rm -rf "$c/builds" "$c/triton"
@@ -176,9 +178,9 @@ if has ours; then
     stamp "ours: again, machine caches kept, answers' builds dropped, generic caller $mode"
     t0=$(now)
     timeout "${OURS_WARM_TIMEOUT:-150}" "${KBC[@]}" eval "$dir/run" --cache "$c" "${nocb[@]}" \
-      "${jobs[@]}" "${wk[@]}" "${gc[@]}" --results "$dir/ours-warm-$mode.jsonl" --json \
+      "${jobs[@]}" "${wwk[@]}" "${gc[@]}" --results "$dir/ours-warm-$mode.jsonl" --json \
       > "$OUT/ours_warm_$mode.json" 2> "$dir/ours-warm-$mode.log"
-    echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, ${wk[*]}, warm, generic caller $mode" |
+    echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, ${wwk[*]}, warm, generic caller $mode" |
       tee -a "$OUT/ours_wall.txt"
     tail -5 "$dir/ours-warm-$mode.log"
   done

@@ -248,10 +248,18 @@ class Runner:
         return out
 
     def keep(self, key, inputs, outputs, keep_last):
+        """Keeps a call's inputs and outputs under `key`; with keep_last,
+        only the newest keep_last of the keys of its session (the prefix up
+        to the first "/": a reference runner is shared) stay."""
         self.kept[key] = (inputs, outputs)
         self.order.append(key)
-        while keep_last > 0 and len(self.order) > keep_last:
-            old = self.order.pop(0)
+        if keep_last <= 0:
+            return
+        cut = key.find("/")
+        prefix = key[:cut + 1] if cut >= 0 else ""
+        mine = [k for k in self.order if k.startswith(prefix) and (prefix or "/" not in k)]
+        for old in mine[:max(0, len(mine) - keep_last)]:
+            self.order.remove(old)
             self.kept.pop(old, None)
 
     def describe_outputs(self, outs):
@@ -430,6 +438,16 @@ class Runner:
         return {"ok": True, "tensor": d}, w.parts
 
     def op_clear(self, h, blob):
+        # A reference runner serves the sessions of several evaluators: each
+        # clears only its own ids (their prefix).
+        prefix = h.get("prefix")
+        if isinstance(prefix, str) and prefix:
+            for key in [k for k in self.kept if k.startswith(prefix)]:
+                del self.kept[key]
+            self.order = [k for k in self.order if not k.startswith(prefix)]
+            for key in [k for k in self.pending if k.startswith(prefix)]:
+                del self.pending[key]
+            return {"ok": True}
         self.kept.clear()
         self.order.clear()
         self.pending.clear()
@@ -597,8 +615,9 @@ class Runner:
                     times.append(r["device_ms"])
         finally:
             self.model = saved
-            self.kept.clear()
-            self.order.clear()
+            self.kept.pop("b", None)
+            self.order = [k for k in self.order if k != "b"]
+            self.pending.pop("b", None)
         return {"ok": True, "times_ms": times}
 
     def op_static_check(self, h, blob):

@@ -71,14 +71,13 @@ bool CopyMissing(const std::string& from, const std::string& to) {
   return !ec;
 }
 
-Builder::Builder(RunnerOptions runner, EvalOptions options, std::string cache_root,
-                 std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu,
-                 DeviceGate* gate)
+Builder::Builder(RunnerOptions runner, EvalOptions options,
+                 std::string cache_root,
+                 std::function<Result<DeviceInfo>()> describe, DeviceGate* gate)
     : runner_(std::move(runner)),
       options_(std::move(options)),
       cache_root_(std::move(cache_root)),
       describe_(std::move(describe)),
-      device_mu_(device_mu),
       gate_(gate) {
   made_ = MadeOnce::For(cache_root_);
   int jobs = options_.build_jobs;
@@ -443,13 +442,10 @@ BuildRecord Builder::Build(const Job& job) {
               {"init_seed", 42}};
   if (!pch_header.empty()) req["pch"] = pch_header;
   Reply reply;
-  if (triton && device_mu_ != nullptr) {
-    // device_mu_ first, then the gate (the order a session takes them in).
-    std::lock_guard<std::mutex> lock(*device_mu_);
+  {
     std::shared_lock<DeviceGate> device;
-    if (gate_ != nullptr) device = std::shared_lock<DeviceGate>(*gate_);
-    reply = (*runner)->Request(req, "", options_.build_timeout_s);
-  } else {
+    if (triton && gate_ != nullptr)
+      device = std::shared_lock<DeviceGate>(*gate_);
     reply = (*runner)->Request(req, "", options_.build_timeout_s);
   }
   rec.seconds = util::MsSince(t0) / 1000.0;

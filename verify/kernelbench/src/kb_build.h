@@ -67,12 +67,13 @@ class Builder {
  public:
   // `describe` gives the device (its capability is TORCH_CUDA_ARCH_LIST
   // for CPU-side CUDA builds, its torch version names the precompiled
-  // header); `device_mu` is held around builds that need the device
-  // (Triton's first call), so they never overlap this evaluator's
-  // evaluation, and `gate` shared, so they never overlap another's timing.
+  // header); `gate` is held shared around builds that need the device
+  // (Triton's start-up and first call), so they never overlap an answer's
+  // timing, and are checked beside other answers as a session's trials
+  // are (before, they also waited for their own evaluator's whole
+  // evaluation: 61-69 s on the H100 for Triton answers).
   Builder(RunnerOptions runner, EvalOptions options, std::string cache_root,
-          std::function<Result<DeviceInfo>()> describe, std::mutex* device_mu,
-          DeviceGate* gate);
+          std::function<Result<DeviceInfo>()> describe, DeviceGate* gate);
   ~Builder();
 
   static std::string AnswerKey(const Problem& problem, std::string_view answer,
@@ -124,8 +125,7 @@ class Builder {
   };
   std::shared_ptr<MadeOnce> made_;
   std::atomic<bool> stopping_{false};  // stop_, readable under made_->mu
-  std::set<std::string> compiled_;  // GUARDED_BY(mu_): extensions compiled
-  std::mutex* device_mu_;
+  std::set<std::string> compiled_;     // GUARDED_BY(mu_): extensions compiled
   DeviceGate* gate_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -7,7 +7,10 @@
 // request is timed here on a clock the candidate cannot reach. The
 // runner-side guards (patched functions, threads, modified inputs, lazy
 // outputs) add findings; they cannot clear one.
+#include "kb_evaluate.h"
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -15,9 +18,8 @@
 
 #include "file_util.h"
 #include "kb_build.h"
-#include "kb_evaluate.h"
-#include "skilldb/util/sha256.h"
 #include "skilldb/util/clock.h"
+#include "skilldb/util/sha256.h"
 
 namespace skilldb::verify::kb {
 namespace internal {
@@ -116,6 +118,10 @@ Session::Session(EvaluatorImpl* ev, const Problem& problem, std::string_view ans
   res_.answer_hash = util::Sha256Hex(answer);
   res_.degenerate_problem = problem.degenerate == "yes";
   tol_ = ToleranceFor(o_.precision).value_or(1e-4);
+  // Unique among the sessions of this process (the reference runners are
+  // shared by every evaluator on a device).
+  static std::atomic<uint64_t> sessions{0};
+  tag_ = "s" + std::to_string(++sessions) + "/";
 }
 
 void Session::Add(FindingCode code, std::string message) {
@@ -188,8 +194,23 @@ void Session::Fail(const Reply& r, const std::string& stage) {
   }
 }
 
-Reply Session::Ref(const json& h, std::string_view blob, double* clock) {
-  Reply r = ref_->Request(h, blob, o_.call_timeout_s);
+Reply Session::Ref(const json& h, std::string_view blob, double* clock,
+                   double timeout_s) {
+  json tagged = h;
+  if (tagged.contains("id") && tagged["id"].is_string()) {
+    tagged["id"] = tag_ + tagged["id"].get<std::string>();
+  }
+  if (tagged.value("op", "") == "clear") tagged["prefix"] = tag_;
+  Reply r;
+  {
+    std::lock_guard<std::mutex> lock(ref_entry_->mu);
+    r = ref_entry_->runner->Request(
+        tagged, blob, timeout_s > 0 ? timeout_s : o_.call_timeout_s);
+  }
+  OpTime& stat = ref_ops_[h.value("op", "")];
+  ++stat.calls;
+  stat.wall_ms += r.wall_ms;
+  if (r.ok) stat.runner_ms += r.header.value("op_ms", 0.0);
   if (clock) *clock += r.wall_ms;
   return r;
 }

@@ -5,12 +5,16 @@
 #ifndef SKILLDB_VERIFY_KERNELBENCH_EVALUATE_H_
 #define SKILLDB_VERIFY_KERNELBENCH_EVALUATE_H_
 
+#include <condition_variable>
+#include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <optional>
 #include <random>
+#include <set>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -22,16 +26,53 @@ namespace skilldb::verify::kb::internal {
 // True for findings that void a result (a hack); the others inform.
 bool Voids(FindingCode code);
 
-// A warm reference runner: the problem loaded under one protocol.
+// A warm reference runner: the problem loaded under one protocol. Shared by
+// the sessions of every evaluator on its device (ReferencePool): a request
+// is whole under `mu`, and a session's trial and call ids carry its own tag
+// (Session::Ref), so one session's clear leaves another's outputs alone.
 struct RefEntry {
   std::string key;  // problem key + code hash + protocol + precision
   std::unique_ptr<Runner> runner;
   uint64_t init_seed = 42;
+  std::mutex mu;  // one request at a time; guards runner's state
+};
+
+// The warm reference runners of one device, shared by its evaluators: a
+// problem is loaded once however many of them judge its answers at once
+// (before, each evaluator loaded its own: seconds of interpreter, CUDA
+// context and weights per evaluator and problem). Thread-safe.
+class ReferencePool {
+ public:
+  explicit ReferencePool(size_t capacity)
+      : capacity_(capacity < 1 ? 1 : capacity) {}
+
+  using Loader = std::function<Result<std::shared_ptr<RefEntry>>()>;
+  // The live entry of `key`, or the one `load` makes (callers of one key
+  // wait for a single load; a failed load is the caller's error, and the
+  // next caller tries again). The least recently used entries beyond the
+  // capacity leave the pool; sessions holding one keep it until they end.
+  Result<std::shared_ptr<RefEntry>> Get(const std::string& key,
+                                        const Loader& load);
+  // Entries kept, and callers waiting for another's load (for tests).
+  size_t size();
+  size_t waiters();
+
+ private:
+  const size_t capacity_;
+  std::mutex mu_;
+  std::condition_variable loaded_;
+  std::vector<std::shared_ptr<RefEntry>>
+      entries_;                    // GUARDED_BY(mu_), newest last
+  std::set<std::string> loading_;  // GUARDED_BY(mu_)
+  size_t waiters_ = 0;             // GUARDED_BY(mu_)
 };
 
 class EvaluatorImpl final : public Evaluator {
  public:
-  EvaluatorImpl(RunnerOptions runner, EvalOptions options);
+  // `references`: the device's pool, shared with the other evaluators on it
+  // (null: one of its own).
+  EvaluatorImpl(RunnerOptions runner, EvalOptions options,
+                std::shared_ptr<ReferencePool> references = nullptr);
   ~EvaluatorImpl() override;
 
   Result<EvalResult> Evaluate(const Problem& problem, std::string_view answer,
@@ -47,9 +88,10 @@ class EvaluatorImpl final : public Evaluator {
   const RunnerOptions& runner_options() const { return runner_; }
   const std::string& cache_root() const { return cache_root_; }
   uint64_t NextSeed();
-  // The problem's reference runner under the options' protocol, started and
-  // loaded if needed (REQUIRES: device_mu_ held).
-  Result<RefEntry*> Reference(const Problem& problem, double* load_ms);
+  // The problem's reference runner under the options' protocol, from the
+  // device's pool, started and loaded if no evaluator has it.
+  Result<std::shared_ptr<RefEntry>> Reference(const Problem& problem,
+                                              double* load_ms);
   // A candidate runner (warm if one is ready), with the answer's Triton
   // cache copied in (REQUIRES: device_mu_ held).
   Result<std::unique_ptr<Runner>> TakeCandidate(const BuildRecord& build);
@@ -74,13 +116,13 @@ class EvaluatorImpl final : public Evaluator {
   RunnerOptions runner_;
   EvalOptions options_;
   std::string cache_root_;
-  std::mutex device_mu_;    // one evaluation (or Triton warm build) at a time
+  std::mutex device_mu_;  // one evaluation at a time
   std::shared_ptr<DeviceGate> gate_;
   std::mutex describe_mu_;
   std::mutex seed_mu_;
   std::mt19937_64 seeds_;   // GUARDED_BY(seed_mu_)
   std::optional<DeviceInfo> device_;  // GUARDED_BY(describe_mu_)
-  std::vector<RefEntry> refs_;        // GUARDED_BY(device_mu_), newest last
+  std::shared_ptr<ReferencePool> refs_;
   std::future<Result<std::unique_ptr<Runner>>> warm_;  // GUARDED_BY(device_mu_)
   std::unique_ptr<Builder> builder_;
 };
@@ -111,7 +153,10 @@ class Session {
   void Add(FindingCode code, std::string message);
   void AddGuard(const json& reply_header);
   void Fail(const Reply& reply, const std::string& stage);
-  Reply Ref(const json& h, std::string_view blob, double* clock);
+  // A request to the (shared) reference runner: its "id" and a "clear"
+  // carry this session's tag; its time is added to ref_ops_.
+  Reply Ref(const json& h, std::string_view blob, double* clock,
+            double timeout_s = 0);
   Reply Cand(const json& h, std::string_view blob, double* clock);
   // `whole_bytes`: outputs up to this size come whole, larger ones on a
   // sample chosen now.
@@ -133,8 +178,9 @@ class Session {
   std::shared_lock<DeviceGate> checking_;
   EvalResult res_;
   double tol_ = 1e-4;
-  RefEntry* ref_entry_ = nullptr;
-  Runner* ref_ = nullptr;
+  std::shared_ptr<RefEntry> ref_entry_;
+  std::string tag_;                        // this session's ids' prefix
+  std::map<std::string, OpTime> ref_ops_;  // its requests to the reference
   std::unique_ptr<Runner> cand_;
   json spec_;                  // the reference's input specs
   json ref_outputs_;           // output descriptors of trial 0

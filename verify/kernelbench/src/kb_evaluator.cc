@@ -19,6 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using verify::internal::JoinPath;
 
+// Reference runners kept warm per evaluator (a device's pool keeps this
+// many for each evaluator that shares it).
 constexpr size_t kWarmReferences = 2;
 
 
@@ -75,17 +77,68 @@ std::string GateKey(const RunnerOptions& r) {
   return "cuda:" + (id.empty() ? VisibleDevice(0) : id);
 }
 
-EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options)
+Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
+                                                     const Loader& load) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      std::shared_ptr<RefEntry> e = entries_[i];
+      if (e->key != key) continue;
+      // A runner in a request is alive as far as this caller can tell (its
+      // state is read under its mutex only).
+      std::unique_lock<std::mutex> busy(e->mu, std::try_to_lock);
+      if (busy.owns_lock() && e->runner && !e->runner->alive()) {
+        entries_.erase(entries_.begin() + static_cast<long>(i));
+        break;
+      }
+      entries_.erase(entries_.begin() + static_cast<long>(i));
+      entries_.push_back(e);
+      return e;
+    }
+    if (!loading_.count(key)) break;
+    ++waiters_;
+    loaded_.wait(lock);
+    --waiters_;
+  }
+  loading_.insert(key);
+  lock.unlock();
+  Result<std::shared_ptr<RefEntry>> made = load();
+  lock.lock();
+  loading_.erase(key);
+  if (made.ok()) {
+    entries_.push_back(*made);
+    while (entries_.size() > capacity_) entries_.erase(entries_.begin());
+  }
+  loaded_.notify_all();
+  return made;
+}
+
+size_t ReferencePool::size() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+size_t ReferencePool::waiters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiters_;
+}
+
+EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options,
+                             std::shared_ptr<ReferencePool> references)
     : runner_(std::move(runner)),
       options_(std::move(options)),
       cache_root_(CacheRoot(options_)),
-      seeds_(options_.seed != 0 ? options_.seed
-                                : std::random_device{}() ^
-                                      (static_cast<uint64_t>(::getpid()) << 32) ^
-                                      static_cast<uint64_t>(util::NowUnixMs())) {
+      seeds_(options_.seed != 0
+                 ? options_.seed
+                 : std::random_device{}() ^
+                       (static_cast<uint64_t>(::getpid()) << 32) ^
+                       static_cast<uint64_t>(util::NowUnixMs())),
+      refs_(references ? std::move(references)
+                       : std::make_shared<ReferencePool>(kWarmReferences)) {
   gate_ = DeviceGate::For(GateKey(runner_));
-  builder_ = std::make_unique<Builder>(runner_, options_, cache_root_,
-                                       [this] { return Describe(); }, &device_mu_, gate_.get());
+  builder_ = std::make_unique<Builder>(
+      runner_, options_, cache_root_, [this] { return Describe(); },
+      gate_.get());
 }
 
 EvaluatorImpl::~EvaluatorImpl() {
@@ -95,7 +148,6 @@ EvaluatorImpl::~EvaluatorImpl() {
     auto w = warm_.get();
     if (w.ok()) (*w)->Stop();
   }
-  refs_.clear();
 }
 
 uint64_t EvaluatorImpl::NextSeed() {
@@ -132,44 +184,44 @@ Result<DeviceInfo> EvaluatorImpl::Describe() {
   return info;
 }
 
-Result<RefEntry*> EvaluatorImpl::Reference(const Problem& p, double* load_ms) {
+Result<std::shared_ptr<RefEntry>> EvaluatorImpl::Reference(const Problem& p,
+                                                           double* load_ms) {
   const std::string key = p.key() + "#" + p.code_hash + "#" +
                           std::string(ProtocolName(options_.protocol)) + "#" +
                           options_.precision;
-  for (size_t i = 0; i < refs_.size(); ++i) {
-    if (refs_[i].key == key && refs_[i].runner->alive()) {
-      std::rotate(refs_.begin() + static_cast<long>(i), refs_.begin() + static_cast<long>(i) + 1,
-                  refs_.end());
-      return &refs_.back();
-    }
-  }
   const auto t0 = util::SteadyClock::now();
-  RunnerStart s;
-  s.role = "reference";
-  s.device = runner_.device;
-  for (const std::string& root : {options_.static_checker_root, p.kernelbench_root}) {
-    if (!root.empty()) s.extra_visible.push_back(JoinPath(root, "src/kernelbench"));
-  }
-  std::shared_lock<DeviceGate> device(*gate_);
-  SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r, Runner::Start(runner_, s));
-  RefEntry e;
-  e.key = key;
-  e.init_seed = options_.protocol == Protocol::kKernelBench ? 42 : (NextSeed() >> 33);
-  Reply l = r->Request({{"op", "load"},
-                        {"problem", p.source},
-                        {"protocol", std::string(ProtocolName(options_.protocol))},
-                        {"precision", options_.precision},
-                        {"init_seed", e.init_seed}},
-                       "", options_.load_timeout_s);
-  if (!l.answered_ok()) {
-    return Status::FailedPrecondition("the problem " + p.key() + " did not load: " +
-                                      l.error_text());
-  }
-  e.runner = std::move(r);
-  if (refs_.size() >= kWarmReferences) refs_.erase(refs_.begin());
-  refs_.push_back(std::move(e));
+  auto entry = refs_->Get(key, [&]() -> Result<std::shared_ptr<RefEntry>> {
+    RunnerStart s;
+    s.role = "reference";
+    s.device = runner_.device;
+    for (const std::string& root :
+         {options_.static_checker_root, p.kernelbench_root}) {
+      if (!root.empty())
+        s.extra_visible.push_back(JoinPath(root, "src/kernelbench"));
+    }
+    std::shared_lock<DeviceGate> device(*gate_);
+    SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r,
+                             Runner::Start(runner_, s));
+    auto e = std::make_shared<RefEntry>();
+    e->key = key;
+    e->init_seed =
+        options_.protocol == Protocol::kKernelBench ? 42 : (NextSeed() >> 33);
+    Reply l =
+        r->Request({{"op", "load"},
+                    {"problem", p.source},
+                    {"protocol", std::string(ProtocolName(options_.protocol))},
+                    {"precision", options_.precision},
+                    {"init_seed", e->init_seed}},
+                   "", options_.load_timeout_s);
+    if (!l.answered_ok()) {
+      return Status::FailedPrecondition("the problem " + p.key() +
+                                        " did not load: " + l.error_text());
+    }
+    e->runner = std::move(r);
+    return e;
+  });
   if (load_ms) *load_ms += util::MsSince(t0);
-  return &refs_.back();
+  return entry;
 }
 
 Result<std::unique_ptr<Runner>> EvaluatorImpl::StartCandidate() {
@@ -389,13 +441,21 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
   if (jobs <= 0) jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN) / 2));
   const int evaluators = std::max(r.workers, r.gpus);
   per.build_jobs = std::max(1, jobs / evaluators);
+  // One pool of reference runners per device, shared by its evaluators.
+  std::vector<std::shared_ptr<internal::ReferencePool>> pools;
+  for (int g = 0; g < r.gpus; ++g) {
+    const int sharing = (evaluators - g + r.gpus - 1) / r.gpus;
+    pools.push_back(std::make_shared<internal::ReferencePool>(
+        internal::kWarmReferences * static_cast<size_t>(sharing)));
+  }
   std::vector<std::unique_ptr<internal::EvaluatorImpl>> devices;
   for (int i = 0; i < evaluators; ++i) {
     RunnerOptions ri = r;
     if (r.device == "cuda") {
       ri.extra_env.push_back("CUDA_VISIBLE_DEVICES=" + internal::VisibleDevice(i % r.gpus));
     }
-    devices.push_back(std::make_unique<internal::EvaluatorImpl>(ri, per));
+    devices.push_back(
+        std::make_unique<internal::EvaluatorImpl>(ri, per, pools[i % r.gpus]));
   }
   return std::unique_ptr<Evaluator>(new internal::MultiEvaluator(std::move(devices)));
 }

@@ -93,9 +93,7 @@ EvalResult Session::Run() {
         RunSkilldb();
       }
     }
-    if (ref_) {
-      for (auto& [op, t] : ref_->TakeOpStats()) res_.times.ops["ref." + op] = t;
-    }
+    for (auto& [op, t] : ref_ops_) res_.times.ops["ref." + op] = t;
     if (cand_) {
       for (auto& [op, t] : cand_->TakeOpStats()) res_.times.ops["cand." + op] = t;
       cand_->Stop();
@@ -115,8 +113,6 @@ bool Session::Load(const BuildRecord& build) {
     return false;
   }
   ref_entry_ = *ref;
-  ref_ = ref_entry_->runner.get();
-  ref_->TakeOpStats();  // an earlier answer's
   if (auto d = ev_->device()) {
     res_.device = d->name;
     res_.torch_version = d->torch_version;
@@ -602,9 +598,11 @@ void Session::CompileBaseline() {
     json seeds = json::array();
     const int n = o_.warmup_calls + o_.calls_per_round;
     for (int i = 0; i < n; ++i) seeds.push_back(rng_() >> 1);
-    Reply r = ref_->Request({{"op", "time_baseline"}, {"compile", true}, {"seeds", seeds},
-                             {"warmup", o_.warmup_calls}},
-                            "", std::max(600.0, o_.call_timeout_s));
+    Reply r = Ref({{"op", "time_baseline"},
+                   {"compile", true},
+                   {"seeds", seeds},
+                   {"warmup", o_.warmup_calls}},
+                  "", nullptr, std::max(600.0, o_.call_timeout_s));
     Baseline b;
     b.kind = "compile";
     if (!r.answered_ok()) {
@@ -656,9 +654,13 @@ void Session::TimeKernelBench() {
     if (auto cached = ev_->CachedBaseline(p_, kind)) {
       b = *cached;
     } else {
-      Reply br = ref_->Request({{"op", "time_kb"}, {"trials", o_.kb_perf_trials}, {"warmup", 5},
-                                {"discard", 1}, {"seed", 42}, {"compile", compile}},
-                               "", std::max(600.0, o_.call_timeout_s));
+      Reply br = Ref({{"op", "time_kb"},
+                      {"trials", o_.kb_perf_trials},
+                      {"warmup", 5},
+                      {"discard", 1},
+                      {"seed", 42},
+                      {"compile", compile}},
+                     "", nullptr, std::max(600.0, o_.call_timeout_s));
       b.kind = kind;
       if (!br.answered_ok()) {
         b.unavailable = br.error_text(600);

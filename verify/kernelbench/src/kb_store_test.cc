@@ -10,6 +10,7 @@
 
 #include "file_util.h"
 #include "kb_build.h"
+#include "kb_evaluate.h"
 #include "kb_internal.h"
 
 namespace skilldb::verify::kb {
@@ -185,6 +186,61 @@ TEST_CASE("a device's gate: checks side by side, a timed phase alone and ahead o
   CHECK(timed.load());
   CHECK(gate->try_lock_shared());
   gate->unlock_shared();
+}
+
+TEST_CASE(
+    "a device's reference pool: one load per problem however many sessions "
+    "ask") {
+  internal::ReferencePool pool(2);
+  std::atomic<int> loads{0};
+  auto entry = [&](const std::string& key) {
+    return [&loads, key]() -> Result<std::shared_ptr<internal::RefEntry>> {
+      ++loads;
+      auto e = std::make_shared<internal::RefEntry>();
+      e->key = key;
+      return e;
+    };
+  };
+  // Four sessions of one problem at once: the first loads, the others wait
+  // for its load (the loader returns only once all three wait).
+  std::vector<std::shared_ptr<internal::RefEntry>> got(4);
+  std::vector<std::thread> sessions;
+  for (size_t i = 0; i < got.size(); ++i) {
+    sessions.emplace_back([&, i] {
+      auto r =
+          pool.Get("a", [&]() -> Result<std::shared_ptr<internal::RefEntry>> {
+            while (pool.waiters() < 3) std::this_thread::yield();
+            return entry("a")();
+          });
+      REQUIRE(r.ok());
+      got[i] = *r;
+    });
+  }
+  for (std::thread& t : sessions) t.join();
+  CHECK(loads.load() == 1);
+  for (const auto& g : got) CHECK(g == got[0]);
+  // A failed load is its caller's error; the next caller loads again.
+  auto failed =
+      pool.Get("b", [&]() -> Result<std::shared_ptr<internal::RefEntry>> {
+        ++loads;
+        return Status::FailedPrecondition("the problem did not load");
+      });
+  CHECK(failed.status().code() == StatusCode::kFailedPrecondition);
+  REQUIRE(pool.Get("b", entry("b")).ok());
+  CHECK(loads.load() == 3);
+  // Beyond the capacity the least recently used leaves the pool; a session
+  // holding it keeps it.
+  REQUIRE(pool.Get("a", entry("a")).ok());  // "a" is the newest now
+  auto c = pool.Get("c", entry("c"));
+  REQUIRE(c.ok());
+  CHECK(loads.load() == 4);
+  CHECK(pool.size() == 2);
+  auto b = pool.Get("b", entry("b"));  // "b" left: loaded again
+  REQUIRE(b.ok());
+  CHECK(loads.load() == 5);
+  CHECK((*c)->key == "c");             // still usable after it left
+  auto a = pool.Get("a", entry("a"));  // "a" left when "b" came back
+  CHECK(loads.load() == 6);
 }
 
 }  // namespace
