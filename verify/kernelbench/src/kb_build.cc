@@ -39,6 +39,12 @@ json RecordToJson(const BuildRecord& r) {
 
 }  // namespace
 
+bool IsExtensionKey(std::string_view key) {
+  return key.size() == 32 && std::all_of(key.begin(), key.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
 bool MoveTree(const std::string& from, const std::string& to) {
   std::error_code ec;
   if (fs::exists(to, ec)) return true;  // built before: same content by key
@@ -94,13 +100,18 @@ Builder::~Builder() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    int cpp = 0;
     for (auto& job : queue_) {
       BuildRecord r;
       r.kind = "system";
       r.message = "the evaluator stopped before this answer was built";
       job->promise.set_value(r);
+      cpp += job->format.backend != "triton";
     }
     queue_.clear();
+    std::lock_guard<std::mutex> made(
+        made_->mu);  // mu_ then made_->mu, as Submit
+    made_->waiting -= cpp;
   }
   cv_.notify_all();
   {
@@ -215,7 +226,12 @@ std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
     job->promise.set_value(r);
     return f;
   }
+  const bool cpp = job->format.backend != "triton";
   queue_.push_back(std::move(job));
+  if (cpp) {
+    std::lock_guard<std::mutex> made(made_->mu);  // mu_ then made_->mu
+    ++made_->waiting;
+  }
   cv_.notify_one();
   return f;
 }
@@ -229,6 +245,10 @@ void Builder::Work() {
       if (stop_ && queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
+      if (job->format.backend != "triton") {
+        std::lock_guard<std::mutex> made(made_->mu);
+        --made_->waiting;
+      }
     }
     BuildRecord r = Build(*job);
     r.key = job->key;
@@ -349,13 +369,9 @@ BuildRecord Builder::Build(const Job& job) {
     // adds torch/types.h, for thunks (kb_caller.py).
     pch_dir = JoinPath(JoinPath(cache_root_, "pch-v3"), tv);
     if (!use_made()) {
-      std::unique_lock<std::mutex> own(mu_);
-      const auto waiting = std::count_if(
-          queue_.begin(), queue_.end(),
-          [](const auto& j) { return j->format.backend != "triton"; });
-      const size_t compiled = compiled_.size();
-      own.unlock();
       std::unique_lock<std::mutex> lock(made_->mu);
+      const int waiting = made_->waiting;
+      const size_t compiled = made_->compiled;
       make_pch = !made_->pch_started && (compiled >= 2 || waiting >= 2);
       if (!make_pch && made_->pch_started && !made_->pch_finished &&
           waiting >= 4) {
@@ -462,18 +478,17 @@ BuildRecord Builder::Build(const Job& job) {
       // The reply comes from the process that ran the answer: only keys
       // the shim makes (32 hex digits) name directories to move into the
       // cache, never "caller-..." or a path that leaves ext/.
-      const json key = e.value("key", json());
-      if (!key.is_string() || key.get<std::string>().size() != 32 ||
-          !std::all_of(key.get<std::string>().begin(),
-                       key.get<std::string>().end(), [](char c) {
-                         return std::isxdigit(static_cast<unsigned char>(c));
-                       })) {
-        continue;
-      }
-      rec.extensions.push_back(key.get<std::string>());
+      const json key_json = e.value("key", json());
+      if (!key_json.is_string()) continue;
+      const std::string key = key_json.get<std::string>();
+      if (!IsExtensionKey(key)) continue;
+      rec.extensions.push_back(key);
       if (!e.value("cached", false)) {
         std::lock_guard<std::mutex> lock(mu_);
-        compiled_.insert(rec.extensions.back());
+        if (compiled_.insert(rec.extensions.back()).second) {
+          std::lock_guard<std::mutex> made(made_->mu);
+          ++made_->compiled;
+        }
       }
       rec.light_include = rec.light_include || e.value("light_include", false);
       // How each extension's functions are called (kb_caller.py).

@@ -121,6 +121,12 @@ class Builder {
     bool pch_started = false;    // GUARDED_BY(mu): one build makes them
     bool pch_finished = false;   // GUARDED_BY(mu): made, or failed to be
     bool caller_asked = false;  // GUARDED_BY(mu): the first C++/CUDA build asks
+    // The burst its builders see, for when to make the headers: C++/CUDA
+    // answers queued, and extensions compiled, in all of them (per builder,
+    // 8 workers of 18 answers never saw two waiting: no header was made on
+    // the H100, 2026-12-05).
+    int waiting = 0;      // GUARDED_BY(mu)
+    size_t compiled = 0;  // GUARDED_BY(mu)
     static std::shared_ptr<MadeOnce> For(const std::string& cache_root);
   };
   std::shared_ptr<MadeOnce> made_;
@@ -134,6 +140,12 @@ class Builder {
   bool stop_ = false;                                          // GUARDED_BY(mu_)
   std::vector<std::thread> threads_;
 };
+
+// A key the shim makes for an extension (kb_load.extension_key: 32
+// lowercase hex digits). A build reply comes from the process that ran the
+// answer: only such keys name directories the builder moves into the
+// cache, never "caller-..." or a path that leaves ext/.
+bool IsExtensionKey(std::string_view key);
 
 // Copies a directory tree (rename when it can). Best effort; false on failure.
 bool MoveTree(const std::string& from, const std::string& to);
