@@ -69,7 +69,8 @@ if [ -n "${KIT:-}" ]; then
   [ -d "$RUN/kit" ] || tar -C "$RUN" -xJf "$KIT/kit.tar.xz" || { echo "no kit at $KIT"; exit 1; }
   export LD_LIBRARY_PATH="$RUN/kit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   kb_runner_env "$SRC/verify/kernelbench/runner" "$RUN/kit/bin" "$RUN/store"
-  KBC=("$RUN/kit/bin/skilldb" kernelbench)
+  # --progress: a line per answer judged, in the logs (a cut run shows how far it got).
+  KBC=("$RUN/kit/bin/skilldb" --progress kernelbench)
   echo "kit $(cat "$RUN/kit/COMMIT")"
 else
   kb_runner_env "$SRC/verify/kernelbench/runner" "$BUILD" "$RUN/store"

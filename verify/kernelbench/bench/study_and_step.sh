@@ -21,11 +21,21 @@ BUDGET="${BUDGET:-570}"
 RES="$(mktemp -d)"
 export KIT="${KIT:-$ROOT/.device/run-kit}" KBW="${KBW:-$ROOT/.device/kb}"
 mkdir -p "$OUT" "$RES/study" "$RES/step"
+export RUN="${RUN:-/tmp/kb-study}"  # gpu_study.sh's work directory
 # A call cut at its limit still brings back what was done: a snapshot of
-# the results every 30 s.
-(while sleep 30; do
+# the results every 30 s, with the study's results and logs as they grow
+# (one line per answer judged) and its caches' build records.
+snapshot() {
+  mkdir -p "$RES/study/live"
+  cp "$RUN"/study/*.jsonl "$RUN"/study/*.log "$RES/study/live/" 2> /dev/null
+  for c in "$RUN"/study/cache*; do
+    [ -d "$c/builds" ] || continue
+    mkdir -p "$RES/study/live/records-$(basename "$c")"
+    cp "$c"/builds/*.json "$RES/study/live/records-$(basename "$c")/" 2> /dev/null
+  done
   tar -czf "$OUT/.all.tgz" -C "$RES" . 2> /dev/null && mv "$OUT/.all.tgz" "$OUT/all.tgz"
-done) &
+}
+(while sleep 30; do snapshot; done) &
 snap=$!
 WORKERS="${WORKERS:-4}" OURS_TIMEOUT="${OURS_TIMEOUT:-200}" OURS_KB=0 COMPILE_BASELINE=0 \
   OURS_WARM="${OURS_WARM:-0}" \
@@ -52,4 +62,4 @@ PY
   echo "== step"; cat "$RES/step/step.json" 2> /dev/null
 } | tee "$OUT/summary.txt"
 kill "$snap" 2> /dev/null; wait "$snap" 2> /dev/null
-tar -czf "$OUT/all.tgz" -C "$RES" .
+snapshot
