@@ -87,14 +87,16 @@ def widen_for_wire(t):
 
 
 def tensor_bytes(t):
-    """Raw bytes of `t` (any device), contiguous, in its wire dtype."""
+    """Raw bytes of `t` (any device), contiguous, in its wire dtype: a
+    read-only byte view of a host copy (no second copy of an output of
+    hundreds of MB: the view keeps its array alive until it is sent)."""
     t = widen_for_wire(t.detach())
     t = t.contiguous().cpu()
     if t.numel() == 0:
         return b""
     if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().tobytes()
-    return t.numpy().tobytes()
+        t = t.view(torch.int16)
+    return memoryview(t.numpy()).cast("B").toreadonly()
 
 
 def tensor_from_bytes(buf, dtype_name, shape):

@@ -43,14 +43,22 @@ struct RefEntry {
 // context and weights per evaluator and problem). Thread-safe.
 class ReferencePool {
  public:
-  explicit ReferencePool(size_t capacity)
-      : capacity_(capacity < 1 ? 1 : capacity) {}
+  // `sessions_per_runner`: a problem's runner serves this many sessions at
+  // once before a caller loads it again (its requests are one at a time:
+  // eight sessions of one problem comparing outputs of hundreds of MB would
+  // otherwise queue on one process).
+  explicit ReferencePool(size_t capacity, size_t sessions_per_runner = 4)
+      : capacity_(capacity < 1 ? 1 : capacity),
+        sessions_per_runner_(sessions_per_runner < 1 ? 1
+                                                     : sessions_per_runner) {}
 
   using Loader = std::function<Result<std::shared_ptr<RefEntry>>()>;
-  // The live entry of `key`, or the one `load` makes (callers of one key
-  // wait for a single load; a failed load is the caller's error, and the
-  // next caller tries again). The least recently used entries beyond the
-  // capacity leave the pool; sessions holding one keep it until they end.
+  // The live entry of `key` serving the fewest sessions, or the one `load`
+  // makes when there is none or each serves sessions_per_runner (callers
+  // of one key wait for a load in progress rather than start another; a
+  // failed load is the caller's error, and the next caller tries again).
+  // The least recently used entries beyond the capacity leave the pool;
+  // sessions holding one keep it until they end.
   Result<std::shared_ptr<RefEntry>> Get(const std::string& key,
                                         const Loader& load);
   // Entries kept, and callers waiting for another's load (for tests).
@@ -59,6 +67,7 @@ class ReferencePool {
 
  private:
   const size_t capacity_;
+  const size_t sessions_per_runner_;
   std::mutex mu_;
   std::condition_variable loaded_;
   std::vector<std::shared_ptr<RefEntry>>

@@ -81,21 +81,39 @@ Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
                                                      const Loader& load) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    for (size_t i = 0; i < entries_.size(); ++i) {
-      std::shared_ptr<RefEntry> e = entries_[i];
-      if (e->key != key) continue;
+    // The key's live runner with the fewest sessions; dead ones leave.
+    size_t best = entries_.size();
+    long best_users = 0;
+    for (size_t i = 0; i < entries_.size();) {
+      const std::shared_ptr<RefEntry>& e = entries_[i];
+      if (e->key != key) {
+        ++i;
+        continue;
+      }
       // A runner in a request is alive as far as this caller can tell (its
       // state is read under its mutex only).
       std::unique_lock<std::mutex> busy(e->mu, std::try_to_lock);
       if (busy.owns_lock() && e->runner && !e->runner->alive()) {
+        busy.unlock();
         entries_.erase(entries_.begin() + static_cast<long>(i));
-        break;
+        continue;
       }
-      entries_.erase(entries_.begin() + static_cast<long>(i));
+      const long users = e.use_count() - 1;  // the sessions holding it
+      if (best == entries_.size() || users < best_users) {
+        best = i;
+        best_users = users;
+      }
+      ++i;
+    }
+    const bool loading = loading_.count(key) > 0;
+    if (best < entries_.size() &&
+        (best_users < static_cast<long>(sessions_per_runner_) || loading)) {
+      std::shared_ptr<RefEntry> e = entries_[best];
+      entries_.erase(entries_.begin() + static_cast<long>(best));
       entries_.push_back(e);
       return e;
     }
-    if (!loading_.count(key)) break;
+    if (!loading) break;  // none, or each serves its share: load one
     ++waiters_;
     loaded_.wait(lock);
     --waiters_;

@@ -219,6 +219,7 @@ TEST_CASE(
   for (std::thread& t : sessions) t.join();
   CHECK(loads.load() == 1);
   for (const auto& g : got) CHECK(g == got[0]);
+  got.clear();  // those sessions end
   // A failed load is its caller's error; the next caller loads again.
   auto failed =
       pool.Get("b", [&]() -> Result<std::shared_ptr<internal::RefEntry>> {
@@ -241,6 +242,27 @@ TEST_CASE(
   CHECK((*c)->key == "c");             // still usable after it left
   auto a = pool.Get("a", entry("a"));  // "a" left when "b" came back
   CHECK(loads.load() == 6);
+  // A runner serves sessions_per_runner sessions; the next session of the
+  // problem loads another, and later ones go to the one serving fewer.
+  internal::ReferencePool spread(4, 2);
+  auto session = [&](const std::string& key) {
+    auto r = spread.Get(key, entry(key));
+    REQUIRE(r.ok());
+    return *r;
+  };
+  auto x1 = session("x");
+  auto x2 = session("x");
+  CHECK(x1 == x2);
+  CHECK(loads.load() == 7);
+  auto x3 = session("x");
+  CHECK(x3 != x1);
+  CHECK(loads.load() == 8);
+  auto x4 = session("x");
+  CHECK(x4 == x3);
+  x1.reset();  // a session of the first ends: it serves one now
+  auto x5 = session("x");
+  CHECK(x5 == x2);
+  CHECK(loads.load() == 8);
 }
 
 }  // namespace
