@@ -29,7 +29,8 @@ if [[ "${1:-}" != "--sanitize" ]]; then
   PYTHONPATH="$build/python:$root/build/pydeps" SKILLDB_BUILD_DIR="$build" \
     SKILLDB_REQUIRE_CHROMIUM=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
     python/tests verify/kernelbench/runner/test_kb_split.py \
-    verify/kernelbench/runner/test_kb_caller.py || rc=$?
+    verify/kernelbench/runner/test_kb_caller.py \
+    verify/kernelbench/runner/test_kb_runner_state.py || rc=$?
   echo "test.sh: pytest $((SECONDS - start)) s" >&2
 fi
 exit $rc

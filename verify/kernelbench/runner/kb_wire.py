@@ -90,10 +90,14 @@ def tensor_bytes(t):
     """Raw bytes of `t` (any device), contiguous, in its wire dtype: a
     read-only byte view of a host copy (no second copy of an output of
     hundreds of MB: the view keeps its array alive until it is sent)."""
-    t = widen_for_wire(t.detach())
-    t = t.contiguous().cpu()
+    src = t.detach()
+    t = widen_for_wire(src).contiguous().cpu()
     if t.numel() == 0:
         return b""
+    if t.data_ptr() == src.data_ptr():
+        # A CPU tensor is its own host copy: the view would see later
+        # writes (a forward that changes its inputs after they are encoded).
+        t = t.clone()
     if t.dtype == torch.bfloat16:
         t = t.view(torch.int16)
     return memoryview(t.numpy()).cast("B").toreadonly()

@@ -94,6 +94,8 @@ Builder::Builder(RunnerOptions runner, EvalOptions options,
   // Threads the system refuses cost parallelism; with none, Submit builds
   // on its caller's thread.
   util::StartThreads(jobs, [this] { Work(); }, &threads_);
+  std::lock_guard<std::mutex> lock(made_->mu);
+  made_->threads += static_cast<int>(threads_.size());
 }
 
 Builder::~Builder() {
@@ -117,6 +119,7 @@ Builder::~Builder() {
   {
     std::lock_guard<std::mutex> lock(made_->mu);
     stopping_ = true;
+    made_->threads -= static_cast<int>(threads_.size());
   }
   made_->cv.notify_all();
   for (std::thread& t : threads_) t.join();
@@ -371,15 +374,20 @@ BuildRecord Builder::Build(const Job& job) {
     if (!use_made()) {
       std::unique_lock<std::mutex> lock(made_->mu);
       const int waiting = made_->waiting;
-      const size_t compiled = made_->compiled;
+      const size_t compiled = made_->compiled.size();
       make_pch = !made_->pch_started && (compiled >= 2 || waiting >= 2);
       if (!make_pch && made_->pch_started && !made_->pch_finished &&
-          waiting >= 4) {
+          waiting >= std::max(4, 2 * made_->threads)) {
         // Another build is making it, with more C++/CUDA answers waiting
-        // (a burst): this build waits for it rather than compile torch's
-        // headers itself. On the H100 (2026-12-05) a step's first builds
-        // went without it, 32-52 s each, 8 at a time, and the one making
-        // it had not finished 96 s in.
+        // than the builders can build without it meanwhile (a burst): this
+        // build waits for it rather than compile torch's headers itself.
+        // On the H100 (2026-12-05) a step's first builds went without it,
+        // 32-52 s each, 8 at a time, and the one making it had not
+        // finished 96 s in; it took 64 s when fewer builds ran beside it.
+        // A small run (18 answers, 8 builders) builds beside it: that run
+        // finished in 95 s so (5308b03), and not in 120 s when every build
+        // waited (5bddb04, with the shared reference runners: the two not
+        // told apart).
         const double bound =
             options_.build_timeout_s > 0 ? options_.build_timeout_s : 600;
         made_->cv.wait_for(lock, std::chrono::duration<double>(bound), [this] {
@@ -484,11 +492,8 @@ BuildRecord Builder::Build(const Job& job) {
       if (!IsExtensionKey(key)) continue;
       rec.extensions.push_back(key);
       if (!e.value("cached", false)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (compiled_.insert(rec.extensions.back()).second) {
-          std::lock_guard<std::mutex> made(made_->mu);
-          ++made_->compiled;
-        }
+        std::lock_guard<std::mutex> lock(made_->mu);
+        made_->compiled.insert(key);
       }
       rec.light_include = rec.light_include || e.value("light_include", false);
       // How each extension's functions are called (kb_caller.py).

@@ -126,12 +126,12 @@ class Builder {
     // 8 workers of 18 answers never saw two waiting: no header was made on
     // the H100, 2026-12-05).
     int waiting = 0;      // GUARDED_BY(mu)
-    size_t compiled = 0;  // GUARDED_BY(mu)
+    std::set<std::string> compiled;  // GUARDED_BY(mu): extension keys
+    int threads = 0;  // GUARDED_BY(mu): build threads of its builders
     static std::shared_ptr<MadeOnce> For(const std::string& cache_root);
   };
   std::shared_ptr<MadeOnce> made_;
   std::atomic<bool> stopping_{false};  // stop_, readable under made_->mu
-  std::set<std::string> compiled_;     // GUARDED_BY(mu_): extensions compiled
   DeviceGate* gate_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -79,6 +79,9 @@ std::string GateKey(const RunnerOptions& r) {
 
 Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
                                                      const Loader& load) {
+  // Entries that leave the pool stop their runners (a kill, a scratch
+  // removed) after the lock is released: declared before it.
+  std::vector<std::shared_ptr<RefEntry>> dropped;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     // The key's live runner with the fewest sessions; dead ones leave.
@@ -95,6 +98,7 @@ Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
       std::unique_lock<std::mutex> busy(e->mu, std::try_to_lock);
       if (busy.owns_lock() && e->runner && !e->runner->alive()) {
         busy.unlock();
+        dropped.push_back(std::move(entries_[i]));
         entries_.erase(entries_.begin() + static_cast<long>(i));
         continue;
       }
@@ -125,7 +129,10 @@ Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
   loading_.erase(key);
   if (made.ok()) {
     entries_.push_back(*made);
-    while (entries_.size() > capacity_) entries_.erase(entries_.begin());
+    while (entries_.size() > capacity_) {
+      dropped.push_back(std::move(entries_.front()));
+      entries_.erase(entries_.begin());
+    }
   }
   loaded_.notify_all();
   return made;

@@ -93,6 +93,10 @@ EvalResult Session::Run() {
         RunSkilldb();
       }
     }
+    // Whatever ended the session (a failed trial, a timed call, a fetch),
+    // its inputs and outputs leave the shared reference runner: the next
+    // session's clear is its own, and would not take them.
+    if (ref_entry_) Ref({{"op", "clear"}}, "", &res_.times.reference_ms);
     for (auto& [op, t] : ref_ops_) res_.times.ops["ref." + op] = t;
     if (cand_) {
       for (auto& [op, t] : cand_->TakeOpStats()) res_.times.ops["cand." + op] = t;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -188,6 +189,20 @@ TEST_CASE("a device's gate: checks side by side, a timed phase alone and ahead o
   gate->unlock_shared();
 }
 
+TEST_CASE("a build reply's extension keys: only the shim's 32 hex digits") {
+  CHECK(internal::IsExtensionKey("3a773b99bfe5aa10bdd6cc3076a50fbb"));
+  CHECK_FALSE(
+      internal::IsExtensionKey("3a773b99bfe5aa10bdd6cc3076a50fb"));  // 31
+  CHECK_FALSE(internal::IsExtensionKey(
+      "3A773B99BFE5AA10BDD6CC3076A50FBB"));  // not the shim's
+  CHECK_FALSE(internal::IsExtensionKey("caller-0123456789abcdef01234567"));
+  CHECK_FALSE(internal::IsExtensionKey("../pch-v3/0123456789abcdef012345"));
+  CHECK_FALSE(internal::IsExtensionKey(""));
+  // The key of a real build reply, held as the builder holds it.
+  const std::string held = std::string("3a773b99bfe5aa10") + "bdd6cc3076a50fbb";
+  CHECK(internal::IsExtensionKey(held));
+}
+
 TEST_CASE(
     "a device's reference pool: one load per problem however many sessions "
     "ask") {
@@ -205,18 +220,30 @@ TEST_CASE(
   // for its load (the loader returns only once all three wait).
   std::vector<std::shared_ptr<internal::RefEntry>> got(4);
   std::vector<std::thread> sessions;
+  // Bounded: were callers not made to wait, the loader gives up after 60 s
+  // and the count below fails rather than the test hanging.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::atomic<int> refused{0};
   for (size_t i = 0; i < got.size(); ++i) {
     sessions.emplace_back([&, i] {
       auto r =
           pool.Get("a", [&]() -> Result<std::shared_ptr<internal::RefEntry>> {
-            while (pool.waiters() < 3) std::this_thread::yield();
+            while (pool.waiters() < 3 &&
+                   std::chrono::steady_clock::now() < deadline) {
+              std::this_thread::yield();
+            }
             return entry("a")();
           });
-      REQUIRE(r.ok());
-      got[i] = *r;
+      if (r.ok()) {
+        got[i] = *r;
+      } else {
+        ++refused;
+      }
     });
   }
   for (std::thread& t : sessions) t.join();
+  CHECK(refused.load() == 0);
   CHECK(loads.load() == 1);
   for (const auto& g : got) CHECK(g == got[0]);
   got.clear();  // those sessions end

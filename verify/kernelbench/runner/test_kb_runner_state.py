@@ -1,0 +1,56 @@
+"""kb_runner's kept outputs when a reference runner is shared by sessions
+(ReferencePool): each session's ids carry its tag ("s<N>/"); its clear
+takes only its own, and a timed call's keep_last evicts only its own; a
+float64 copy ("s1/t0/f64") is the session's too. A session's outputs
+encoded for the wire are a copy of what they were when encoded."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+torch = pytest.importorskip("torch")
+
+import kb_runner  # noqa: E402
+import kb_wire  # noqa: E402
+
+
+def runner():
+    return kb_runner.Runner("reference", None, "/nonexistent", "cpu", 0)
+
+
+def test_clear_takes_only_the_sessions_own():
+    r = runner()
+    t = torch.zeros(1)
+    for key in ("s1/t0", "s1/t0/f64", "s2/t0", "s12/t0"):
+        r.keep(key, [t], [t], 0)
+    r.pending["s1/r0c0"] = [t]
+    r.pending["s2/r0c0"] = [t]
+    assert r.op_clear({"prefix": "s1/"}, b"") == {"ok": True}
+    assert sorted(r.kept) == ["s12/t0", "s2/t0"]
+    assert r.order == ["s2/t0", "s12/t0"]
+    assert list(r.pending) == ["s2/r0c0"]
+    r.op_clear({}, b"")  # no prefix: everything (a runner of one session)
+    assert not r.kept and not r.order and not r.pending
+
+
+def test_keep_last_evicts_only_the_sessions_own():
+    r = runner()
+    t = torch.zeros(1)
+    r.keep("s2/t0", [t], [t], 0)
+    for i in range(5):
+        r.keep("s1/r0c%d" % i, [t], [t], 2)
+    assert sorted(r.kept) == ["s1/r0c3", "s1/r0c4", "s2/t0"]
+    r.keep("s2/r0c0", [t], [t], 1)  # s2's newest one: its trial goes
+    assert sorted(r.kept) == ["s1/r0c3", "s1/r0c4", "s2/r0c0"]
+
+
+def test_wire_bytes_are_a_copy_of_a_cpu_tensor():
+    t = torch.arange(4, dtype=torch.float32)
+    raw = kb_wire.tensor_bytes(t)
+    t.add_(100)  # a forward that changes its inputs after they were encoded
+    back = kb_wire.tensor_from_bytes(bytes(raw), "float32", [4])
+    assert torch.equal(back, torch.arange(4, dtype=torch.float32))
+    assert len(raw) == 16
