@@ -2,7 +2,8 @@
 # ThreadSanitizer over what runs concurrently: the engine's readers and
 # writers in threads and processes (tests/concurrency_test.cc,
 # tests/proposal_process_test.cc, the usage counters), the rollout pool
-# (policy/) and the verifier's worker pool (two host workers). Builds only
+# (policy/), the verifier's worker pool (two host workers) and the
+# KernelBench verifier's shared reference runners and device gate. Builds only
 # those tests, in build-tsan/ (Debug -O1, no libtorch, no CUDA), and runs them.
 # Usage: scripts/tsan.sh
 set -euo pipefail
@@ -16,13 +17,14 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON "${launchers[@]}" >/dev/null
 start=$SECONDS
 cmake --build "$build" -j "$jobs" --target concurrency_test library_worker \
-  proposal_process_test libskilldb_test policy_test skilldb_verify_host_test >&2
+  proposal_process_test libskilldb_test policy_test skilldb_verify_host_test \
+  skilldb_verify_kb_test >&2
 built=$((SECONDS - start))
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp}"
 cd "$build"
 start=$SECONDS
 rc=0
 ctest --output-on-failure -j "$jobs" --timeout 900 -R \
-  'consistent versions|whole states|proposers|usage counters are exact|the pool runs|two host workers' || rc=$?
+  'consistent versions|whole states|proposers|usage counters are exact|the pool runs|two host workers|reference pool|gate: checks side by side' || rc=$?
 echo "tsan.sh: build $built s, ctest $((SECONDS - start)) s" >&2
 exit $rc

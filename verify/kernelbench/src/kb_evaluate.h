@@ -56,9 +56,10 @@ class ReferencePool {
   // The live entry of `key` serving the fewest sessions, or the one `load`
   // makes when there is none or each serves sessions_per_runner (callers
   // of one key wait for a load in progress rather than start another; a
-  // failed load is the caller's error, and the next caller tries again).
-  // The least recently used entries beyond the capacity leave the pool;
-  // sessions holding one keep it until they end.
+  // failed load is the error of its caller and of those that waited for
+  // it, and the next caller tries again). Beyond the capacity the least
+  // recently used entries no session holds leave the pool (the capacity is
+  // exceeded while sessions hold them all).
   Result<std::shared_ptr<RefEntry>> Get(const std::string& key,
                                         const Loader& load);
   // Entries kept, and callers waiting for another's load (for tests).
@@ -73,6 +74,11 @@ class ReferencePool {
   std::vector<std::shared_ptr<RefEntry>>
       entries_;                    // GUARDED_BY(mu_), newest last
   std::set<std::string> loading_;  // GUARDED_BY(mu_)
+  std::map<std::string, uint64_t> attempts_;  // GUARDED_BY(mu_): loads ended
+  // The last failed load of a key (its attempt): the callers that waited
+  // for it get its error.
+  std::map<std::string, std::pair<uint64_t, Status>>
+      failures_;                   // GUARDED_BY(mu_)
   size_t waiters_ = 0;             // GUARDED_BY(mu_)
 };
 

@@ -118,21 +118,41 @@ Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
       return e;
     }
     if (!loading) break;  // none, or each serves its share: load one
+    // The load under way: if it fails, its error is this caller's too
+    // (each waiter trying again in turn would cost a load's time each).
+    const uint64_t attempt = attempts_[key];
     ++waiters_;
-    loaded_.wait(lock);
+    loaded_.wait(lock, [&] {
+      return !loading_.count(key) || attempts_[key] != attempt;
+    });
     --waiters_;
+    if (auto f = failures_.find(key);
+        f != failures_.end() && f->second.first == attempt) {
+      return f->second.second;
+    }
   }
   loading_.insert(key);
+  const uint64_t attempt = attempts_[key];
   lock.unlock();
   Result<std::shared_ptr<RefEntry>> made = load();
   lock.lock();
   loading_.erase(key);
+  ++attempts_[key];
   if (made.ok()) {
+    failures_.erase(key);
     entries_.push_back(*made);
-    while (entries_.size() > capacity_) {
-      dropped.push_back(std::move(entries_.front()));
-      entries_.erase(entries_.begin());
+    // Beyond the capacity the least recently used entry no session holds
+    // leaves (one in use would live on beside a second runner of its key).
+    for (size_t i = 0; entries_.size() > capacity_ && i < entries_.size();) {
+      if (entries_[i].use_count() > 1 || entries_[i] == *made) {
+        ++i;
+        continue;
+      }
+      dropped.push_back(std::move(entries_[i]));
+      entries_.erase(entries_.begin() + static_cast<long>(i));
     }
+  } else {
+    failures_[key] = {attempt, made.status()};
   }
   loaded_.notify_all();
   return made;

@@ -256,19 +256,44 @@ TEST_CASE(
   CHECK(failed.status().code() == StatusCode::kFailedPrecondition);
   REQUIRE(pool.Get("b", entry("b")).ok());
   CHECK(loads.load() == 3);
-  // Beyond the capacity the least recently used leaves the pool; a session
-  // holding it keeps it.
+  // Beyond the capacity the least recently used entry no session holds
+  // leaves; entries sessions hold stay (the capacity is exceeded meanwhile).
   REQUIRE(pool.Get("a", entry("a")).ok());  // "a" is the newest now
-  auto c = pool.Get("c", entry("c"));
+  auto c = pool.Get("c", entry("c"));       // "b" leaves
   REQUIRE(c.ok());
   CHECK(loads.load() == 4);
   CHECK(pool.size() == 2);
-  auto b = pool.Get("b", entry("b"));  // "b" left: loaded again
+  auto b = pool.Get("b", entry("b"));  // loaded again; "a" leaves, "c" is held
   REQUIRE(b.ok());
   CHECK(loads.load() == 5);
-  CHECK((*c)->key == "c");             // still usable after it left
-  auto a = pool.Get("a", entry("a"));  // "a" left when "b" came back
+  CHECK(pool.size() == 2);
+  auto a = pool.Get("a", entry("a"));  // loaded again; "c" and "b" are held
+  REQUIRE(a.ok());
   CHECK(loads.load() == 6);
+  CHECK(pool.size() == 3);
+  CHECK((*c)->key == "c");
+  // Callers that waited for a load that failed get its error: one load.
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::atomic<int> refusals{0};
+  std::vector<std::thread> waiting;
+  for (int i = 0; i < 3; ++i) {
+    waiting.emplace_back([&] {
+      auto r =
+          pool.Get("f", [&]() -> Result<std::shared_ptr<internal::RefEntry>> {
+            ++loads;
+            while (pool.waiters() < 2 &&
+                   std::chrono::steady_clock::now() < until) {
+              std::this_thread::yield();
+            }
+            return Status::FailedPrecondition("the problem did not load");
+          });
+      if (r.status().code() == StatusCode::kFailedPrecondition) ++refusals;
+    });
+  }
+  for (std::thread& t : waiting) t.join();
+  CHECK(refusals.load() == 3);
+  CHECK(loads.load() == 7);
   // A runner serves sessions_per_runner sessions; the next session of the
   // problem loads another, and later ones go to the one serving fewer.
   internal::ReferencePool spread(4, 2);
@@ -280,16 +305,16 @@ TEST_CASE(
   auto x1 = session("x");
   auto x2 = session("x");
   CHECK(x1 == x2);
-  CHECK(loads.load() == 7);
+  CHECK(loads.load() == 8);
   auto x3 = session("x");
   CHECK(x3 != x1);
-  CHECK(loads.load() == 8);
+  CHECK(loads.load() == 9);
   auto x4 = session("x");
   CHECK(x4 == x3);
   x1.reset();  // a session of the first ends: it serves one now
   auto x5 = session("x");
   CHECK(x5 == x2);
-  CHECK(loads.load() == 8);
+  CHECK(loads.load() == 9);
 }
 
 }  // namespace
