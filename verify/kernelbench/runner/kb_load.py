@@ -102,6 +102,13 @@ def extension_key(name, cpp_sources, cuda_sources, functions, kwargs, split=Fals
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
+class VerifierError(RuntimeError):
+    """A failure of the verifier's own state (the extension cache lacks what
+    its build step built, or the generic caller), not of the answer: the
+    run step reports it as the system's (verdict "error"), never as the
+    answer's compile error."""
+
+
 class ExtensionShim:
     """Stands in for torch.utils.cpp_extension.load_inline.
 
@@ -124,7 +131,7 @@ class ExtensionShim:
     """
 
     def __init__(self, mode, root, light_cuda_include=True, pch=None, cache=None, split=True,
-                 arch=None, generic_caller=True):
+                 arch=None, generic_caller=True, built=None):
         import torch.utils.cpp_extension as cpp_ext
         self.cpp_ext = cpp_ext
         self.real = cpp_ext.load_inline
@@ -138,6 +145,10 @@ class ExtensionShim:
         self.pch = pch
         self.cache = cache
         self.arch = os.environ.get("TORCH_CUDA_ARCH_LIST", "") if arch is None else arch
+        # run mode: the extension keys the build step reported (None: not
+        # told), to tell a build the cache lost from a call the build never
+        # saw (an answer whose load_inline arguments change between runs).
+        self.built = None if built is None else set(built)
         self.records = []
 
     # Keywords past cpp_sources go on by name: torch 2.x put sycl_sources
@@ -162,9 +173,17 @@ class ExtensionShim:
                     name, cached, kwargs.get("is_python_module", True))
         if self.mode == "run":
             if kb_caller.has_thunks(directory, name):
+                if not kb_caller.caller_built(self.root):
+                    raise VerifierError(
+                        "load_inline(%r): the generic caller %s is missing from the extension "
+                        "cache %s" % (name, kb_caller.caller_key(), self.root))
                 self.records.append({"name": name, "key": key, "binding": "generic caller"})
                 return kb_caller.load_module(self.root, directory, name)
             so = os.path.join(directory, name + ".so")
+            if not os.path.exists(so) and self.built is not None and key in self.built:
+                raise VerifierError(
+                    "load_inline(%r): the build step built it (key %s) but the extension "
+                    "cache %s no longer has it" % (name, key, self.root))
             if not os.path.exists(so):
                 raise RuntimeError(
                     "load_inline(%r): no library was built for this call (its "

@@ -283,7 +283,8 @@ class Runner:
         init_seed = int(h.get("init_seed", 42))
         if self.role == "candidate":
             self.shim = kb_load.ExtensionShim("run", h.get("ext_root", ""),
-                                              split=h.get("split", True), arch=h.get("arch"))
+                                              split=h.get("split", True), arch=h.get("arch"),
+                                              built=h.get("built"))
             kb_load.install_shim(self.shim)
         try:
             self.ctx, self.Model, self.get_inputs, self.get_init_inputs = kb_load.load_problem(h["problem"])
@@ -309,6 +310,8 @@ class Runner:
         backend = h.get("backend", "cuda")
         try:
             ModelNew = kb_load.load_answer(h["answer"], backend, self.ctx, self.scratch)
+        except kb_load.VerifierError as e:  # the cache's, not the answer's
+            raise CandidateError("system", e)
         except Exception as e:
             raise CandidateError("compile", e)
         if ModelNew is None:

@@ -54,3 +54,26 @@ def test_wire_bytes_are_a_copy_of_a_cpu_tensor():
     back = kb_wire.tensor_from_bytes(bytes(raw), "float32", [4])
     assert torch.equal(back, torch.arange(4, dtype=torch.float32))
     assert len(raw) == 16
+
+
+def test_a_build_the_cache_lost_is_the_verifiers_error(tmp_path):
+    """The run step's shim: a library the build step reported built but the
+    cache lacks, or a thunk library whose caller is missing, is the
+    verifier's failure (VerifierError: verdict "error"); a call the build
+    step never saw stays the answer's (its compile error)."""
+    import kb_caller
+    import kb_load
+    cpp = "int f() { return 1; }"
+    key = kb_load.extension_key("lost", cpp, None, ["f"], {}, True, "")
+    lost = kb_load.ExtensionShim("run", str(tmp_path), built=[key], arch="")
+    with pytest.raises(kb_load.VerifierError, match="no longer has it"):
+        lost("lost", cpp, functions=["f"])
+    unseen = kb_load.ExtensionShim("run", str(tmp_path), built=[], arch="")
+    with pytest.raises(RuntimeError, match="no library was built") as e:
+        unseen("lost", cpp, functions=["f"])
+    assert not isinstance(e.value, kb_load.VerifierError)
+    # Thunks whose caller the cache lacks.
+    os.makedirs(tmp_path / key)
+    (tmp_path / key / ("lost" + kb_caller.META_SUFFIX)).write_text("{}")
+    with pytest.raises(kb_load.VerifierError, match="generic caller"):
+        lost("lost", cpp, functions=["f"])

@@ -140,6 +140,9 @@ bool Session::Load(const BuildRecord& build) {
             // The build's settings: part of an extension's key.
             {"split", o_.split_cuda},
             {"arch", build.arch},
+            // What the build step built: a library missing from the cache
+            // is then the verifier's failure, not the answer's.
+            {"built", build.extensions},
             // Triton compiles at a kernel's first call: one call before the
             // run stage (which forbids the compilers' processes).
             {"warm_call", res_.format.backend == "triton"}};
