@@ -21,8 +21,9 @@ namespace fs = std::filesystem;
 using verify::internal::JoinPath;
 
 // "/3": records carry the build's arch (2026-12-05: the H200 run step
-// computed its extensions' keys without it and found none).
-constexpr char kBuildSalt[] = "skilldb-kb-answer-build/3";
+// computed its extensions' keys without it and found none); "/4": the
+// device's capability is part of the key (AnswerKey).
+constexpr char kBuildSalt[] = "skilldb-kb-answer-build/4";
 
 // Writes to the cache may fail (a full disk): the build stands, it is only
 // not remembered for the next run.
@@ -139,13 +140,15 @@ std::shared_ptr<Builder::MadeOnce> Builder::MadeOnce::For(
 }
 
 std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
-                               const FormatInfo& format, const EvalOptions& o) {
+                               const FormatInfo& format, const EvalOptions& o,
+                               std::string_view arch) {
   util::Sha256 h;
   // The toolchain the build saw is part of the key: a compile error cached
   // under one $CC or $CXX says nothing about another.
   const std::string toolchain = Env("CC") + "\x1f" + Env("CXX") + "\x1f" +
-                                Env("CUDAHOSTCXX") + "\x1f" + Env("CUDA_HOME") + "\x1f" +
-                                Env("TORCH_CUDA_ARCH_LIST");
+                                Env("CUDAHOSTCXX") + "\x1f" + Env("CUDA_HOME") +
+                                "\x1f" + Env("TORCH_CUDA_ARCH_LIST") + "\x1f" +
+                                std::string(arch);
   for (std::string_view part :
        {std::string_view(kBuildSalt), std::string_view(toolchain), std::string_view(format.backend),
         std::string_view(o.precision), std::string_view(o.light_cuda_include ? "light" : "full"),
@@ -197,7 +200,13 @@ std::optional<BuildRecord> Builder::ReadCached(const std::string& key) const {
 std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
                                                 std::string_view answer,
                                                 const FormatInfo& format) {
-  const std::string key = AnswerKey(problem, answer, format, options_);
+  // The device's capability (described once per evaluator: a build for
+  // it is what Build makes).
+  std::string arch;
+  if (describe_ && runner_.device == "cuda") {
+    if (const Result<DeviceInfo> d = describe_(); d.ok()) arch = d->capability;
+  }
+  const std::string key = AnswerKey(problem, answer, format, options_, arch);
   std::unique_lock<std::mutex> lock(mu_);
   auto it = known_.find(key);
   if (it != known_.end()) return it->second;

@@ -76,8 +76,14 @@ class Builder {
           std::function<Result<DeviceInfo>()> describe, DeviceGate* gate);
   ~Builder();
 
+  // The cache key of an answer's build: the answer, its problem, the
+  // options that change a build, the toolchain and `arch`, the device's
+  // capability its CUDA code is built for (a build, or a compile error,
+  // cached on one GPU model says nothing about another sharing the cache).
   static std::string AnswerKey(const Problem& problem, std::string_view answer,
-                               const FormatInfo& format, const EvalOptions& options);
+                               const FormatInfo& format,
+                               const EvalOptions& options,
+                               std::string_view arch);
 
   // The build of `answer`, started if it is not cached or under way.
   std::shared_future<BuildRecord> Submit(const Problem& problem,

@@ -82,12 +82,22 @@ class ReferencePool {
   size_t waiters_ = 0;             // GUARDED_BY(mu_)
 };
 
+// A device's description (its bandwidth and FLOP rate measured alone on
+// it, the torch and Triton versions), shared by the evaluators of one
+// device: measured once, not once per evaluator (each measurement holds
+// the device alone and starts a runner).
+struct DeviceDescription {
+  std::mutex mu;
+  std::optional<DeviceInfo> info;  // GUARDED_BY(mu)
+};
+
 class EvaluatorImpl final : public Evaluator {
  public:
   // `references`: the device's pool, shared with the other evaluators on it
   // (null: one of its own).
   EvaluatorImpl(RunnerOptions runner, EvalOptions options,
-                std::shared_ptr<ReferencePool> references = nullptr);
+                std::shared_ptr<ReferencePool> references = nullptr,
+                std::shared_ptr<DeviceDescription> described = nullptr);
   ~EvaluatorImpl() override;
 
   Result<EvalResult> Evaluate(const Problem& problem, std::string_view answer,
@@ -138,6 +148,7 @@ class EvaluatorImpl final : public Evaluator {
   std::mt19937_64 seeds_;   // GUARDED_BY(seed_mu_)
   std::optional<DeviceInfo> device_;  // GUARDED_BY(describe_mu_)
   std::shared_ptr<ReferencePool> refs_;
+  std::shared_ptr<DeviceDescription> described_;       // the device's, shared
   std::future<Result<std::unique_ptr<Runner>>> warm_;  // GUARDED_BY(device_mu_)
   std::unique_ptr<Builder> builder_;
 };

@@ -169,7 +169,8 @@ size_t ReferencePool::waiters() {
 }
 
 EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options,
-                             std::shared_ptr<ReferencePool> references)
+                             std::shared_ptr<ReferencePool> references,
+                             std::shared_ptr<DeviceDescription> described)
     : runner_(std::move(runner)),
       options_(std::move(options)),
       cache_root_(CacheRoot(options_)),
@@ -179,7 +180,9 @@ EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options,
                        (static_cast<uint64_t>(::getpid()) << 32) ^
                        static_cast<uint64_t>(util::NowUnixMs())),
       refs_(references ? std::move(references)
-                       : std::make_shared<ReferencePool>(kWarmReferences)) {
+                       : std::make_shared<ReferencePool>(kWarmReferences)),
+      described_(described ? std::move(described)
+                           : std::make_shared<DeviceDescription>()) {
   gate_ = DeviceGate::For(GateKey(runner_));
   builder_ = std::make_unique<Builder>(
       runner_, options_, cache_root_, [this] { return Describe(); },
@@ -203,6 +206,12 @@ uint64_t EvaluatorImpl::NextSeed() {
 Result<DeviceInfo> EvaluatorImpl::Describe() {
   std::lock_guard<std::mutex> lock(describe_mu_);
   if (device_) return *device_;
+  // Another evaluator of this device measured it, or measures it now.
+  std::lock_guard<std::mutex> shared(described_->mu);
+  if (described_->info) {
+    device_ = described_->info;
+    return *device_;
+  }
   RunnerStart s;
   s.role = "reference";
   s.device = runner_.device;
@@ -226,6 +235,7 @@ Result<DeviceInfo> EvaluatorImpl::Describe() {
   info.isolation = r->hello().value("isolation", "");
   r->Stop();
   device_ = info;
+  described_->info = info;
   return info;
 }
 
@@ -486,12 +496,15 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
   if (jobs <= 0) jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN) / 2));
   const int evaluators = std::max(r.workers, r.gpus);
   per.build_jobs = std::max(1, jobs / evaluators);
-  // One pool of reference runners per device, shared by its evaluators.
+  // One pool of reference runners and one description per device, shared
+  // by its evaluators.
   std::vector<std::shared_ptr<internal::ReferencePool>> pools;
+  std::vector<std::shared_ptr<internal::DeviceDescription>> described;
   for (int g = 0; g < r.gpus; ++g) {
     const int sharing = (evaluators - g + r.gpus - 1) / r.gpus;
     pools.push_back(std::make_shared<internal::ReferencePool>(
         internal::kWarmReferences * static_cast<size_t>(sharing)));
+    described.push_back(std::make_shared<internal::DeviceDescription>());
   }
   std::vector<std::unique_ptr<internal::EvaluatorImpl>> devices;
   for (int i = 0; i < evaluators; ++i) {
@@ -499,8 +512,8 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
     if (r.device == "cuda") {
       ri.extra_env.push_back("CUDA_VISIBLE_DEVICES=" + internal::VisibleDevice(i % r.gpus));
     }
-    devices.push_back(
-        std::make_unique<internal::EvaluatorImpl>(ri, per, pools[i % r.gpus]));
+    devices.push_back(std::make_unique<internal::EvaluatorImpl>(
+        ri, per, pools[i % r.gpus], described[i % r.gpus]));
   }
   return std::unique_ptr<Evaluator>(new internal::MultiEvaluator(std::move(devices)));
 }

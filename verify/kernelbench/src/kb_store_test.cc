@@ -189,6 +189,21 @@ TEST_CASE("a device's gate: checks side by side, a timed phase alone and ahead o
   gate->unlock_shared();
 }
 
+TEST_CASE("an answer's build key names the device's capability") {
+  Problem p;
+  p.source = "class Model: pass";
+  FormatInfo f;
+  f.backend = "cuda";
+  EvalOptions o;
+  const std::string key =
+      internal::Builder::AnswerKey(p, "answer", f, o, "9.0");
+  CHECK(key.size() == 32);
+  CHECK(key == internal::Builder::AnswerKey(p, "answer", f, o, "9.0"));
+  CHECK(key != internal::Builder::AnswerKey(p, "answer", f, o, "8.0"));
+  CHECK(key != internal::Builder::AnswerKey(p, "answer", f, o, ""));
+  CHECK(key != internal::Builder::AnswerKey(p, "another answer", f, o, "9.0"));
+}
+
 TEST_CASE("a build reply's extension keys: only the shim's 32 hex digits") {
   CHECK(internal::IsExtensionKey("3a773b99bfe5aa10bdd6cc3076a50fbb"));
   CHECK_FALSE(
