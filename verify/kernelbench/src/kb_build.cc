@@ -128,15 +128,7 @@ Builder::~Builder() {
 
 std::shared_ptr<Builder::MadeOnce> Builder::MadeOnce::For(
     const std::string& cache_root) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<MadeOnce>> all;  // GUARDED_BY(mu)
-  std::lock_guard<std::mutex> lock(mu);
-  std::shared_ptr<MadeOnce> made = all[cache_root].lock();
-  if (!made) {
-    made = std::make_shared<MadeOnce>();
-    all[cache_root] = made;
-  }
-  return made;
+  return SharedFor<MadeOnce>(cache_root);
 }
 
 std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,

@@ -100,6 +100,22 @@ IsolationInfo IsolationFromHello(const json& hello, bool compiler_confined);
 // visible anyway and not repeated.
 std::vector<std::string> CompilerPrefixes();
 
+// The one T of `key` in this process while anyone holds it (made on first
+// use): what the evaluators of one device, or the builders of one cache,
+// share. Thread-safe; each T has its own registry.
+template <typename T>
+std::shared_ptr<T> SharedFor(const std::string& key) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<T>> all;  // GUARDED_BY(mu)
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<T> made = all[key].lock();
+  if (!made) {
+    made = std::make_shared<T>();
+    all[key] = made;
+  }
+  return made;
+}
+
 // ---- One device's timing gate ------------------------------------------------
 
 // Shared by every evaluator on one device: a timed phase holds it alone

@@ -298,15 +298,7 @@ Reply Runner::Request(const json& header, std::string_view blob,
 }
 
 std::shared_ptr<DeviceGate> DeviceGate::For(const std::string& device) {
-  static std::mutex mu;
-  static std::map<std::string, std::weak_ptr<DeviceGate>> gates;  // GUARDED_BY(mu)
-  std::lock_guard<std::mutex> lock(mu);
-  std::shared_ptr<DeviceGate> g = gates[device].lock();
-  if (!g) {
-    g = std::make_shared<DeviceGate>();
-    gates[device] = g;
-  }
-  return g;
+  return SharedFor<DeviceGate>(device);
 }
 
 IsolationInfo IsolationFromHello(const json& hello, bool compiler_confined) {
