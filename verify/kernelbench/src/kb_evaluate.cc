@@ -207,10 +207,7 @@ Reply Session::Ref(const json& h, std::string_view blob, double* clock,
     r = ref_entry_->runner->Request(
         tagged, blob, timeout_s > 0 ? timeout_s : o_.call_timeout_s);
   }
-  OpTime& stat = ref_ops_[h.value("op", "")];
-  ++stat.calls;
-  stat.wall_ms += r.wall_ms;
-  if (r.ok) stat.runner_ms += r.header.value("op_ms", 0.0);
+  CountOp(h, r, &ref_ops_);
   if (clock) *clock += r.wall_ms;
   return r;
 }

@@ -54,6 +54,11 @@ struct Reply {
   std::string error_text(size_t max_bytes = 4000) const;
 };
 
+// Adds a request and its reply (its wall time, the runner's "op_ms") to
+// `stats`, by the request's op.
+void CountOp(const json& request, const Reply& reply,
+             std::map<std::string, OpTime>* stats);
+
 class Runner {
  public:
   // Starts a runner and waits for its greeting. Unavailable (with the log's

@@ -270,6 +270,18 @@ std::string Runner::LogTail(size_t bytes) const {
   return process_ ? process_->LogTail(bytes) : "";
 }
 
+void CountOp(const json& request, const Reply& reply,
+             std::map<std::string, OpTime>* stats) {
+  OpTime& stat = (*stats)[request.value("op", "")];
+  ++stat.calls;
+  stat.wall_ms += reply.wall_ms;
+  if (!reply.ok) return;
+  const auto op_ms = reply.header.find("op_ms");
+  if (op_ms != reply.header.end() && op_ms->is_number()) {
+    stat.runner_ms += op_ms->get<double>();
+  }
+}
+
 Reply Runner::Request(const json& header, std::string_view blob,
                       double timeout_s) {
   Reply r;
@@ -281,19 +293,13 @@ Reply Runner::Request(const json& header, std::string_view blob,
   auto out = process_->Call(header, blob, timeout_s);
   r.wall_ms = util::MsSince(t0);
   r.ok = out.ok;
-  OpTime& stat = op_stats_[header.value("op", "")];
-  ++stat.calls;
-  stat.wall_ms += r.wall_ms;
   if (out.ok) {
-    const auto op_ms = out.reply.header.find("op_ms");
-    if (op_ms != out.reply.header.end() && op_ms->is_number()) {
-      stat.runner_ms += op_ms->get<double>();
-    }
     r.header = std::move(out.reply.header);
     r.blob = std::move(out.reply.blob);
   } else {
     r.failure = std::move(out.failure);
   }
+  CountOp(header, r, &op_stats_);
   return r;
 }
 
