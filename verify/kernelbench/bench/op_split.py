@@ -1,96 +1,87 @@
 #!/usr/bin/env python3
-"""Where an evaluation's seconds go, from a results file of
-`skilldb_kernelbench eval` (times_ms.ops: per request kind, the calls, the
-wall time the evaluator measured and the time the runner spent in its
-handler).
+"""Where an evaluation's seconds go, from the results of `skilldb
+kernelbench eval` (--results FILE) or the turns of `skilldb kernelbench run`
+(OUT/turns.jsonl): times_ms.ops holds, per request kind ("ref.<op>",
+"cand.<op>"), the calls, the wall time the evaluator measured and the time
+the runner spent in its handler, and per part of the session ("part.<name>",
+waits included) the wall time.
 
-  python3 op_split.py RESULTS.jsonl [--trials 5] [--numel 1:12=16777216 ...]
+  python3 op_split.py FILE [FILE...] [--per-answer]
 
---numel gives a problem's output elements (results files do not carry them).
-
-Per answer: the phases (reference, correctness, timing, total; the build
-runs on the pool, beside the evaluation), then the requests grouped as
-candidate start-up (init), output fetches (trials and spot checks), trials
-(inputs made and handed over, the call, the float64 check), timed calls
-(prepare + call) and the rest. The last columns show what the two changes
-after that run remove from an answer's evaluation, as arithmetic on these
-measured times, not a measurement: the candidate's init runs beside the
-previous answer (all of it), and spot checks fetch a sample of outputs over
-4M elements (their share of the fetch time, scaled by sample / whole bytes).
-Results made with both changes in (529a870 and later) already show their
-effect: there the last columns do not apply (the init they list ran beside
-the previous answer).
+Prints, over the answers that reached each part: how many, the median and
+the sum of seconds. The parts, in a session's order:
+  evaluator_wait    the evaluator's previous answer (one at a time each)
+  reference         the shared reference runner (loaded once per problem)
+  take_candidate    a candidate runner, started and initialized ahead
+  gate_shared_wait  the device, while another answer's timed phase holds it
+  load              the answer's module and ModelNew in the candidate runner
+  static_check      KernelBench's static checker (the reference runner)
+  correctness       the trials, whole outputs compared
+  gate_alone_wait   the device alone: every other answer's checks and starts
+  timed_calls, spot_checks, round_end, statistics
+                    the timed phase (device held alone), by round
+  profile           the candidate's kernels profiled (device held alone)
+  end               outputs cleared, the candidate stopped
+  ref_wait          (inside the others) another session's request to the
+                    shared reference runner
 """
 import argparse
 import json
 import statistics
 
-SAMPLE_ELEMENTS = (1 << 20) + 2 * 4096  # SampleIndices: 1M plus both ends
+PARTS = ["evaluator_wait", "reference", "take_candidate", "gate_shared_wait", "load",
+         "static_check", "correctness", "gate_alone_wait", "timed_calls", "spot_checks",
+         "round_end", "statistics", "profile", "end", "ref_wait"]
 
 
-def group(ops):
-    g = {"init": 0.0, "fetch": 0.0, "trial": 0.0, "timed": 0.0, "rest": 0.0}
-    for op, (n, wall, _runner) in ops.items():
-        kind = op.split(".", 1)[1]
-        if kind == "init":
-            g["init"] += wall
-        elif kind == "fetch":
-            g["fetch"] += wall
-        elif kind == "trial":
-            g["trial"] += wall
-        elif kind in ("prepare", "call"):
-            g["timed"] += wall
-        else:
-            g["rest"] += wall
-    return g
+def results(path):
+    for line in open(path, errors="replace"):
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        r = j["turn"].get("result") if isinstance(j.get("turn"), dict) else j
+        if isinstance(r, dict) and isinstance(r.get("times_ms"), dict):
+            yield r
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("results")
-    ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--numel", action="append", default=[],
-                    help="LEVEL:ID=ELEMENTS, a problem's output size")
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--per-answer", action="store_true")
     a = ap.parse_args()
-    sizes = {}
-    for spec in a.numel:
-        key, n = spec.split("=")
-        sizes[key] = int(n)
-    saved = []
-    print("| answer | verdict | total s | init | fetch (n) | trials | timed calls | rest | "
-          "init moved | spot fetch saved | evaluation after |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for line in open(a.results):
-        r = json.loads(line)
-        t = r.get("times_ms", {})
-        ops = t.get("ops") or {}
-        if not ops:
-            continue
-        g = group(ops)
-        total = t.get("total", 0.0) / 1e3
-        n_fetch = sum(v[0] for k, v in ops.items() if k.endswith(".fetch"))
-        spot_share = 0.0
-        # Each side fetches once per trial; the rest are spot checks.
-        n_trial_fetch = 2 * min(a.trials, r.get("trials") or a.trials)
-        if n_fetch > n_trial_fetch:
-            spot_share = (n_fetch - n_trial_fetch) / n_fetch
-        numel = sizes.get("%s:%s" % (r.get("level"), r.get("problem")), 0)
-        frac = 1.0
-        if numel > 4 * (1 << 20):
-            frac = SAMPLE_ELEMENTS / numel
-        spot_saved = g["fetch"] * spot_share * (1 - frac) / 1e3 if numel else 0.0
-        after = total - g["init"] / 1e3 - spot_saved
-        saved.append((total, after))
-        print("| l%sp%s s%s | %s | %.1f | %.1f | %.1f (%d) | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f |" % (
-            r.get("level"), r.get("problem"), r.get("sample"), r.get("verdict"), total,
-            g["init"] / 1e3, g["fetch"] / 1e3, n_fetch, g["trial"] / 1e3, g["timed"] / 1e3,
-            g["rest"] / 1e3, g["init"] / 1e3, spot_saved, after))
-    if saved:
-        before = statistics.median(s[0] for s in saved)
-        after = statistics.median(s[1] for s in saved)
+    rows = [r for f in a.files for r in results(f)]
+    if not rows:
+        print("no results with times_ms in", " ".join(a.files))
+        return
+    keys = {}
+    for r in rows:
+        for op, v in (r["times_ms"].get("ops") or {}).items():
+            keys.setdefault(op, []).append(v[1] / 1e3)
+    print("%d answers; seconds per answer where the part ran" % len(rows))
+    print("| part or request | answers | median s | sum s |")
+    print("|---|---|---|---|")
+    order = ["part." + p for p in PARTS] + sorted(k for k in keys if not k.startswith("part."))
+    for k in order:
+        if k in keys:
+            v = keys[k]
+            print("| %s | %d | %.3f | %.1f |" % (k, len(v), statistics.median(v), sum(v)))
+    for phase in ("build", "reference", "correctness", "timing", "total"):
+        v = [r["times_ms"].get(phase) for r in rows]
+        v = [x / 1e3 for x in v if isinstance(x, (int, float)) and x > 0]
+        if v:
+            print("| phase %s | %d | %.3f | %.1f |" % (phase, len(v), statistics.median(v), sum(v)))
+    if a.per_answer:
         print()
-        print("median evaluation: %.1f s -> %.1f s an answer (arithmetic on the measured split, "
-              "%d answers)" % (before, after, len(saved)))
+        print("| answer | verdict | " + " | ".join(PARTS) + " |")
+        print("|---|---|" + "---|" * len(PARTS))
+        for r in rows:
+            ops = r["times_ms"].get("ops") or {}
+            cells = ["%.2f" % (ops["part." + p][1] / 1e3) if "part." + p in ops else ""
+                     for p in PARTS]
+            print("| l%sp%s s%s | %s | %s |" % (r.get("level"), r.get("problem"),
+                                                r.get("sample"), r.get("verdict"),
+                                                " | ".join(cells)))
 
 
 if __name__ == "__main__":

@@ -147,7 +147,7 @@ out = {
 print(json.dumps(out, indent=1))
 EOF
 cat "$OUT/step.json"
-python3 "$HERE/op_split.py" "$RUN/out/skilldb_eval.jsonl" > "$OUT/op_split.txt" 2>&1 || true
+python3 "$HERE/op_split.py" "$RUN/out/turns.jsonl" > "$OUT/op_split.txt" 2>&1 || true
 # The builds' records (time, precompiled header, split, the compiler's
 # words for failures: bounded by the builder) and the turns judged so far.
 tar -czf "$OUT/logs.tgz" -C "$RUN" run.log server.log import.log replies.jsonl cache/builds \

@@ -203,7 +203,10 @@ Reply Session::Ref(const json& h, std::string_view blob, double* clock,
   if (tagged.value("op", "") == "clear") tagged["prefix"] = tag_;
   Reply r;
   {
+    const auto device = Shared();
+    const auto tw = util::SteadyClock::now();
     std::lock_guard<std::mutex> lock(ref_entry_->mu);
+    Part("ref_wait", tw);  // another session's request to the shared runner
     r = ref_entry_->runner->Request(
         tagged, blob, timeout_s > 0 ? timeout_s : o_.call_timeout_s);
   }
@@ -212,18 +215,22 @@ Reply Session::Ref(const json& h, std::string_view blob, double* clock,
   return r;
 }
 
-Reply Session::Cand(const json& h, std::string_view blob, double* clock) {
-  Reply r = cand_->Request(h, blob, o_.call_timeout_s);
+Reply Session::Cand(const json& h, std::string_view blob, double* clock,
+                    double timeout_s) {
+  const auto device = Shared();
+  Reply r =
+      cand_->Request(h, blob, timeout_s > 0 ? timeout_s : o_.call_timeout_s);
   if (clock) *clock += r.wall_ms;
   return r;
 }
 
 // Fetches output `which` of `id` from both sides: whole when small, else on
 // a sample of elements chosen now (after both were computed).
-bool Session::Fetch(const std::string& ref_id, const std::string& cand_id, int which,
-                    const json& desc, int64_t whole_bytes, WireTensor* want, WireTensor* got,
-                    std::vector<int64_t>* indices, double* ref_ms, double* cand_ms,
-                    double* clock) {
+bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
+                    int which, const json& desc, int64_t whole_bytes,
+                    int64_t sample, WireTensor* want, WireTensor* got,
+                    std::vector<int64_t>* indices, double* ref_ms,
+                    double* cand_ms, double* clock) {
   const int64_t numel = desc.value("numel", int64_t{0});
   const int64_t bytes = numel * std::max<int64_t>(1, DtypeBytes(desc.value("dtype", "")));
   json h = {{"op", "fetch"}, {"output", which}};
@@ -231,7 +238,7 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id, int w
   indices->clear();
   if (bytes > whole_bytes) {
     h["mode"] = "sample";
-    *indices = SampleIndices(numel, o_.sample_elements, 4096, &rng_);
+    *indices = SampleIndices(numel, sample, 4096, &rng_);
     blob.assign(reinterpret_cast<const char*>(indices->data()),
                 indices->size() * sizeof(int64_t));
   }
@@ -270,6 +277,20 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id, int w
   *want = std::move(*w);
   *got = std::move(*g);
   return true;
+}
+
+std::shared_lock<DeviceGate> Session::Shared() {
+  if (alone_) return {};
+  const auto t0 = util::SteadyClock::now();
+  std::shared_lock<DeviceGate> device(*ev_->gate());
+  Part("gate_shared_wait", t0);
+  return device;
+}
+
+void Session::Part(const char* name, util::SteadyClock::time_point t0) {
+  OpTime& t = parts_[name];
+  ++t.calls;
+  t.wall_ms += util::MsSince(t0);
 }
 
 void Session::Clear() {
@@ -329,8 +350,8 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
   for (size_t i = 0; i < ro.size(); ++i) {
     WireTensor want, got;
     std::vector<int64_t> idx;
-    if (!Fetch(id, id, static_cast<int>(i), ro[i], o_.max_transfer_bytes, &want, &got, &idx,
-               nullptr, nullptr,
+    if (!Fetch(id, id, static_cast<int>(i), ro[i], o_.max_transfer_bytes,
+               o_.sample_elements, &want, &got, &idx, nullptr, nullptr,
                &res_.times.correctness_ms)) {
       *close = false;
       return false;

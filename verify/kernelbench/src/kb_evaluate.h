@@ -20,6 +20,7 @@
 
 #include "kb_build.h"
 #include "kb_internal.h"
+#include "skilldb/util/clock.h"
 
 namespace skilldb::verify::kb::internal {
 
@@ -183,30 +184,38 @@ class Session {
   // carry this session's tag; its time is added to ref_ops_.
   Reply Ref(const json& h, std::string_view blob, double* clock,
             double timeout_s = 0);
-  Reply Cand(const json& h, std::string_view blob, double* clock);
+  Reply Cand(const json& h, std::string_view blob, double* clock,
+             double timeout_s = 0);
   // `whole_bytes`: outputs up to this size come whole, larger ones on a
-  // sample chosen now.
+  // sample of `sample` elements (and both ends) chosen now.
   bool Fetch(const std::string& ref_id, const std::string& cand_id, int which,
-             const json& desc, int64_t whole_bytes, WireTensor* want, WireTensor* got,
-             std::vector<int64_t>* indices, double* ref_ms, double* cand_ms,
-             double* clock);
+             const json& desc, int64_t whole_bytes, int64_t sample,
+             WireTensor* want, WireTensor* got, std::vector<int64_t>* indices,
+             double* ref_ms, double* cand_ms, double* clock);
   bool CompareTrial(const std::string& id, const Reply& rr, const Reply& cr,
                     bool precision_check, bool* close);
   void Clear();
+  // Adds the wall time since `t0` to the session's part `name` (reported
+  // as ops["part.<name>"]: where an evaluation's wall goes, waits included).
+  void Part(const char* name, util::SteadyClock::time_point t0);
 
   EvaluatorImpl* ev_;
   const Problem& p_;
   std::string answer_;
   const EvalOptions& o_;
   std::mt19937_64 rng_;
-  // The device's gate, shared from the answer's load to its timed phase
-  // (which holds it alone).
-  std::shared_lock<DeviceGate> checking_;
+  // The device's gate: each request outside the timed phases holds it
+  // shared (so a timed phase that waits gets the device after at most one
+  // request of each other answer); a timed phase holds it alone (Alone).
+  std::shared_lock<DeviceGate> Shared();
+  class Alone;
+  bool alone_ = false;  // this session holds the gate alone
   EvalResult res_;
   double tol_ = 1e-4;
   std::shared_ptr<RefEntry> ref_entry_;
   std::string tag_;                        // this session's ids' prefix
   std::map<std::string, OpTime> ref_ops_;  // its requests to the reference
+  std::map<std::string, OpTime> parts_;    // Part()'s
   std::unique_ptr<Runner> cand_;
   json spec_;                  // the reference's input specs
   json ref_outputs_;           // output descriptors of trial 0

@@ -85,7 +85,9 @@ EvalResult Session::Run() {
   if (!build.caller.empty())
     res_.notes.push_back("generic caller: " + build.caller);
   {
+    const auto tq = util::SteadyClock::now();
     std::lock_guard<std::mutex> lock(*ev_->device_mutex());
+    Part("evaluator_wait", tq);
     if (Load(build)) {
       if (o_.protocol == Protocol::kKernelBench) {
         RunKernelBench();
@@ -96,13 +98,15 @@ EvalResult Session::Run() {
     // Whatever ended the session (a failed trial, a timed call, a fetch),
     // its inputs and outputs leave the shared reference runner: the next
     // session's clear is its own, and would not take them.
+    const auto te = util::SteadyClock::now();
     if (ref_entry_) Ref({{"op", "clear"}}, "", &res_.times.reference_ms);
-    for (auto& [op, t] : ref_ops_) res_.times.ops["ref." + op] = t;
     if (cand_) {
       for (auto& [op, t] : cand_->TakeOpStats()) res_.times.ops["cand." + op] = t;
       cand_->Stop();
     }
-    if (checking_.owns_lock()) checking_.unlock();
+    Part("end", te);
+    for (auto& [op, t] : ref_ops_) res_.times.ops["ref." + op] = t;
+    for (auto& [part, t] : parts_) res_.times.ops["part." + part] = t;
   }
   Decide();
   res_.times.total_ms = util::MsSince(t0);
@@ -110,7 +114,9 @@ EvalResult Session::Run() {
 }
 
 bool Session::Load(const BuildRecord& build) {
+  auto tp = util::SteadyClock::now();
   auto ref = ev_->Reference(p_, &res_.times.reference_ms);
+  Part("reference", tp);
   if (!ref.ok()) {
     res_.verdict = "error";
     res_.error_message = "the reference could not be loaded: " + ref.status().message();
@@ -121,7 +127,9 @@ bool Session::Load(const BuildRecord& build) {
     res_.device = d->name;
     res_.torch_version = d->torch_version;
   }
+  tp = util::SteadyClock::now();
   auto cand = ev_->TakeCandidate(build);
+  Part("take_candidate", tp);
   if (!cand.ok()) {
     res_.verdict = "error";
     res_.error_message = cand.status().message();
@@ -148,10 +156,9 @@ bool Session::Load(const BuildRecord& build) {
             {"warm_call", res_.format.backend == "triton"}};
   const auto t0 = util::SteadyClock::now();
   // From here to the timed phase this answer is checked beside other
-  // evaluators' answers (its own start-up, reference and candidate came
-  // with their own holds: nothing here waits on work that needs the gate).
-  checking_ = std::shared_lock<DeviceGate>(*ev_->gate());
-  Reply r = cand_->Request(h, "", o_.load_timeout_s);
+  // evaluators' answers, each request with the device's gate shared.
+  Reply r = Cand(h, "", nullptr, o_.load_timeout_s);
+  Part("load", t0);
   res_.times.correctness_ms += util::MsSince(t0);
   if (!r.answered_ok()) {
     res_.compiled = !(r.ok && r.error_kind() == "compile");
@@ -169,22 +176,46 @@ bool Session::Load(const BuildRecord& build) {
   return true;
 }
 
+// The device held alone for a timed phase: this session's own requests in
+// it take no shared hold (Shared), everyone else's wait.
+class Session::Alone {
+ public:
+  explicit Alone(Session* s) : s_(s), lock_(*s->ev_->gate()) {
+    s_->alone_ = true;
+  }
+  ~Alone() { s_->alone_ = false; }
+  Alone(const Alone&) = delete;
+  Alone& operator=(const Alone&) = delete;
+
+ private:
+  Session* s_;
+  std::unique_lock<DeviceGate> lock_;
+};
+
 // ---- This verifier's protocol ---------------------------------------------
 
 void Session::RunSkilldb() {
+  auto tp = util::SteadyClock::now();
   StaticCheck();
-  if (!Correctness(true)) return;
+  Part("static_check", tp);
+  tp = util::SteadyClock::now();
+  const bool checked = Correctness(true);
+  Part("correctness", tp);
+  if (!checked) return;
   // Timed even when a finding already voids the result: the report names
   // every hack it can see.
   if (!correct_trials_) return;
   // Nothing else on the device from here: the next candidate's start-up
-  // and other evaluators' answers wait (their requests, their comparisons
-  // here, their runners' starts).
-  if (checking_.owns_lock()) checking_.unlock();
-  std::unique_lock<DeviceGate> alone(*ev_->gate());
+  // and other evaluators' answers wait (their requests and their runners'
+  // starts; this waits for the one request each has in flight).
+  tp = util::SteadyClock::now();
+  Alone alone(this);
+  Part("gate_alone_wait", tp);
   TimeSkilldb();
   if (res_.verdict.empty()) {
+    tp = util::SteadyClock::now();
     Profile();
+    Part("profile", tp);
     if (o_.compile_baseline) CompileBaseline();
   }
 }
@@ -341,6 +372,7 @@ void Session::TimeSkilldb() {
   for (int r = 0; r < o_.rounds; ++r) {
     RoundSamples rs;
     std::vector<std::string> ids;
+    auto tp = util::SteadyClock::now();
     const int total = o_.warmup_calls + o_.calls_per_round;
     for (int i = 0; i < total; ++i) {
       const bool timed = i >= o_.warmup_calls;
@@ -386,6 +418,8 @@ void Session::TimeSkilldb() {
       rs.baseline_host_ms.push_back(rc.wall_ms);
       rs.candidate_host_ms.push_back(cc.wall_ms);
     }
+    Part("timed_calls", tp);
+    tp = util::SteadyClock::now();
     // Spot checks: calls chosen now, among those both sides still keep.
     const int kept = std::min<int>(keep_last, static_cast<int>(ids.size()));
     std::vector<int> pool;
@@ -405,9 +439,11 @@ void Session::TimeSkilldb() {
         // Sampled only where the sample (its indices and values) is much
         // smaller than the whole.
         const int64_t elem = std::max<int64_t>(1, DtypeBytes(ref_outputs_[k].value("dtype", "")));
-        const int64_t whole = std::min(o_.max_transfer_bytes, 4 * o_.sample_elements * elem);
-        if (!Fetch(id, id, static_cast<int>(k), ref_outputs_[k], whole, &want, &got, &idx, &rms,
-                   &cms, &clock)) {
+        const int64_t whole =
+            std::min(o_.max_transfer_bytes, 4 * o_.spot_sample_elements * elem);
+        if (!Fetch(id, id, static_cast<int>(k), ref_outputs_[k], whole,
+                   o_.spot_sample_elements, &want, &got, &idx, &rms, &cms,
+                   &clock)) {
           if (!res_.verdict.empty()) return;
           continue;
         }
@@ -426,12 +462,16 @@ void Session::TimeSkilldb() {
         }
       }
     }
+    Part("spot_checks", tp);
+    tp = util::SteadyClock::now();
     Reply g = Cand({{"op", "guard"}}, "", &clock);
     if (g.answered_ok()) AddGuard(g.header);
     Ref({{"op", "clear"}}, "", &clock);
     Cand({{"op", "clear"}}, "", &clock);
+    Part("round_end", tp);
     rounds.push_back(std::move(rs));
   }
+  const auto ts = util::SteadyClock::now();
   // The decision's numbers.
   std::vector<double> ratios, all_ref, all_cand;
   for (const RoundSamples& rs : rounds) {
@@ -507,6 +547,7 @@ void Session::TimeSkilldb() {
       }
     }
   }
+  Part("statistics", ts);
   res_.times.timing_ms += util::MsSince(t0);
 }
 
@@ -636,8 +677,9 @@ void Session::CompileBaseline() {
 void Session::RunKernelBench() {
   if (!Correctness(false)) return;
   if (!correct_trials_) return;
-  if (checking_.owns_lock()) checking_.unlock();  // as RunSkilldb
-  std::unique_lock<DeviceGate> alone(*ev_->gate());
+  const auto tp = util::SteadyClock::now();
+  Alone alone(this);  // as RunSkilldb
+  Part("gate_alone_wait", tp);
   TimeKernelBench();
 }
 

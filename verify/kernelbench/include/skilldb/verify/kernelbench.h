@@ -272,6 +272,14 @@ struct EvalOptions {
   // of `sample_elements` chosen after they were computed. Default: 256 MiB.
   int64_t max_transfer_bytes = int64_t{256} << 20;
   int64_t sample_elements = int64_t{1} << 20;
+  // A timed call's spot check (an output that is not this call's, cached
+  // or stale) reads outputs over 4x this many elements on a sample of this
+  // many, chosen after the call. Such an output differs from the
+  // reference's in most of its elements: a sample of 64K misses a stale
+  // share of even 0.01% with probability e^-6.5. The checks run while the
+  // device is held alone, so their transfer is every evaluator's wait.
+  // Default: 65536.
+  int64_t spot_sample_elements = int64_t{1} << 16;
   // Device memory the timed calls' inputs and outputs may keep alive (so
   // addresses are not reused); GPU default 16 GiB, CPU 256 MiB.
   int64_t keep_alive_bytes = 0;
