@@ -394,8 +394,8 @@ TEST_CASE("hack: outputs cached across timed calls are caught by the spot checks
 TEST_CASE("spot checks on a sample of a large output still catch a cached one, and pass an honest one") {
   World& w = W();
   EvalOptions o = w.options;
-  o.spot_sample_elements =
-      1 << 14;  // outputs over 256 KiB are spot-checked on 16K elements
+  // Outputs over 256 KiB are spot-checked on 16K elements.
+  o.spot_sample_elements = 1 << 14;
   auto ev = Evaluator::Make(w.runner, o);
   REQUIRE(ev.ok());
   auto cached = (*ev)->Evaluate(w.scale_add, kCacheAfterWarmup);
