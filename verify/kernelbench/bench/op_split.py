@@ -13,7 +13,8 @@ the sum of seconds. The parts, in a session's order:
   evaluator_wait    the evaluator's previous answer (one at a time each)
   reference         the shared reference runner (loaded once per problem)
   take_candidate    a candidate runner, started and initialized ahead
-  gate_shared_wait  the device, while another answer's timed phase holds it
+  gate_shared_wait  the device, while another answer's timed phase holds or
+                    waits for it (each request's wait, summed)
   load              the answer's module and ModelNew in the candidate runner
   static_check      KernelBench's static checker (the reference runner)
   correctness       the trials, whole outputs compared
@@ -22,8 +23,10 @@ the sum of seconds. The parts, in a session's order:
                     the timed phase (device held alone), by round
   profile           the candidate's kernels profiled (device held alone)
   end               outputs cleared, the candidate stopped
-  ref_wait          (inside the others) another session's request to the
-                    shared reference runner
+  ref_wait          another session's request to the shared reference
+                    runner
+gate_shared_wait and ref_wait are counted inside the parts around them
+(load, correctness, end, ...): the parts do not add up to the total.
 """
 import argparse
 import json

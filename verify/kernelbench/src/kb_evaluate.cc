@@ -280,7 +280,7 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
 }
 
 std::shared_lock<DeviceGate> Session::Shared() {
-  if (alone_) return {};
+  if (alone_ || checking_.owns_lock()) return {};
   const auto t0 = util::SteadyClock::now();
   std::shared_lock<DeviceGate> device(*ev_->gate());
   Part("gate_shared_wait", t0);

@@ -207,9 +207,16 @@ class Session {
   // The device's gate: each request outside the timed phases holds it
   // shared (so a timed phase that waits gets the device after at most one
   // request of each other answer); a timed phase holds it alone (Alone).
+  // On a CPU "device" the checks' own work (the comparisons here) runs on
+  // the cores a timed phase measures: there the gate is held shared from
+  // the candidate's load to the timed phase, as before 818bdd8 (checking_).
   std::shared_lock<DeviceGate> Shared();
+  void Release() {
+    if (checking_.owns_lock()) checking_.unlock();
+  }
   class Alone;
   bool alone_ = false;  // this session holds the gate alone
+  std::shared_lock<DeviceGate> checking_;  // CPU: load to timed phase
   EvalResult res_;
   double tol_ = 1e-4;
   std::shared_ptr<RefEntry> ref_entry_;

@@ -104,6 +104,7 @@ EvalResult Session::Run() {
       for (auto& [op, t] : cand_->TakeOpStats()) res_.times.ops["cand." + op] = t;
       cand_->Stop();
     }
+    Release();
     Part("end", te);
     for (auto& [op, t] : ref_ops_) res_.times.ops["ref." + op] = t;
     for (auto& [part, t] : parts_) res_.times.ops["part." + part] = t;
@@ -156,7 +157,12 @@ bool Session::Load(const BuildRecord& build) {
             {"warm_call", res_.format.backend == "triton"}};
   const auto t0 = util::SteadyClock::now();
   // From here to the timed phase this answer is checked beside other
-  // evaluators' answers, each request with the device's gate shared.
+  // evaluators' answers, each request with the device's gate shared (on a
+  // CPU, the whole of it: checking_).
+  if (ev_->runner_options().device == "cpu") {
+    checking_ = std::shared_lock<DeviceGate>(*ev_->gate());
+    Part("gate_shared_wait", t0);
+  }
   Reply r = Cand(h, "", nullptr, o_.load_timeout_s);
   Part("load", t0);
   res_.times.correctness_ms += util::MsSince(t0);
@@ -208,6 +214,7 @@ void Session::RunSkilldb() {
   // Nothing else on the device from here: the next candidate's start-up
   // and other evaluators' answers wait (their requests and their runners'
   // starts; this waits for the one request each has in flight).
+  Release();
   tp = util::SteadyClock::now();
   Alone alone(this);
   Part("gate_alone_wait", tp);
@@ -677,6 +684,7 @@ void Session::CompileBaseline() {
 void Session::RunKernelBench() {
   if (!Correctness(false)) return;
   if (!correct_trials_) return;
+  Release();
   const auto tp = util::SteadyClock::now();
   Alone alone(this);  // as RunSkilldb
   Part("gate_alone_wait", tp);
