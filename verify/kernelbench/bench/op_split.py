@@ -76,12 +76,17 @@ def main():
             print("| phase %s | %d | %.3f | %.1f |" % (phase, len(v), statistics.median(v), sum(v)))
     if a.per_answer:
         print()
-        print("| answer | verdict | " + " | ".join(PARTS) + " |")
-        print("|---|---|" + "---|" * len(PARTS))
+        # Per answer: its total, the candidate's start-up and every output
+        # fetch (requests, both sides), then the parts its session reached.
+        print("| answer | verdict | total | cand.init | fetches | " + " | ".join(PARTS) + " |")
+        print("|---|---|---|---|---|" + "---|" * len(PARTS))
         for r in rows:
             ops = r["times_ms"].get("ops") or {}
-            cells = ["%.2f" % (ops["part." + p][1] / 1e3) if "part." + p in ops else ""
-                     for p in PARTS]
+            fetch = sum(v[1] for k, v in ops.items() if k.endswith(".fetch"))
+            cells = ["%.2f" % (r["times_ms"].get("total", 0) / 1e3),
+                     "%.2f" % (ops.get("cand.init", [0, 0])[1] / 1e3), "%.2f" % (fetch / 1e3)]
+            cells += ["%.2f" % (ops["part." + p][1] / 1e3) if "part." + p in ops else ""
+                      for p in PARTS]
             print("| l%sp%s s%s | %s | %s |" % (r.get("level"), r.get("problem"),
                                                 r.get("sample"), r.get("verdict"),
                                                 " | ".join(cells)))
