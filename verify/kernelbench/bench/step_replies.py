@@ -5,7 +5,8 @@ with a fixed mix of the study's answers (answers/), each made distinct.
 
   python3 step_replies.py ANSWERS_DIR cuda|triton SAMPLES TURNS > replies.jsonl
 
-Level-1 problem 12 gets the mix below, problem 40 its fast answer. Every
+Level-1 problem 12 gets the mix below, interleaved so that any first N
+requests carry it in its shares; problem 40 gets its fast answer. Every
 answer carries "{{serial}}" (the server's `numbered` replies turn it into
 the request's serial) inside the kernel's own source, where it changes
 what is compiled (a CUDA source string, a Triton kernel's body): no two
@@ -55,12 +56,18 @@ def main():
         mix, fast40 = [("l1p12_triton_correct", 1.0)], "l1p40_triton_correct"
     else:
         raise SystemExit("step_replies: format is cuda or triton")
-    left = requests
-    for i, (name, share) in enumerate(mix):
-        times = left if i == len(mix) - 1 else min(left, round(share * requests))
-        left -= times
-        if times > 0:
-            rules.append((P12, answer(answers, name), times))
+    # Interleaved: every prefix of the requests carries the mix in its
+    # shares (each request goes to the answer furthest behind its share),
+    # so a step cut short still judges the whole mix, not its first rules.
+    given = [0] * len(mix)
+    for k in range(requests):
+        i = max(range(len(mix)), key=lambda j: mix[j][1] * (k + 1) - given[j])
+        given[i] += 1
+        if rules and rules[-1][3] == i:
+            rules[-1] = (P12, rules[-1][1], rules[-1][2] + 1, i)
+        else:
+            rules.append((P12, answer(answers, mix[i][0]), 1, i))
+    rules = [r[:3] for r in rules]
     # The last rule of each problem answers whatever is left (-1: every
     # request), so a longer run never falls through to the default text.
     rules[-1] = (P12, rules[-1][1], -1)
