@@ -198,6 +198,9 @@ class Session {
   // Adds the wall time since `t0` to the session's part `name` (reported
   // as ops["part.<name>"]: where an evaluation's wall goes, waits included).
   void Part(const char* name, util::SteadyClock::time_point t0);
+  // Part() for a scope: the wall from its construction to its end, early
+  // returns included.
+  class Timed;
 
   EvaluatorImpl* ev_;
   const Problem& p_;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "file_util.h"
 #include "kb_evaluate.h"
@@ -182,11 +183,17 @@ bool Session::Load(const BuildRecord& build) {
   return true;
 }
 
-// The device held alone for a timed phase: this session's own requests in
-// it take no shared hold (Shared), everyone else's wait.
+// The device held alone for a timed phase: this session's own hold (on a
+// CPU, checking_) is let go first, then the wait for the gate is counted
+// (gate_alone_wait); this session's own requests in it take no shared hold
+// (Shared), everyone else's wait.
 class Session::Alone {
  public:
-  explicit Alone(Session* s) : s_(s), lock_(*s->ev_->gate()) {
+  explicit Alone(Session* s) : s_(s), lock_(*s->ev_->gate(), std::defer_lock) {
+    s_->Release();
+    const auto t0 = util::SteadyClock::now();
+    lock_.lock();
+    s_->Part("gate_alone_wait", t0);
     s_->alone_ = true;
   }
   ~Alone() { s_->alone_ = false; }
@@ -198,32 +205,48 @@ class Session::Alone {
   std::unique_lock<DeviceGate> lock_;
 };
 
+class Session::Timed {
+ public:
+  Timed(Session* s, const char* name)
+      : s_(s), name_(name), t0_(util::SteadyClock::now()) {}
+  ~Timed() { s_->Part(name_, t0_); }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  Session* s_;
+  const char* name_;
+  util::SteadyClock::time_point t0_;
+};
+
 // ---- This verifier's protocol ---------------------------------------------
 
 void Session::RunSkilldb() {
-  auto tp = util::SteadyClock::now();
-  StaticCheck();
-  Part("static_check", tp);
-  tp = util::SteadyClock::now();
-  const bool checked = Correctness(true);
-  Part("correctness", tp);
-  if (!checked) return;
+  {
+    Timed part(this, "static_check");
+    StaticCheck();
+  }
+  {
+    Timed part(this, "correctness");
+    if (!Correctness(true)) return;
+  }
   // Timed even when a finding already voids the result: the report names
   // every hack it can see.
   if (!correct_trials_) return;
   // Nothing else on the device from here: the next candidate's start-up
   // and other evaluators' answers wait (their requests and their runners'
   // starts; this waits for the one request each has in flight).
-  Release();
-  tp = util::SteadyClock::now();
   Alone alone(this);
-  Part("gate_alone_wait", tp);
   TimeSkilldb();
   if (res_.verdict.empty()) {
-    tp = util::SteadyClock::now();
-    Profile();
-    Part("profile", tp);
-    if (o_.compile_baseline) CompileBaseline();
+    {
+      Timed part(this, "profile");
+      Profile();
+    }
+    if (o_.compile_baseline) {
+      Timed part(this, "compile_baseline");
+      CompileBaseline();
+    }
   }
 }
 
@@ -379,7 +402,7 @@ void Session::TimeSkilldb() {
   for (int r = 0; r < o_.rounds; ++r) {
     RoundSamples rs;
     std::vector<std::string> ids;
-    auto tp = util::SteadyClock::now();
+    std::optional<Timed> part(std::in_place, this, "timed_calls");
     const int total = o_.warmup_calls + o_.calls_per_round;
     for (int i = 0; i < total; ++i) {
       const bool timed = i >= o_.warmup_calls;
@@ -425,8 +448,7 @@ void Session::TimeSkilldb() {
       rs.baseline_host_ms.push_back(rc.wall_ms);
       rs.candidate_host_ms.push_back(cc.wall_ms);
     }
-    Part("timed_calls", tp);
-    tp = util::SteadyClock::now();
+    part.emplace(this, "spot_checks");
     // Spot checks: calls chosen now, among those both sides still keep.
     const int kept = std::min<int>(keep_last, static_cast<int>(ids.size()));
     std::vector<int> pool;
@@ -469,16 +491,15 @@ void Session::TimeSkilldb() {
         }
       }
     }
-    Part("spot_checks", tp);
-    tp = util::SteadyClock::now();
+    part.emplace(this, "round_end");
     Reply g = Cand({{"op", "guard"}}, "", &clock);
     if (g.answered_ok()) AddGuard(g.header);
     Ref({{"op", "clear"}}, "", &clock);
     Cand({{"op", "clear"}}, "", &clock);
-    Part("round_end", tp);
+    part.reset();
     rounds.push_back(std::move(rs));
   }
-  const auto ts = util::SteadyClock::now();
+  Timed part(this, "statistics");
   // The decision's numbers.
   std::vector<double> ratios, all_ref, all_cand;
   for (const RoundSamples& rs : rounds) {
@@ -554,7 +575,6 @@ void Session::TimeSkilldb() {
       }
     }
   }
-  Part("statistics", ts);
   res_.times.timing_ms += util::MsSince(t0);
 }
 
@@ -682,12 +702,13 @@ void Session::CompileBaseline() {
 // ---- KernelBench's protocol ------------------------------------------------
 
 void Session::RunKernelBench() {
-  if (!Correctness(false)) return;
+  {
+    Timed part(this, "correctness");
+    if (!Correctness(false)) return;
+  }
   if (!correct_trials_) return;
-  Release();
-  const auto tp = util::SteadyClock::now();
   Alone alone(this);  // as RunSkilldb
-  Part("gate_alone_wait", tp);
+  Timed part(this, "kb_timing");
   TimeKernelBench();
 }
 
