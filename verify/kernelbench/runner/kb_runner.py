@@ -729,7 +729,9 @@ class Runner:
         try:
             ModelNew = kb_load.load_answer(h["answer"], h.get("backend", "cuda"), ctx, self.scratch)
         except Exception as e:
-            err = error_reply("compile", e)
+            # kb_load.VerifierError: the cache's or the caller's failure, not
+            # the answer's (as in "load"): never cached as a compile error.
+            err = error_reply("system" if isinstance(e, kb_load.VerifierError) else "compile", e)
             err["extensions"] = self.shim.records
             return err
         reply = {"ok": True, "extensions": self.shim.records, "has_model_new": ModelNew is not None,

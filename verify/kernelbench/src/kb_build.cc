@@ -40,6 +40,26 @@ json RecordToJson(const BuildRecord& r) {
 
 }  // namespace
 
+bool CacheableCompileError(std::string_view kind, bool os_error,
+                           std::string_view text) {
+  if (kind != "compile" || os_error) return false;
+  static constexpr std::string_view kMachine[] = {
+      "Killed signal terminated program",  // gcc's driver: cc1plus killed
+      "terminated by signal",
+      "internal compiler error",
+      "memory exhausted",
+      "out of memory",
+      "Cannot allocate memory",
+      "std::bad_alloc",
+      "No space left on device",
+      "Resource temporarily unavailable",
+  };
+  for (std::string_view m : kMachine) {
+    if (text.find(m) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
 bool IsExtensionKey(std::string_view key) {
   return key.size() == 32 && std::all_of(key.begin(), key.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -522,12 +542,11 @@ BuildRecord Builder::Build(const Job& job) {
     rec.kind = reply.error_kind();
     std::string text = reply.error_text(12000);
     rec.message = text;
-    // A compile error is the answer's, and the same every time: cached;
-    // not an OSError (a program or file the machine lacks), which may be
-    // the machine's and gone next time.
+    // A compile error is the answer's, and the same every time: cached
+    // (CacheableCompileError says which are not).
     const bool os_error = h.contains("error") && h["error"].is_object() &&
                           h["error"].value("os_error", false);
-    if (rec.kind == "compile" && !os_error) {
+    if (CacheableCompileError(rec.kind, os_error, text)) {
       BestEffort(verify::internal::MakeDirs(JoinPath(cache_root_, "builds")));
       BestEffort(verify::internal::WriteFileAtomic(
           JoinPath(JoinPath(cache_root_, "builds"), job.key + ".json"),

@@ -26,6 +26,7 @@
 #include <set>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -152,6 +153,15 @@ class Builder {
 // answer: only such keys name directories the builder moves into the
 // cache, never "caller-..." or a path that leaves ext/.
 bool IsExtensionKey(std::string_view key);
+
+// Whether a failed build is the answer's own compile error, the same every
+// time, and so kept in the cache (builds/<key>.json): kind "compile", not an
+// OSError (a program or file the machine lacks), and no sign in its text of
+// a compiler stopped by the machine (killed, out of memory or disk, an
+// internal compiler error): those may be the load of the moment and pass
+// next time, and a cached one would fail every later copy of the answer.
+bool CacheableCompileError(std::string_view kind, bool os_error,
+                           std::string_view text);
 
 // Copies a directory tree (rename when it can). Best effort; false on failure.
 bool MoveTree(const std::string& from, const std::string& to);

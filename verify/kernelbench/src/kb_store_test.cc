@@ -219,6 +219,30 @@ TEST_CASE("a build reply's extension keys: only the shim's 32 hex digits") {
 }
 
 TEST_CASE(
+    "a compile error is cached only when it is the answer's, not the "
+    "machine's") {
+  using internal::CacheableCompileError;
+  CHECK(CacheableCompileError("compile", false,
+                              "error: identifier \"x\" is undefined"));
+  CHECK_FALSE(CacheableCompileError("compile", true,
+                                    "No such file or directory: 'nvcc'"));
+  CHECK_FALSE(CacheableCompileError("system", false,
+                                    "the extension cache lacks a build"));
+  CHECK_FALSE(CacheableCompileError("timeout", false, ""));
+  CHECK_FALSE(
+      CacheableCompileError("compile", false,
+                            "g++: fatal error: Killed signal terminated "
+                            "program cc1plus\ncompilation terminated."));
+  CHECK_FALSE(CacheableCompileError(
+      "compile", false, "cc1plus: out of memory allocating 65536 bytes"));
+  CHECK_FALSE(CacheableCompileError(
+      "compile", false,
+      "/tmp/x.cu: internal compiler error: Segmentation fault"));
+  CHECK_FALSE(CacheableCompileError(
+      "compile", false, "OSError: [Errno 28] No space left on device"));
+}
+
+TEST_CASE(
     "a device's reference pool: one load per problem however many sessions "
     "ask") {
   internal::ReferencePool pool(2);
