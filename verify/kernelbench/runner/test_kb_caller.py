@@ -10,6 +10,7 @@ once, then one binding and one thunk library of the same sources."""
 import os
 import shutil
 import sys
+import warnings
 
 import pytest
 
@@ -39,9 +40,13 @@ int64_t count(torch::Tensor a, int n) {
 }
 torch::Tensor same(torch::Tensor a) { return a; }
 std::string name(std::string s, float f) { return s + "!"; }
+torch::Tensor warned(torch::Tensor a) {
+  TORCH_WARN("warned: ", a.numel(), " elements");
+  return a * 2;
+}
 '''
 FUNCTIONS = ["add", "scale", "twice", "pair", "fill", "maybe", "shape", "view", "count", "same",
-             "name"]
+             "name", "warned"]
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +125,26 @@ def test_thunks_call_as_load_inline_s_binding_does(built):
     y = torch.zeros(2)
     thunks.fill(y, 7)
     assert torch.equal(y, torch.full((2,), 7.0))         # a tensor changed in place
+
+
+def test_torch_warn_reaches_python_as_from_the_binding(built):
+    """TORCH_WARN in an answer's function: a Python warning of the same
+    category and text from the thunks as from load_inline's binding
+    (torch's warning handler around the call), and the result still comes."""
+    binding, thunks, _, _ = built
+    x = torch.arange(4.0)
+    seen = []
+    for module in (binding, thunks):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = module.warned(x)
+        assert torch.equal(y, x * 2)
+        # torch appends where it was raised ("(Triggered internally at
+        # FILE:LINE.)"): the binding's main.cpp, the thunks' own file.
+        seen.append([(w.category, str(w.message).split(" (Triggered internally at")[0])
+                     for w in caught])
+    assert seen[0] == seen[1], seen
+    assert len(seen[0]) == 1 and "warned: 4 elements" in seen[0][0][1], seen
 
 
 def test_the_run_step_loads_the_thunks_through_the_caller(built):
