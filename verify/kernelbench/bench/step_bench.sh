@@ -21,7 +21,7 @@
 # Results to $OUT: step.json (wall, answers judged (every judged turn, from
 # the run's progress lines: a cut step still counts them), answers a
 # minute, GPU busy fraction, verdicts, medians of the per-answer split of
-# every judged turn (turns.jsonl)), table.json
+# every judged turn (turns.jsonl), the host's CPU busy share), table.json
 # (kernelbench run's closing table, if it got there), gpu.csv (nvidia-smi
 # every 250 ms), op_split.txt, the logs in logs.tgz (with the builds' records
 # and the run's turns.jsonl).
@@ -60,6 +60,11 @@ url="http://127.0.0.1:$(cat "$RUN/port")/v1"
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader,nounits \
   -lms 250 > "$OUT/gpu.csv" 2> /dev/null &
 smi=$!
+# The host's cores (builds, runners' start-ups, comparisons): /proc/stat's
+# first line every 0.5 s, so step.json says whether the step was bound by
+# the CPU rather than the GPU.
+( while :; do echo "$(date +%s.%N) $(head -1 /proc/stat)"; sleep 0.5; done ) > "$OUT/cpu.txt" &
+cpus=$!
 stamp "kernelbench run: $FORMAT, 2 problems x $SAMPLES samples x $TURNS turns, $WORKERS workers"
 t0=$(date +%s.%N)
 timeout "${STEP_TIMEOUT:-540}" "${SK[@]}" --json --progress kernelbench run "$RUN/out" --level 1 \
@@ -69,13 +74,14 @@ timeout "${STEP_TIMEOUT:-540}" "${SK[@]}" --json --progress kernelbench run "$RU
   --concurrency "$CONCURRENCY" > "$OUT/table.json" 2> "$RUN/run.log"
 rc=$?
 t1=$(date +%s.%N)
-kill "$smi" "$server" 2> /dev/null; wait "$smi" "$server" 2> /dev/null
+kill "$smi" "$server" "$cpus" 2> /dev/null; wait "$smi" "$server" "$cpus" 2> /dev/null
 stamp "run rc=$rc"; tail -4 "$RUN/run.log"
 
 python3 - "$RUN/out/skilldb_eval.jsonl" "$OUT/gpu.csv" "$t0" "$t1" "$rc" \
-  "$((2 * SAMPLES * TURNS))" "$WORKERS" "$RUN/run.log" "$RUN/out/turns.jsonl" > "$OUT/step.json" <<'EOF'
+  "$((2 * SAMPLES * TURNS))" "$WORKERS" "$RUN/run.log" "$RUN/out/turns.jsonl" \
+  "$OUT/cpu.txt" > "$OUT/step.json" <<'EOF'
 import collections, json, os, re, statistics, sys
-results, gpu, t0, t1, rc, planned, workers, log, turns_file = sys.argv[1:]
+results, gpu, t0, t1, rc, planned, workers, log, turns_file, cpu_file = sys.argv[1:]
 wall = float(t1) - float(t0)
 # Every judged turn prints a progress line as it is judged; results (and
 # skilldb_eval.jsonl) are written only when a trajectory ends, so a step
@@ -120,6 +126,22 @@ try:
             util.append(int(parts[1]))
 except OSError:
     pass
+# The host's CPU: busy share of each 0.5 s interval (user..steal over all
+# but idle and iowait), from /proc/stat's "cpu" line.
+cpu = []
+try:
+    prev = None
+    for line in open(cpu_file):
+        f = line.split()
+        if len(f) < 9 or f[1] != "cpu":
+            continue
+        v = [int(x) for x in f[2:]]
+        idle, total = v[3] + v[4], sum(v[:8])
+        if prev and total > prev[1]:
+            cpu.append(1 - (idle - prev[0]) / (total - prev[1]))
+        prev = (idle, total)
+except (OSError, ValueError):
+    pass
 def med(key, sub=None):
     v = [r.get("times_ms", {}).get(key) for r in rows]
     v = [x for x in v if isinstance(x, (int, float))]
@@ -136,6 +158,8 @@ out = {
     "trajectories_finished": sum(1 for _ in open(results)) if os.path.exists(results) else 0,
     "gpu_busy_fraction": round(sum(1 for u in util if u > 0) / len(util), 3) if util else None,
     "gpu_util_mean_pct": round(statistics.mean(util), 1) if util else None,
+    "cpu_busy_mean_pct": round(100 * statistics.mean(cpu), 1) if cpu else None,
+    "cpu_saturated_fraction": round(sum(1 for c in cpu if c > 0.9) / len(cpu), 3) if cpu else None,
     "verdicts_of_finished": dict(collections.Counter(
         r.get("verdict", "?") for r in read_rows(results, lambda j: j))),
     "median_ms": {k: med(k) for k in ("build", "reference", "correctness", "timing", "total")},
