@@ -34,9 +34,9 @@ os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
 import kb_load  # noqa: E402
 
 
-def build(path, way, root, pch):
+def build(path, way, root, pch, cache=None):
     shim = kb_load.ExtensionShim("build", os.path.join(root, way), light_cuda_include=(way != "whole"),
-                                 pch=pch, cache=None, split=(way == "split"))
+                                 pch=pch, cache=cache, split=(way == "split"))
     kb_load.install_shim(shim)
     source = open(path).read()
     t0 = time.time()
@@ -55,6 +55,9 @@ def main():
     ap.add_argument("--whole", action="store_true", help="also build each answer as written")
     ap.add_argument("--split-only", action="store_true",
                     help="build split only (does it split, does it build; no ratio)")
+    ap.add_argument("--generic-caller", action="store_true",
+                    help="functions called through the generic caller's thunks (built first), "
+                         "as `kernelbench eval` calls them, not a pybind11 binding per answer")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the build directories (printed)")
     args = ap.parse_args()
@@ -63,15 +66,24 @@ def main():
         t0 = time.time()
         pch = kb_load.make_pch(os.path.join(root, "pch"))
         print("precompiled torch/extension.h in %.1f s" % (time.time() - t0), file=sys.stderr)
+        cache = None
+        if args.generic_caller:
+            import kb_caller
+            import torch.utils.cpp_extension as cpp_ext
+            cache = os.path.join(root, "cache")
+            t0 = time.time()
+            kb_caller.build_caller(cache, cpp_ext.load_inline)
+            print("generic caller in %.1f s" % (time.time() - t0), file=sys.stderr)
         ways = ["split"] if args.split_only else ["split", "light"] + (
             ["whole"] if args.whole else [])
         rows = []
         for path in args.answers:
             for way in ways:
-                r = build(path, way, root, pch)
+                r = build(path, way, root, pch, cache)
                 rows.append(r)
                 print("%-32s %-6s %6.1f s %s" % (r["answer"], way, r["seconds"],
-                      r["error"] or "; ".join("%s %s" % (e.get("split", ""), e.get("split_error", ""))
+                      r["error"] or "; ".join("%s %s %s" % (e.get("split", ""), e.get("binding", ""),
+                                                            e.get("split_error", ""))
                                       for e in r["extensions"])),
                       file=sys.stderr)
         if args.json:

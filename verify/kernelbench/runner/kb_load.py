@@ -269,9 +269,12 @@ class ExtensionShim:
     def _build_thunks(self, name, cpp, functions, kwargs, directory, objs, with_cuda, record,
                       planned=None):
         """The module of a thunk library (kb_caller) made of the C++ sources
-        `cpp` and the objects `objs`, or None, with the reason in the
-        record, when the call is not eligible or the library does not build
-        (then it is built with its own binding)."""
+        `cpp` and the objects `objs` (a list, or a function that returns
+        it: called after the thunks compile, at the link, so the objects
+        may still be compiling meanwhile; what it raises is not the
+        thunks' failure and goes to the caller), or None, with the reason
+        in the record, when the call is not eligible or the library does
+        not build (then it is built with its own binding)."""
         cpp_text = "\n".join(cpp)
         if planned is None:
             planned = self._thunks_planned(cpp_text, functions, kwargs, record)
@@ -293,7 +296,11 @@ class ExtensionShim:
             # (an answer's relative -I or library paths mean the same).
             _run_compiler(_cxx_command(v, name, src, obj, pch, ["-I", kb_caller.HERE]),
                           "the thunks did not compile", directory)
-            _run_compiler(shlex.split(v["cxx"]) + [obj] + list(objs) + _torch_ldflags(
+        except Exception as e:  # built with its own binding
+            return self._thunks_failed(e, directory, name, record)
+        linked = objs() if callable(objs) else objs
+        try:
+            _run_compiler(shlex.split(v["cxx"]) + [obj] + list(linked) + _torch_ldflags(
                 with_cuda, _as_list(kwargs.get("extra_ldflags"))) + [
                 "-o", kb_caller.library_path(directory, name)], "the thunk library did not link",
                 directory)
@@ -301,13 +308,18 @@ class ExtensionShim:
                                  kwargs.get("with_pytorch_error_handling", True))
             module = kb_caller.load_module(self.cache, directory, name)
         except Exception as e:  # built with its own binding
-            record["binding"] = "pybind11: the thunks did not build (%s)" % type(e).__name__
-            record["thunk_error"] = str(e)[-2000:]
-            kb_caller.remove(directory, name)
-            return None
+            return self._thunks_failed(e, directory, name, record)
         record["binding"] = "generic caller (%.1f s%s)" % (
             time.time() - t0, ", precompiled torch/types.h" if pch else "")
         return module
+
+    @staticmethod
+    def _thunks_failed(e, directory, name, record):
+        """None, the thunks' failure `e` in the record."""
+        record["binding"] = "pybind11: the thunks did not build (%s)" % type(e).__name__
+        record["thunk_error"] = str(e)[-2000:]
+        kb_caller.remove(directory, name)
+        return None
 
     def _build_split(self, name, cpp_sources, cuda_list, functions, kwargs, directory, key,
                      record):
@@ -350,19 +362,32 @@ class ExtensionShim:
         host_header = PCH_TYPES if thunks else PCH_EXTENSION
         t0 = time.time()
         try:
-            # The two parts compile side by side (a build has two jobs).
+            # Two compiles at a time (a build has two jobs, MAX_JOBS): the
+            # device part beside the host part in its own file, then beside
+            # the thunks (when planned), which need the parts' objects only
+            # at their link.
             from concurrent.futures import ThreadPoolExecutor
+
+            def device_part():
+                obj = compile_device_part(parts.device, directory, kwargs)
+                return obj, time.time() - t0
+
             with ThreadPoolExecutor(max_workers=2) as pool:
                 host = pool.submit(compile_host_part, parts.host, directory, kwargs, cuda_level,
                                    self._pch_header(["-O" + cuda_level] if cuda_level != "0"
                                                     else [], host_header), name,
                                    host_header) if own_file else None
-                objs = [compile_device_part(parts.device, directory, kwargs)]
-                device_seconds = time.time() - t0
+                device = pool.submit(device_part)
                 if host is not None:
-                    objs.append(host.result())
-            module = self._build_thunks(name, cpp, functions, kwargs, directory, objs, True,
-                                        record, thunks)
+                    host.exception()  # done (what it raised comes at the link)
+
+                def part_objects():
+                    return [device.result()[0]] + ([host.result()] if host is not None else [])
+
+                module = self._build_thunks(name, cpp, functions, kwargs, directory,
+                                            part_objects, True, record, thunks)
+                objs = part_objects()
+                device_seconds = device.result()[1]
             if module is None:
                 kw = dict(kwargs)
                 kw["with_cuda"] = True
