@@ -22,6 +22,8 @@ the sum of seconds. The parts, in a session's order:
   timed_calls, spot_checks, round_end, statistics
                     the timed phase (device held alone), by round
   profile           the candidate's kernels profiled (device held alone)
+  compile_baseline  torch.compile's baseline timed, when asked (alone)
+  kb_timing         --protocol kernelbench: its timing (alone)
   end               outputs cleared, the candidate stopped
   ref_wait          another session's request to the shared reference
                     runner
@@ -34,7 +36,8 @@ import statistics
 
 PARTS = ["evaluator_wait", "reference", "take_candidate", "gate_shared_wait", "load",
          "static_check", "correctness", "gate_alone_wait", "timed_calls", "spot_checks",
-         "round_end", "statistics", "profile", "end", "ref_wait"]
+         "round_end", "statistics", "profile", "compile_baseline", "kb_timing", "end",
+         "ref_wait"]
 
 
 def results(path):
