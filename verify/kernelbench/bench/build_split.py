@@ -89,6 +89,10 @@ def main():
         if args.json:
             print(json.dumps(rows, indent=1))
             return
+        built = [r["seconds"] for r in rows if r["way"] == "split" and not r["error"]]
+        if built:  # the figure compared across changes (with --split-only too)
+            print("median split build: %.2f s over %d answers" % (statistics.median(built),
+                                                                 len(built)))
         print("| answer | " + " | ".join("%s s" % w for w in ways) + " | split / light | split says |")
         print("|---|" + "---|" * (len(ways) + 2))
         ratios = []

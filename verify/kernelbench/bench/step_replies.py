@@ -59,6 +59,7 @@ def main():
     # Interleaved: every prefix of the requests carries the mix in its
     # shares (each request goes to the answer furthest behind its share),
     # so a step cut short still judges the whole mix, not its first rules.
+    texts = [answer(answers, name) for name, _ in mix]  # each file read once
     given = [0] * len(mix)
     for k in range(requests):
         i = max(range(len(mix)), key=lambda j: mix[j][1] * (k + 1) - given[j])
@@ -66,7 +67,7 @@ def main():
         if rules and rules[-1][3] == i:
             rules[-1] = (P12, rules[-1][1], rules[-1][2] + 1, i)
         else:
-            rules.append((P12, answer(answers, mix[i][0]), 1, i))
+            rules.append((P12, texts[i], 1, i))
     rules = [r[:3] for r in rules]
     # The last rule of each problem answers whatever is left (-1: every
     # request), so a longer run never falls through to the default text.
