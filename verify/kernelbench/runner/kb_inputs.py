@@ -36,6 +36,8 @@ def classify(t):
     {"dist": "replay"}."""
     if t.numel() == 0:
         return {"dist": "empty"}
+    if t.is_complex():
+        return {"dist": "replay"}  # its values as they are: no drawn complex
     if t.dtype == torch.bool:
         x = _stats(t)
         return {"dist": "bernoulli", "p": float(x.mean())}

@@ -97,15 +97,22 @@ def set_seed(seed):
         torch.cuda.manual_seed(seed)
 
 
+def _real(t):
+    """A complex output as the view of its (real, imaginary) pairs (shape
+    [..., 2], the real dtype of its precision): what the verifier compares,
+    samples and keeps; any other tensor as it is."""
+    return torch.view_as_real(t.resolve_conj()) if t.is_complex() else t
+
+
 def flatten_output(out):
     """(tensors, kind): kind is "tensor", "tuple", "subclass" (one tensor of a
     subclass), "subclass_tuple" or "other"."""
     if isinstance(out, torch.Tensor):
         exact = type(out) is torch.Tensor or isinstance(out, torch.nn.Parameter)
-        return [out], ("tensor" if exact else "subclass")
+        return [_real(out)], ("tensor" if exact else "subclass")
     if isinstance(out, (tuple, list)) and out and all(isinstance(o, torch.Tensor) for o in out):
         exact = all(type(o) is torch.Tensor for o in out)
-        return list(out), ("tuple" if exact else "subclass_tuple")
+        return [_real(o) for o in out], ("tuple" if exact else "subclass_tuple")
     return [], "other"
 
 

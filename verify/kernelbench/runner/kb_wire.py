@@ -82,7 +82,7 @@ def widen_for_wire(t):
     if t.dtype in WIRE_DTYPES:
         return t
     if t.is_complex():
-        return torch.view_as_real(t).to(torch.float64)
+        return torch.view_as_real(t.resolve_conj()).to(torch.float64)
     return t.to(torch.float64 if t.is_floating_point() else torch.int64)
 
 
@@ -127,7 +127,9 @@ class BlobWriter:
 
     def add(self, t, extra=None):
         raw = tensor_bytes(t)
-        d = {"dtype": wire_dtype(t), "shape": list(t.shape),
+        # A complex tensor travels as its (real, imaginary) pairs: its shape
+        # gains a last dimension of 2 (view_as_real's).
+        d = {"dtype": wire_dtype(t), "shape": list(t.shape) + ([2] if t.is_complex() else []),
              "offset": self.offset, "nbytes": len(raw)}
         if t.dtype not in WIRE_DTYPES:
             d["orig_dtype"] = str(t.dtype).replace("torch.", "")
@@ -177,6 +179,8 @@ def decode_values(desc, blob):
             t = tensor_from_bytes(raw, d["dtype"], d["shape"])
             want = d.get("torch_dtype")
             if want and want != d["dtype"]:
+                if getattr(torch, want).is_complex:
+                    t = torch.view_as_complex(t.contiguous())
                 t = t.to(getattr(torch, want))
             out.append(t)
         elif k in ("bool", "int", "float", "str"):

@@ -77,3 +77,33 @@ def test_a_build_the_cache_lost_is_the_verifiers_error(tmp_path):
     (tmp_path / key / ("lost" + kb_caller.META_SUFFIX)).write_text("{}")
     with pytest.raises(kb_load.VerifierError, match="generic caller"):
         lost("lost", cpp, functions=["f"])
+
+
+def test_complex_outputs_are_compared_as_their_real_pairs():
+    """A complex output is kept, described and sent as view_as_real's
+    (real, imaginary) pairs, a conjugate view resolved first; a tuple's
+    complex members too."""
+    z = torch.complex(torch.tensor([1.0, 2.0]), torch.tensor([3.0, -4.0]))
+    outs, kind = kb_runner.flatten_output(z.conj())
+    assert kind == "tensor"
+    assert outs[0].dtype == torch.float32 and list(outs[0].shape) == [2, 2]
+    assert outs[0].tolist() == [[1.0, -3.0], [2.0, 4.0]]
+    outs, kind = kb_runner.flatten_output((z, torch.ones(3)))
+    assert kind == "tuple" and list(outs[0].shape) == [2, 2] and outs[1].dtype == torch.float32
+    r = runner()
+    assert r.describe_outputs(outs)[0]["shape"] == [2, 2]
+
+
+def test_complex_inputs_travel_whole_and_are_replayed():
+    """A complex input handed between runners keeps its dtype, shape and
+    values (its bytes are float64 pairs, the shape says so), and is never
+    classified as a distribution to draw from."""
+    import kb_inputs
+    z = torch.randn(4, 3, dtype=torch.complex64)
+    w = kb_wire.BlobWriter()
+    desc = kb_wire.encode_values([z, 2.0], w)
+    assert desc[0]["shape"] == [4, 3, 2] and desc[0]["dtype"] == "float64"
+    back = kb_wire.decode_values(desc, b"".join(bytes(p) for p in w.parts))
+    assert back[0].dtype == torch.complex64 and torch.equal(back[0], z) and back[1] == 2.0
+    assert kb_inputs.classify(z) == {"dist": "replay"}
+    assert kb_inputs.replay_needed(kb_inputs.describe([z]))
