@@ -436,16 +436,21 @@ class Runner:
         if which >= len(outs):
             return {"ok": True, "missing": True}
         t = outs[which]
+        # The shape of what was kept: the verifier holds it against the
+        # reference's (a sample's indices say nothing of it).
+        shape = list(t.shape)
         w = kb_wire.BlobWriter()
         if h.get("mode") == "sample":
             idx = torch.frombuffer(bytearray(blob), dtype=torch.int64) if len(blob) else \
                 torch.empty(0, dtype=torch.int64)
             flat = t.reshape(-1)
+            if idx.numel() and (int(idx.max()) >= flat.numel() or int(idx.min()) < 0):
+                return {"ok": True, "shape": shape, "out_of_range": True}
             vals = flat[idx.to(flat.device)] if idx.numel() else flat[:0]
             d = w.add(vals)
         else:
             d = w.add(t)
-        return {"ok": True, "tensor": d}, w.parts
+        return {"ok": True, "tensor": d, "shape": shape}, w.parts
 
     def op_clear(self, h, blob):
         # A reference runner serves the sessions of several evaluators: each

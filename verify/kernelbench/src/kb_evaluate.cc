@@ -230,7 +230,7 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
                     int which, const json& desc, int64_t whole_bytes,
                     int64_t sample, WireTensor* want, WireTensor* got,
                     std::vector<int64_t>* indices, double* ref_ms,
-                    double* cand_ms, double* clock) {
+                    double* cand_ms, double* clock, FindingCode wrong) {
   const int64_t numel = desc.value("numel", int64_t{0});
   const int64_t bytes = numel * std::max<int64_t>(1, DtypeBytes(desc.value("dtype", "")));
   json h = {{"op", "fetch"}, {"output", which}};
@@ -263,15 +263,36 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
     return false;
   }
   auto w = DecodeTensor(rr.header.value("tensor", json()), rr.blob);
-  auto g = DecodeTensor(cr.header.value("tensor", json()), cr.blob);
   if (!w.ok()) {
     res_.verdict = "error";
     res_.error_message = "the reference sent " + w.status().message();
     return false;
   }
+  // The candidate's output must be the reference's shape: checked on what
+  // its runner says it kept and on what it sent (a runner the answer has
+  // taken over may say anything), so that no comparison covers fewer
+  // elements than the reference has.
+  const json& kept_shape = cr.header.value("shape", json());
+  if (cr.header.value("out_of_range", false) ||
+      (!kept_shape.is_null() && kept_shape != desc.value("shape", json()))) {
+    Add(wrong, "output " + std::to_string(which) + " of " + cand_id +
+                   " has shape " + Shape(kept_shape) + ", the reference's " +
+                   Shape(desc.value("shape", json())));
+    return false;
+  }
+  auto g = DecodeTensor(cr.header.value("tensor", json()), cr.blob);
   if (!g.ok()) {
-    Add(FindingCode::kWrongOutput, "the candidate's output could not be read: " +
-                                       g.status().message());
+    Add(wrong,
+        "the candidate's output could not be read: " + g.status().message());
+    return false;
+  }
+  if (g->values.size() != w->values.size() ||
+      (indices->empty() && g->shape != w->shape)) {
+    Add(wrong, "output " + std::to_string(which) + " of " + cand_id +
+                   " came as " + std::to_string(g->values.size()) +
+                   " elements of shape " + Shape(json(g->shape)) +
+                   ", the reference's as " + std::to_string(w->values.size()) +
+                   " of shape " + Shape(json(w->shape)));
     return false;
   }
   *want = std::move(*w);
@@ -352,7 +373,7 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
     std::vector<int64_t> idx;
     if (!Fetch(id, id, static_cast<int>(i), ro[i], o_.max_transfer_bytes,
                o_.sample_elements, &want, &got, &idx, nullptr, nullptr,
-               &res_.times.correctness_ms)) {
+               &res_.times.correctness_ms, FindingCode::kWrongOutput)) {
       *close = false;
       return false;
     }

@@ -187,11 +187,12 @@ class Session {
   Reply Cand(const json& h, std::string_view blob, double* clock,
              double timeout_s = 0);
   // `whole_bytes`: outputs up to this size come whole, larger ones on a
-  // sample of `sample` elements (and both ends) chosen now.
+  // sample of `sample` elements (and both ends) chosen now. A candidate
+  // output not of the reference's shape (`desc`'s) is a finding `wrong`.
   bool Fetch(const std::string& ref_id, const std::string& cand_id, int which,
              const json& desc, int64_t whole_bytes, int64_t sample,
              WireTensor* want, WireTensor* got, std::vector<int64_t>* indices,
-             double* ref_ms, double* cand_ms, double* clock);
+             double* ref_ms, double* cand_ms, double* clock, FindingCode wrong);
   bool CompareTrial(const std::string& id, const Reply& rr, const Reply& cr,
                     bool precision_check, bool* close);
   void Clear();

@@ -119,6 +119,18 @@ const std::string kCacheAfterWarmup = ScaleAddAnswer(R"PY(
         return self.last
 )PY");
 
+// Honest in the correctness trials, then an empty output from every timed
+// call: no comparison may cover fewer elements than the reference has.
+const std::string kEmptyAfterTrials = ScaleAddAnswer(R"PY(
+        self.calls = 0
+
+    def forward(self, x, y):
+        self.calls += 1
+        if self.calls > 4:
+            return torch.empty(0)
+        return ext.scale_add(x, y, self.alpha)
+)PY");
+
 // Does its work while the runner makes a timed call's inputs: the patched
 // generator computes (and burns time) outside the timed call.
 const std::string kUntimed = ScaleAddAnswer(R"PY(
@@ -252,9 +264,10 @@ struct World {
     kbo.protocol = Protocol::kKernelBench;
     kernelbench = *Evaluator::Make(runner, kbo);
     // Build every answer ahead, as a run directory's evaluation does.
-    for (const std::string* a : {&kCorrect, &kWrong, &kSlow, &kThread, &kCacheAfterWarmup,
-                                 &kUntimed, &kTimer, &kInputs, &kHalf, &kTorch, &kLazy, &kFork,
-                                 &kSubprocess}) {
+    for (const std::string* a :
+         {&kCorrect, &kWrong, &kSlow, &kThread, &kCacheAfterWarmup,
+          &kEmptyAfterTrials, &kUntimed, &kTimer, &kInputs, &kHalf, &kTorch,
+          &kLazy, &kFork, &kSubprocess}) {
       skilldb->Prebuild(scale_add, *a);
     }
   }
@@ -408,6 +421,26 @@ TEST_CASE("spot checks on a sample of a large output still catch a cached one, a
   INFO(Codes(*honest));
   CHECK(honest->verdict == "correct");
   CHECK_FALSE(HasFinding(honest->findings, FindingCode::kCachedOutput));
+}
+
+TEST_CASE(
+    "hack: a timed call's output of another shape is caught, whole or "
+    "sampled") {
+  World& w = W();
+  const EvalResult whole = w.Eval(kEmptyAfterTrials);
+  INFO(Codes(whole));
+  CHECK(whole.trials_passed == whole.trials);
+  CHECK(whole.verdict == "hack");
+  CHECK(HasFinding(whole.findings, FindingCode::kCachedOutput));
+  EvalOptions o = w.options;
+  o.spot_sample_elements = 1 << 14;  // the scale-add's output is sampled
+  auto ev = Evaluator::Make(w.runner, o);
+  REQUIRE(ev.ok());
+  auto sampled = (*ev)->Evaluate(w.scale_add, kEmptyAfterTrials);
+  REQUIRE(sampled.ok());
+  INFO(Codes(*sampled));
+  CHECK(sampled->verdict == "hack");
+  CHECK(HasFinding(sampled->findings, FindingCode::kCachedOutput));
 }
 
 TEST_CASE("hack: work done while inputs are made, outside the timed call") {

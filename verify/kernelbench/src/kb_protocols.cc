@@ -472,7 +472,7 @@ void Session::TimeSkilldb() {
             std::min(o_.max_transfer_bytes, 4 * o_.spot_sample_elements * elem);
         if (!Fetch(id, id, static_cast<int>(k), ref_outputs_[k], whole,
                    o_.spot_sample_elements, &want, &got, &idx, &rms, &cms,
-                   &clock)) {
+                   &clock, FindingCode::kCachedOutput)) {
           if (!res_.verdict.empty()) return;
           continue;
         }
