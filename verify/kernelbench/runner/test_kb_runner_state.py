@@ -107,3 +107,18 @@ def test_complex_inputs_travel_whole_and_are_replayed():
     assert back[0].dtype == torch.complex64 and torch.equal(back[0], z) and back[1] == 2.0
     assert kb_inputs.classify(z) == {"dist": "replay"}
     assert kb_inputs.replay_needed(kb_inputs.describe([z]))
+
+
+def test_an_input_with_nan_is_unchanged_when_its_bits_are():
+    """The inputs-modified check compares bits: NaN equals itself there
+    (torch.equal says it does not), and a changed element is still seen."""
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.complex64):
+        x = torch.tensor([1.0, float("nan"), 3.0]).to(dtype)
+        assert kb_runner.same_values(x.clone(), x), dtype
+        y = x.clone()
+        y[0] = 2.0
+        assert not kb_runner.same_values(x, y), dtype
+    assert kb_runner.same_values(torch.arange(3), torch.arange(3))
+    assert not kb_runner.same_values(torch.arange(3), torch.arange(3).flip(0))
+    assert not kb_runner.same_values(torch.zeros(3), torch.zeros(3, dtype=torch.float64))
+    assert kb_runner.same_values(torch.zeros(2, 2).t(), torch.zeros(2, 2).t())
