@@ -17,6 +17,8 @@ import torch
 
 # Fewer elements than this and a draw is not classified (replayed instead).
 MIN_CLASSIFY = 4096
+# Integer tensors with fewer elements are replayed.
+MIN_CLASSIFY_INT = 256
 # Elements looked at when classifying (a strided subsample of the tensor).
 SAMPLE = 1 << 20
 
@@ -29,6 +31,29 @@ def _stats(t):
         flat = flat[::step][:SAMPLE]
     x = flat.to(torch.float64).cpu()
     return x
+
+
+def _looks_randint(x, lo, hi):
+    """Do the integers `x` (float64, a sample) look like independent draws,
+    uniform over [lo, hi]? Their mean, their spread and how many distinct
+    values show must be what such draws give (a permutation, sorted offsets,
+    a few repeated ids are not: their values are replayed)."""
+    n = x.numel()
+    if n < MIN_CLASSIFY_INT:
+        return False
+    v = hi - lo + 1
+    sd = math.sqrt((v * v - 1) / 12.0)
+    if abs(float(x.mean()) - (lo + hi) / 2.0) > 6.0 * sd / math.sqrt(n):
+        return False
+    if abs(float(x.std()) - sd) > 0.1 * sd:
+        return False
+    if bool((x[1:] >= x[:-1]).all()):
+        return False  # sorted: offsets, bounds, positions
+    # Distinct values among n draws from v: expected v (1 - (1 - 1/v)^n),
+    # with a spread under sqrt of that.
+    expected = v * -math.expm1(n * math.log1p(-1.0 / v)) if v > 1 else 1.0
+    distinct = int(torch.unique(x).numel())
+    return abs(distinct - expected) <= 6.0 * math.sqrt(expected) + 2
 
 
 def classify(t):
@@ -47,8 +72,9 @@ def classify(t):
     if lo == hi:
         return {"dist": "const", "value": lo}
     if not t.is_floating_point():
-        # Integers: uniform over [lo, hi] when every value in between shows.
-        return {"dist": "randint", "low": int(lo), "high": int(hi) + 1}
+        # Integers: uniform over [lo, hi] when they look drawn that way.
+        return {"dist": "randint", "low": int(lo), "high": int(hi) + 1} \
+            if _looks_randint(x, lo, hi) else {"dist": "replay"}
     if n < MIN_CLASSIFY:
         return {"dist": "replay"}
     mean = float(x.mean())

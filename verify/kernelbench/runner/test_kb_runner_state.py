@@ -122,3 +122,22 @@ def test_an_input_with_nan_is_unchanged_when_its_bits_are():
     assert not kb_runner.same_values(torch.arange(3), torch.arange(3).flip(0))
     assert not kb_runner.same_values(torch.zeros(3), torch.zeros(3, dtype=torch.float64))
     assert kb_runner.same_values(torch.zeros(2, 2).t(), torch.zeros(2, 2).t())
+
+
+def test_integer_inputs_drawn_only_when_they_look_uniform_draws():
+    """Integer inputs are drawn afresh (randint) only when they look like
+    independent uniform draws; a permutation, sorted offsets, a few repeated
+    ids or a small tensor are replayed as get_inputs() made them."""
+    import kb_inputs
+    g = torch.Generator().manual_seed(3)
+    assert kb_inputs.classify(torch.randint(0, 1000, (8192,), generator=g)) == \
+        {"dist": "randint", "low": 0, "high": 1000}
+    assert kb_inputs.classify(torch.randint(0, 10, (4096,), generator=g))["dist"] == "randint"
+    assert kb_inputs.classify(torch.randint(0, 50000, (4096,), generator=g))["dist"] == "randint"
+    assert kb_inputs.classify(torch.randperm(8192, generator=g)) == {"dist": "replay"}
+    assert kb_inputs.classify(torch.arange(8192)) == {"dist": "replay"}
+    offsets = torch.sort(torch.randint(0, 100000, (4096,), generator=g)).values
+    assert kb_inputs.classify(offsets) == {"dist": "replay"}
+    ids = torch.tensor([0, 7, 99])[torch.randint(0, 3, (4096,), generator=g)]
+    assert kb_inputs.classify(ids) == {"dist": "replay"}
+    assert kb_inputs.classify(torch.randint(0, 10, (64,), generator=g)) == {"dist": "replay"}
