@@ -503,6 +503,22 @@ class Runner:
             raise CandidateError("problem", e)
         return {"ok": True}
 
+    def op_check_inputs(self, h, blob):
+        """Which of a kept call's inputs differ from the same inputs made
+        again (its seed): a timed call's check of unchanged inputs."""
+        key = h["id"]
+        if key not in self.kept:
+            return {"ok": True, "missing": True}
+        inputs, _ = self.kept[key]
+        try:
+            again = self.make_inputs(int(h["seed"]))
+        except Exception as e:
+            raise CandidateError("problem", e)
+        return {"ok": True, "modified": [
+            i for i, (a, b) in enumerate(zip(again, inputs))
+            if isinstance(a, torch.Tensor) and not (isinstance(b, torch.Tensor) and
+                                                    same_values(a, b))]}
+
     def op_call(self, h, blob):
         key = h["id"]
         inputs = self.pending.pop(key)
@@ -875,6 +891,7 @@ class Runner:
             "describe": self.op_describe, "build": self.op_build, "inspect": self.op_inspect,
             "make_once": self.op_make_once,
             "init": self.op_init, "static_check": self.op_static_check,
+            "check_inputs": self.op_check_inputs,
         }
         while True:
             try:

@@ -131,6 +131,19 @@ const std::string kEmptyAfterTrials = ScaleAddAnswer(R"PY(
         return ext.scale_add(x, y, self.alpha)
 )PY");
 
+// Leaves its inputs alone in the correctness trials, then zeroes one in
+// every timed call (its output still right).
+const std::string kInputsAfterTrials = ScaleAddAnswer(R"PY(
+        self.calls = 0
+
+    def forward(self, x, y):
+        self.calls += 1
+        out = ext.scale_add(x, y, self.alpha)
+        if self.calls > 4:
+            y.zero_()
+        return out
+)PY");
+
 // Does its work while the runner makes a timed call's inputs: the patched
 // generator computes (and burns time) outside the timed call.
 const std::string kUntimed = ScaleAddAnswer(R"PY(
@@ -266,8 +279,8 @@ struct World {
     // Build every answer ahead, as a run directory's evaluation does.
     for (const std::string* a :
          {&kCorrect, &kWrong, &kSlow, &kThread, &kCacheAfterWarmup,
-          &kEmptyAfterTrials, &kUntimed, &kTimer, &kInputs, &kHalf, &kTorch,
-          &kLazy, &kFork, &kSubprocess}) {
+          &kEmptyAfterTrials, &kInputsAfterTrials, &kUntimed, &kTimer, &kInputs,
+          &kHalf, &kTorch, &kLazy, &kFork, &kSubprocess}) {
       skilldb->Prebuild(scale_add, *a);
     }
   }
@@ -466,6 +479,14 @@ TEST_CASE("hack: a patched timer is named and does not change the runner's clock
 TEST_CASE("hack: inputs modified by the call") {
   const EvalResult r = W().Eval(kInputs);
   INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kInputsModified));
+}
+
+TEST_CASE("hack: inputs modified by the timed calls only") {
+  const EvalResult r = W().Eval(kInputsAfterTrials);
+  INFO(Codes(r));
+  CHECK(r.trials_passed == r.trials);
   CHECK(r.verdict == "hack");
   CHECK(HasFinding(r.findings, FindingCode::kInputsModified));
 }

@@ -402,6 +402,7 @@ void Session::TimeSkilldb() {
   for (int r = 0; r < o_.rounds; ++r) {
     RoundSamples rs;
     std::vector<std::string> ids;
+    std::vector<uint64_t> id_seeds;
     std::optional<Timed> part(std::in_place, this, "timed_calls");
     const int total = o_.warmup_calls + o_.calls_per_round;
     for (int i = 0; i < total; ++i) {
@@ -441,6 +442,7 @@ void Session::TimeSkilldb() {
       }
       if (!timed) continue;
       ids.push_back(id);
+      id_seeds.push_back(seed);
       ref_prep.push_back(rp.wall_ms);
       cand_prep.push_back(cp.wall_ms);
       rs.baseline_ms.push_back(rc.header.value("device_ms", 0.0));
@@ -457,7 +459,23 @@ void Session::TimeSkilldb() {
     }
     std::shuffle(pool.begin(), pool.end(), rng_);
     for (int s = 0; s < std::min<int>(o_.spot_checks, static_cast<int>(pool.size())); ++s) {
-      const std::string& id = ids[static_cast<size_t>(pool[static_cast<size_t>(s)])];
+      const size_t at = static_cast<size_t>(pool[static_cast<size_t>(s)]);
+      const std::string& id = ids[at];
+      // The call's inputs, as kept, against the same inputs made again: the
+      // trials' check of unchanged inputs, for the timed calls.
+      Reply ci =
+          Cand({{"op", "check_inputs"}, {"id", id}, {"seed", id_seeds[at]}}, "",
+               &clock);
+      if (!ci.answered_ok()) {
+        Fail(ci, "checking the inputs of timed call " + id);
+        return;
+      }
+      if (const json m = ci.header.value("modified", json::array());
+          !m.empty()) {
+        Add(FindingCode::kInputsModified,
+            "timed call " + id + " changed its input(s) " + Dump(m) +
+                " (the correctness trials left them unchanged)");
+      }
       for (size_t k = 0; k < ref_outputs_.size(); ++k) {
         WireTensor want, got;
         std::vector<int64_t> idx;
