@@ -171,6 +171,10 @@ class Session {
   void StaticCheck();
   bool Correctness(bool skilldb);
   void TimeSkilldb();
+  // The reference's outputs' bytes (its trial 0's), and the device memory
+  // kept buffers may take (EvalOptions::keep_alive_bytes or its default).
+  int64_t OutputBytes() const;
+  int64_t KeepAliveBudget() const;
   void Profile();
   void TimeKernelBench();
   void CompileBaseline();

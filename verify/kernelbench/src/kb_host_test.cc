@@ -144,6 +144,19 @@ const std::string kInputsAfterTrials = ScaleAddAnswer(R"PY(
         return out
 )PY");
 
+// Wrong whenever an input comes at an address an earlier call's input had
+// (as an output cached by address would be stale there).
+const std::string kPointerCache = ScaleAddAnswer(R"PY(
+        self.seen = set()
+
+    def forward(self, x, y):
+        out = ext.scale_add(x, y, self.alpha)
+        ptrs = {x.data_ptr(), y.data_ptr()}
+        stale = bool(ptrs & self.seen)
+        self.seen |= ptrs
+        return out + 1 if stale else out
+)PY");
+
 // Does its work while the runner makes a timed call's inputs: the patched
 // generator computes (and burns time) outside the timed call.
 const std::string kUntimed = ScaleAddAnswer(R"PY(
@@ -279,8 +292,8 @@ struct World {
     // Build every answer ahead, as a run directory's evaluation does.
     for (const std::string* a :
          {&kCorrect, &kWrong, &kSlow, &kThread, &kCacheAfterWarmup,
-          &kEmptyAfterTrials, &kInputsAfterTrials, &kUntimed, &kTimer, &kInputs,
-          &kHalf, &kTorch, &kLazy, &kFork, &kSubprocess}) {
+          &kEmptyAfterTrials, &kInputsAfterTrials, &kPointerCache, &kUntimed,
+          &kTimer, &kInputs, &kHalf, &kTorch, &kLazy, &kFork, &kSubprocess}) {
       skilldb->Prebuild(scale_add, *a);
     }
   }
@@ -481,6 +494,15 @@ TEST_CASE("hack: inputs modified by the call") {
   INFO(Codes(r));
   CHECK(r.verdict == "hack");
   CHECK(HasFinding(r.findings, FindingCode::kInputsModified));
+}
+
+TEST_CASE(
+    "no input comes at an earlier one's address: an output cached by address "
+    "never hits") {
+  const EvalResult r = W().Eval(kPointerCache);
+  INFO(Codes(r));
+  CHECK(r.trials_passed == r.trials);
+  CHECK(r.verdict == "correct");
 }
 
 TEST_CASE("hack: inputs modified by the timed calls only") {

@@ -280,8 +280,9 @@ struct EvalOptions {
   // device is held alone, so their transfer is every evaluator's wait.
   // Default: 65536.
   int64_t spot_sample_elements = int64_t{1} << 16;
-  // Device memory the timed calls' inputs and outputs may keep alive (so
-  // addresses are not reused); GPU default 16 GiB, CPU 256 MiB.
+  // Device memory the correctness trials' and the timed calls' inputs and
+  // outputs may keep alive (so addresses are not reused); GPU default
+  // 16 GiB, CPU 256 MiB.
   int64_t keep_alive_bytes = 0;
   std::string cache_dir;  // builds and baselines; "" = the user cache dir
   bool light_cuda_include = true;  // see kb_load.py ExtensionShim
