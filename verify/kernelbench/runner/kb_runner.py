@@ -149,6 +149,7 @@ class Runner:
         self.on_gpu = self.device.type == "cuda"
         self.flush_bytes = flush_bytes
         self.flush_buf = None
+        self.device_ready = False  # init_device done
         self.ctx = None
         self.model = None
         self.get_inputs = None
@@ -174,8 +175,9 @@ class Runner:
     def start(self):
         """Greets the verifier once PyTorch is imported. A candidate runner
         stops there (it may be started ahead, while another answer is being
-        timed, so it must not touch the device yet): its device, profiler,
-        Triton facts and sandbox come with the "init" request."""
+        timed, so it must not touch the device yet): its device and profiler
+        come with the "init" request, Triton's facts and the watch with
+        "init_host"."""
         hello = {"op": "hello", "role": self.role, "torch": torch.__version__,
                  "python": sys.version.split()[0], "device": str(self.device),
                  "isolation": os.environ.get("SKILLDB_KB_ISOLATION", "")}
@@ -186,9 +188,13 @@ class Runner:
             hello["triton"] = None
         if self.role != "candidate":
             hello.update(self.init_device())
+            hello.update(self.init_host())
         kb_wire.send_frame(self.sock, hello)
 
     def init_device(self):
+        """The device's part of the start-up (the verifier holds the device
+        shared for it: kernels run): the CUDA context, the BLAS handle, the
+        flush buffer and, for a candidate, the profiler's machinery."""
         info = {}
         if self.on_gpu:
             torch.cuda.init()
@@ -205,6 +211,20 @@ class Runner:
         (x @ x).sum().item()
         if self.on_gpu:
             torch.cuda.synchronize()
+        if self.role == "candidate":
+            try:
+                kb_guard.warm_profiler(self.device)
+            except Exception as e:  # profiling will say it is unavailable
+                self.notes.append("profiler warm-up: %s" % e)
+        self.device_ready = True
+        return info
+
+    def init_host(self):
+        """The host's part, after the device's (no kernels: the verifier does
+        not hold the device for it): Triton's facts, cpp_extension's probes,
+        and for a candidate the watch over the runner's own functions."""
+        info = {}
+        if self.on_gpu:
             try:
                 import triton  # noqa: F401
                 self._warm_triton()
@@ -215,10 +235,6 @@ class Runner:
             # hipconfig, `which hipcc`), which the run stage forbids: import
             # it now, as the answer's build did.
             importlib.import_module("torch.utils.cpp_extension")
-            try:
-                kb_guard.warm_profiler(self.device)
-            except Exception as e:  # profiling will say it is unavailable
-                self.notes.append("profiler warm-up: %s" % e)
             self.watch = kb_guard.Watch([kb_caller, kb_guard, kb_inputs, kb_load, kb_wire,
                                          sys.modules[__name__]])
             # The run stage comes with "load": the answer's module, its
@@ -228,10 +244,17 @@ class Runner:
         return info
 
     def op_init(self, h, blob):
-        if self.watch is not None:
+        if self.device_ready:
             return {"ok": True, "already": True}
         r = {"ok": True}
         r.update(self.init_device())
+        return r
+
+    def op_init_host(self, h, blob):
+        if self.watch is not None:
+            return {"ok": True, "already": True}
+        r = {"ok": True}
+        r.update(self.init_host())
         return r
 
     def _warm_triton(self):
@@ -891,7 +914,7 @@ class Runner:
             "describe": self.op_describe, "build": self.op_build, "inspect": self.op_inspect,
             "make_once": self.op_make_once,
             "init": self.op_init, "static_check": self.op_static_check,
-            "check_inputs": self.op_check_inputs,
+            "check_inputs": self.op_check_inputs, "init_host": self.op_init_host,
         }
         while True:
             try:

@@ -137,6 +137,8 @@ class EvaluatorImpl final : public Evaluator {
   // warm-ups), its initialization outside any timed phase.
   Result<std::unique_ptr<Runner>> StartInitializedCandidate();
   Status Initialize(Runner* runner);
+  // The device's hold for host work: none on a GPU, shared on a CPU.
+  std::shared_lock<DeviceGate> HostWork();
   std::string BaselinePath(const Problem& problem, const std::string& kind) const;
 
   RunnerOptions runner_;
