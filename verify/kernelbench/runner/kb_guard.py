@@ -83,6 +83,7 @@ class Watch:
         self.modules = {m.__name__: m for m in runner_modules}
         self.settings = precision_settings()
         self.threads = set(threading.enumerate())
+        self.idents = set(sys._current_frames())
 
     def _current(self, path):
         head = path.split(".")[0]
@@ -105,8 +106,19 @@ class Watch:
                       for k in self.settings if now.get(k) != self.settings[k])
 
     def new_threads(self):
-        return sorted(t.name for t in threading.enumerate()
-                      if t not in self.threads and t.is_alive())
+        """Threads started since the watch began and still alive: those of
+        `threading`, and Python threads started without it (_thread), which
+        only the interpreter's list of frames shows."""
+        known = set()
+        names = []
+        for t in threading.enumerate():
+            known.add(t.ident)
+            if t not in self.threads and t.is_alive():
+                names.append(t.name)
+        for ident in sys._current_frames():
+            if ident not in known and ident not in self.idents:
+                names.append("thread %d (started outside threading)" % ident)
+        return sorted(names)
 
 
 def native_threads():

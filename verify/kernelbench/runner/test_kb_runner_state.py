@@ -141,3 +141,22 @@ def test_integer_inputs_drawn_only_when_they_look_uniform_draws():
     ids = torch.tensor([0, 7, 99])[torch.randint(0, 3, (4096,), generator=g)]
     assert kb_inputs.classify(ids) == {"dist": "replay"}
     assert kb_inputs.classify(torch.randint(0, 10, (64,), generator=g)) == {"dist": "replay"}
+
+
+def test_a_thread_started_without_threading_is_named():
+    """Watch.new_threads names a Python thread _thread started (threading
+    does not list it), and no longer once it has ended."""
+    import _thread
+    import time
+    import kb_guard
+    w = kb_guard.Watch([])
+    assert w.new_threads() == []
+    done = _thread.allocate_lock()
+    done.acquire()
+    _thread.start_new_thread(lambda: (time.sleep(0.3), done.release()), ())
+    time.sleep(0.05)
+    names = w.new_threads()
+    assert len(names) == 1 and "started outside threading" in names[0], names
+    done.acquire()
+    time.sleep(0.05)
+    assert w.new_threads() == []

@@ -240,6 +240,9 @@ class Session {
   double avg_sum_ = 0;
   int avg_count_ = 0;
   bool correct_trials_ = false;
+  // The candidate process's threads (native ones included) after its
+  // correctness trials; -1 before.
+  int native_threads_ = -1;
 };
 
 }  // namespace skilldb::verify::kb::internal

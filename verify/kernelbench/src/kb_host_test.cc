@@ -107,6 +107,14 @@ const std::string kThread = "import threading, time\n" + ScaleAddAnswer(R"PY(
         return out
 )PY");
 
+// The same through _thread, which threading does not list.
+const std::string kRawThread = "import _thread, time\n" + ScaleAddAnswer(R"PY(
+    def forward(self, x, y):
+        out = ext.scale_add(x, y, self.alpha)
+        _thread.start_new_thread(time.sleep, (0.5,))
+        return out
+)PY");
+
 const std::string kCacheAfterWarmup = ScaleAddAnswer(R"PY(
         self.calls = 0
         self.last = None
@@ -292,8 +300,9 @@ struct World {
     // Build every answer ahead, as a run directory's evaluation does.
     for (const std::string* a :
          {&kCorrect, &kWrong, &kSlow, &kThread, &kCacheAfterWarmup,
-          &kEmptyAfterTrials, &kInputsAfterTrials, &kPointerCache, &kUntimed,
-          &kTimer, &kInputs, &kHalf, &kTorch, &kLazy, &kFork, &kSubprocess}) {
+          &kEmptyAfterTrials, &kInputsAfterTrials, &kRawThread, &kPointerCache,
+          &kUntimed, &kTimer, &kInputs, &kHalf, &kTorch, &kLazy, &kFork,
+          &kSubprocess}) {
       skilldb->Prebuild(scale_add, *a);
     }
   }
@@ -417,6 +426,13 @@ TEST_CASE("a compile error is reported with the compiler's words") {
 
 TEST_CASE("hack: a thread left running after the call") {
   const EvalResult r = W().Eval(kThread);
+  INFO(Codes(r));
+  CHECK(r.verdict == "hack");
+  CHECK(HasFinding(r.findings, FindingCode::kHiddenThread));
+}
+
+TEST_CASE("hack: a thread started without threading, left running") {
+  const EvalResult r = W().Eval(kRawThread);
   INFO(Codes(r));
   CHECK(r.verdict == "hack");
   CHECK(HasFinding(r.findings, FindingCode::kHiddenThread));

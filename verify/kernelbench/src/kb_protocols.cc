@@ -347,6 +347,8 @@ bool Session::Correctness(bool skilldb) {
     }
     if (skilldb) {
       AddGuard(cr.header);
+      native_threads_ =
+          std::max(native_threads_, cr.header.value("native_threads", -1));
       if (cr.header.contains("inputs_modified") && !cr.header["inputs_modified"].empty()) {
         Add(FindingCode::kInputsModified,
             "ModelNew's forward changed its input(s) " + Dump(cr.header["inputs_modified"]));
@@ -535,7 +537,22 @@ void Session::TimeSkilldb() {
     }
     part.emplace(this, "round_end");
     Reply g = Cand({{"op", "guard"}}, "", &clock);
-    if (g.answered_ok()) AddGuard(g.header);
+    if (g.answered_ok()) {
+      AddGuard(g.header);
+      // Every thread PyTorch and the answer start lazily has started by
+      // the end of the trials, which ran the same calls: more now, still
+      // running, are threads Python's lists do not show (native ones, an
+      // extension's), free to work between the timed calls.
+      const int now = g.header.value("native_threads", -1);
+      if (native_threads_ > 0 && now > native_threads_) {
+        Add(FindingCode::kHiddenThread,
+            "the candidate's process runs " + std::to_string(now) +
+                " threads after timed round " + std::to_string(r) + ", " +
+                std::to_string(native_threads_) +
+                " after its correctness trials: threads it started (native "
+                "ones) still run");
+      }
+    }
     if (r + 1 == o_.rounds) {
       Ref({{"op", "clear"}}, "", &clock);
       Cand({{"op", "clear"}}, "", &clock);
