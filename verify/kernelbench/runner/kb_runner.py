@@ -336,6 +336,11 @@ class Runner:
             kb_load.install_shim(self.shim)
         try:
             self.ctx, self.Model, self.get_inputs, self.get_init_inputs = kb_load.load_problem(h["problem"])
+            if self.role == "candidate" and self.protocol != "kernelbench":
+                # The answer runs in the problem's globals (as KernelBench
+                # runs it); the inputs come from the runner's own copy, whose
+                # names (sizes, torch) the answer cannot rebind.
+                _, _, self.get_inputs, self.get_init_inputs = kb_load.load_problem(h["problem"])
         except Exception as e:
             raise CandidateError("problem", e)
         set_seed(init_seed)

@@ -160,3 +160,50 @@ def test_a_thread_started_without_threading_is_named():
     done.acquire()
     time.sleep(0.05)
     assert w.new_threads() == []
+
+
+PROBLEM = """import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+N = 64
+
+def get_inputs():
+    return [torch.arange(N, dtype=torch.float32)]
+
+def get_init_inputs():
+    return []
+"""
+
+ANSWER = """import torch
+import torch.nn as nn
+
+N = 4  # the problem's size, rebound where the answer runs
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x * 2
+"""
+
+
+def test_a_candidates_inputs_come_from_the_runners_own_copy_of_the_problem(tmp_path):
+    """Under this verifier's protocol the answer cannot change the inputs the
+    candidate runner makes (replayed get_inputs()) by rebinding the
+    problem's globals, which it shares; under KernelBench's it can, as in
+    KernelBench's harness."""
+    import torch.utils.cpp_extension as cpp_ext
+    load_inline = cpp_ext.load_inline  # the candidate's load installs its shim
+    try:
+        for protocol, n in (("skilldb", 64), ("kernelbench", 4)):
+            r = kb_runner.Runner("candidate", None, str(tmp_path), "cpu", 0)
+            reply = r.op_load({"problem": PROBLEM, "answer": ANSWER, "backend": "cuda",
+                               "protocol": protocol, "ext_root": str(tmp_path)}, b"")
+            reply = reply[0] if isinstance(reply, tuple) else reply
+            assert reply["ok"], reply
+            r.specs = [{"kind": "tensor", "dist": "replay", "dtype": "float32", "shape": [64]}]
+            assert r.make_inputs(1)[0].numel() == n, protocol
+    finally:
+        cpp_ext.load_inline = load_inline
