@@ -33,7 +33,24 @@ def _stats(t):
     return x
 
 
-def _looks_randint(x, lo, hi):
+def _sorted(x, shape):
+    """Is the sample `x` sorted, either way, whole or along the last
+    dimension of `shape` (a tensor's rows)?"""
+    n = x.numel()
+    if n < 2:
+        return False
+    d = x[1:] - x[:-1]
+    if bool((d >= 0).all()) or bool((d <= 0).all()):
+        return True
+    row = int(shape[-1]) if len(shape) >= 2 else n
+    if 1 < row < n and n == math.prod(int(s) for s in shape):  # not a subsample
+        dr = x.reshape(-1, row)
+        dr = dr[:, 1:] - dr[:, :-1]
+        return bool((dr >= 0).all()) or bool((dr <= 0).all())
+    return False
+
+
+def _looks_randint(x, lo, hi, shape=()):
     """Do the integers `x` (float64, a sample) look like independent draws,
     uniform over [lo, hi]? Their mean, their spread and how many distinct
     values show must be what such draws give (a permutation, sorted offsets,
@@ -47,8 +64,8 @@ def _looks_randint(x, lo, hi):
         return False
     if abs(float(x.std()) - sd) > 0.1 * sd:
         return False
-    if bool((x[1:] >= x[:-1]).all()):
-        return False  # sorted: offsets, bounds, positions
+    if _sorted(x, shape):
+        return False  # sorted either way, whole or by rows: offsets, bounds
     # Distinct values among n draws from v: expected v (1 - (1 - 1/v)^n),
     # with a spread under sqrt of that.
     expected = v * -math.expm1(n * math.log1p(-1.0 / v)) if v > 1 else 1.0
@@ -74,7 +91,7 @@ def classify(t):
     if not t.is_floating_point():
         # Integers: uniform over [lo, hi] when they look drawn that way.
         return {"dist": "randint", "low": int(lo), "high": int(hi) + 1} \
-            if _looks_randint(x, lo, hi) else {"dist": "replay"}
+            if _looks_randint(x, lo, hi, list(t.shape)) else {"dist": "replay"}
     if n < MIN_CLASSIFY:
         return {"dist": "replay"}
     mean = float(x.mean())

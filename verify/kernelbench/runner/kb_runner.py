@@ -335,12 +335,18 @@ class Runner:
                                               built=h.get("built"))
             kb_load.install_shim(self.shim)
         try:
-            self.ctx, self.Model, self.get_inputs, self.get_init_inputs = kb_load.load_problem(h["problem"])
+            private = None
             if self.role == "candidate" and self.protocol != "kernelbench":
                 # The answer runs in the problem's globals (as KernelBench
                 # runs it); the inputs come from the runner's own copy, whose
-                # names (sizes, torch) the answer cannot rebind.
-                _, _, self.get_inputs, self.get_init_inputs = kb_load.load_problem(h["problem"])
+                # names (sizes, torch) the answer cannot rebind. Made first,
+                # with the random state put back, so that both copies'
+                # module-level draws are the ones a single load makes.
+                with torch.random.fork_rng(devices=[]):
+                    private = kb_load.load_problem(h["problem"])
+            self.ctx, self.Model, self.get_inputs, self.get_init_inputs = kb_load.load_problem(h["problem"])
+            if private is not None:
+                _, _, self.get_inputs, self.get_init_inputs = private
         except Exception as e:
             raise CandidateError("problem", e)
         set_seed(init_seed)
@@ -538,6 +544,10 @@ class Runner:
         if key not in self.kept:
             return {"ok": True, "missing": True}
         inputs, _ = self.kept[key]
+        if kb_inputs.replay_needed(self.specs):
+            # get_inputs() made them: the same seed need not give the same
+            # values (torch.empty, other generators); the trials checked.
+            return {"ok": True, "modified": [], "skipped": "inputs replayed"}
         try:
             again = self.make_inputs(int(h["seed"]))
         except Exception as e:

@@ -141,6 +141,10 @@ def test_integer_inputs_drawn_only_when_they_look_uniform_draws():
     ids = torch.tensor([0, 7, 99])[torch.randint(0, 3, (4096,), generator=g)]
     assert kb_inputs.classify(ids) == {"dist": "replay"}
     assert kb_inputs.classify(torch.randint(0, 10, (64,), generator=g)) == {"dist": "replay"}
+    assert kb_inputs.classify(offsets.flip(0)) == {"dist": "replay"}  # descending
+    rows = torch.sort(torch.randint(0, 1000, (64, 128), generator=g), dim=1).values
+    assert kb_inputs.classify(rows) == {"dist": "replay"}  # sorted by rows
+    assert kb_inputs.classify(torch.randint(0, 1000, (64, 128), generator=g))["dist"] == "randint"
 
 
 def test_a_thread_started_without_threading_is_named():
@@ -207,3 +211,36 @@ def test_a_candidates_inputs_come_from_the_runners_own_copy_of_the_problem(tmp_p
             assert r.make_inputs(1)[0].numel() == n, protocol
     finally:
         cpp_ext.load_inline = load_inline
+
+
+def test_the_private_copy_draws_what_a_single_load_draws(tmp_path):
+    """A problem's module-level random tensors are the same in the runner's
+    own copy as in the answer's, and as one load of the problem makes."""
+    import kb_load
+    import torch.utils.cpp_extension as cpp_ext
+    problem = PROBLEM.replace("N = 64", "N = 64\nW = torch.randn(N)").replace(
+        "return [torch.arange(N, dtype=torch.float32)]", "return [W.clone()]")
+    torch.manual_seed(5)
+    want = kb_load.load_problem(problem)[0]["W"]
+    load_inline = cpp_ext.load_inline
+    try:
+        torch.manual_seed(5)
+        r = kb_runner.Runner("candidate", None, str(tmp_path), "cpu", 0)
+        r.op_load({"problem": problem, "answer": ANSWER.replace("N = 4", "W = None"),
+                   "backend": "cuda", "protocol": "skilldb", "ext_root": str(tmp_path)}, b"")
+    finally:
+        cpp_ext.load_inline = load_inline
+    r.specs = [{"kind": "tensor", "dist": "replay", "dtype": "float32", "shape": [64]}]
+    assert torch.equal(r.make_inputs(1)[0], want)
+
+
+def test_check_inputs_skips_replayed_inputs():
+    """Inputs get_inputs() made are not made again to compare (the same seed
+    need not give the same values): the trials checked them."""
+    r = runner()
+    r.role = "candidate"
+    r.specs = [{"kind": "tensor", "dist": "replay", "dtype": "float32", "shape": [2]}]
+    r.keep("r0c1", [torch.zeros(2)], [torch.zeros(2)], 0)
+    assert r.op_check_inputs({"id": "r0c1", "seed": 3}, b"")["modified"] == []
+    r.specs = [{"kind": "tensor", "dist": "randn", "dtype": "float32", "shape": [2]}]
+    assert r.op_check_inputs({"id": "r0c1", "seed": 3}, b"")["modified"] == [0]

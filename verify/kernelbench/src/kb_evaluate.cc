@@ -272,12 +272,17 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
   // its runner says it kept and on what it sent (a runner the answer has
   // taken over may say anything), so that no comparison covers fewer
   // elements than the reference has.
+  // The reference's shape is this call's (an output's shape may depend on
+  // its inputs' values), else the trial's.
+  const json want_shape = rr.header.contains("shape")
+                              ? rr.header["shape"]
+                              : desc.value("shape", json());
   const json& kept_shape = cr.header.value("shape", json());
   if (cr.header.value("out_of_range", false) ||
-      (!kept_shape.is_null() && kept_shape != desc.value("shape", json()))) {
+      (!kept_shape.is_null() && kept_shape != want_shape)) {
     Add(wrong, "output " + std::to_string(which) + " of " + cand_id +
                    " has shape " + Shape(kept_shape) + ", the reference's " +
-                   Shape(desc.value("shape", json())));
+                   Shape(want_shape));
     return false;
   }
   auto g = DecodeTensor(cr.header.value("tensor", json()), cr.blob);

@@ -370,8 +370,8 @@ bool Session::Correctness(bool skilldb) {
       Clear();
       return false;
     }
-    // This protocol keeps each trial's buffers alive until its timed phase
-    // ends (while the next trial's would fit beside them),
+    // This protocol keeps each trial's buffers alive until the trials end
+    // (while the next trial's would fit beside them),
     // so no trial's inputs come at an earlier one's addresses: an output
     // cached by address never hits. KernelBench's frees them, as its
     // harness does.
@@ -380,7 +380,8 @@ bool Session::Correctness(bool skilldb) {
     const int64_t per_trial =
         std::max<int64_t>(0, input_bytes_) + OutputBytes();
     if (!skilldb ||
-        per_trial * static_cast<int64_t>(t + 2) > KeepAliveBudget() / 16) {
+        per_trial * static_cast<int64_t>(t + 2) > KeepAliveBudget() / 16 ||
+        t + 1 == seeds.size()) {
       Clear();
     }
     if (close) {
@@ -415,13 +416,13 @@ void Session::TimeSkilldb() {
   const int64_t per_call =
       std::max<int64_t>(1, std::max<int64_t>(0, input_bytes_) + OutputBytes());
   const int64_t budget = KeepAliveBudget();
-  // Every call's buffers stay alive, across rounds, while the budget holds
-  // them (the oldest go first beyond it): no call's inputs come at an
-  // earlier call's addresses unless the budget forces it.
-  const int all_calls =
-      std::max(1, o_.rounds * (o_.warmup_calls + o_.calls_per_round));
-  const int keep_last =
-      static_cast<int>(std::clamp<int64_t>(budget / per_call, 1, all_calls));
+  // A round's calls' buffers stay alive through the round, while the
+  // budget holds them: no call's inputs come at an earlier call's addresses
+  // in its round. Between rounds they are freed: kept across all rounds,
+  // every call would allocate its output afresh (cudaMalloc) inside its
+  // timed window, and memory would be held three times as long.
+  const int keep_last = static_cast<int>(std::clamp<int64_t>(
+      budget / per_call, 1, std::max(1, o_.calls_per_round)));
   std::vector<RoundSamples> rounds;
   std::vector<double> ref_prep, cand_prep, ref_fetch, cand_fetch;
   double clock = 0;
@@ -543,8 +544,11 @@ void Session::TimeSkilldb() {
       // the end of the trials, which ran the same calls: more now, still
       // running, are threads Python's lists do not show (native ones, an
       // extension's), free to work between the timed calls.
+      // Only where the runners' CPU pools are one thread (the default):
+      // larger ones start lazily, at the first parallel CPU work.
       const int now = g.header.value("native_threads", -1);
-      if (native_threads_ > 0 && now > native_threads_) {
+      if (native_threads_ > 0 && now > native_threads_ &&
+          ev_->runner_options().omp_threads == 1) {
         Add(FindingCode::kHiddenThread,
             "the candidate's process runs " + std::to_string(now) +
                 " threads after timed round " + std::to_string(r) + ", " +
@@ -553,10 +557,8 @@ void Session::TimeSkilldb() {
                 "ones) still run");
       }
     }
-    if (r + 1 == o_.rounds) {
-      Ref({{"op", "clear"}}, "", &clock);
-      Cand({{"op", "clear"}}, "", &clock);
-    }
+    Ref({{"op", "clear"}}, "", &clock);
+    Cand({{"op", "clear"}}, "", &clock);
     part.reset();
     rounds.push_back(std::move(rs));
   }
