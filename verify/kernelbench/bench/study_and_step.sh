@@ -37,6 +37,14 @@ snapshot() {
 }
 (while sleep 30; do snapshot; done) &
 snap=$!
+# INTERFERENCE=1: first, on the idle GPU, what a runner's start-up does to
+# an answer timed beside it (init_interference.py, about 70 s).
+if [ "${INTERFERENCE:-0}" = 1 ]; then
+  mkdir -p "$RES/interference"
+  timeout 150 python3 "$HERE/init_interference.py" --out "$RES/interference" \
+    > "$RES/interference/log.txt" 2>&1 || echo "init_interference failed: rc $?"
+  rm -f "$RES/interference/init_interference_rows.json"
+fi
 WORKERS="${WORKERS:-4}" OURS_TIMEOUT="${OURS_TIMEOUT:-200}" OURS_KB=0 COMPILE_BASELINE=0 \
   OURS_WARM="${OURS_WARM:-0}" \
   HARNESS_TIMEOUT="${HARNESS_TIMEOUT:-230}" OUT="$RES/study" \
@@ -49,6 +57,10 @@ else
   echo "no time left for the step ($left s)"
 fi
 {
+  if [ -d "$RES/interference" ]; then
+    echo "== interference"; cat "$RES/interference/init_interference.md" 2> /dev/null ||
+      tail -5 "$RES/interference/log.txt"
+  fi
   echo "== study"; cat "$RES/study/ours_wall.txt" 2> /dev/null
   python3 - "$RES/study/kb.json" <<'PY'
 import json, sys

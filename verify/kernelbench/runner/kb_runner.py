@@ -53,6 +53,37 @@ PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat
 KB_FLUSH_SHAPE = (32, 1024, 1024)  # KernelBench's clear_l2_cache: 256 MB of int64
 
 
+def start_context(device, flush_bytes):
+    """What the device's start-up does without a kernel: the CUDA context,
+    the device's facts, the BLAS handle and the L2 flush buffer (allocations
+    only). Returns (facts, flush buffer or None). The verifier runs it
+    without holding the device, beside timed phases of other answers;
+    bench/init_interference.py measures what it does to their timings."""
+    info = {}
+    buf = None
+    if device.type == "cuda":
+        torch.cuda.init()
+        torch.cuda.set_device(device)
+        props = torch.cuda.get_device_properties(device)
+        info["gpu"] = props.name
+        info["capability"] = "%d.%d" % (props.major, props.minor)
+        torch.cuda.current_blas_handle()
+        buf = torch.empty(KB_FLUSH_SHAPE, dtype=torch.int64, device=device)
+    elif flush_bytes > 0:
+        buf = torch.empty(flush_bytes // 8, dtype=torch.int64)
+    return info, buf
+
+
+def first_kernels(device):
+    """The start-up's first kernels: what PyTorch starts lazily at a first
+    matmul (thread pools, the BLAS library's kernels, the random
+    generator's), so that it is started before anything is watched."""
+    x = torch.randn(64, 64, device=device)
+    (x @ x).sum().item()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
 class CandidateError(Exception):
     """An exception raised by problem or answer code, with where it happened."""
 
@@ -149,7 +180,8 @@ class Runner:
         self.on_gpu = self.device.type == "cuda"
         self.flush_bytes = flush_bytes
         self.flush_buf = None
-        self.device_ready = False  # init_device done
+        self.context_ready = False  # init_device done
+        self.device_ready = False  # warm_kernels done
         self.profiler_ready = False
         self.ctx = None
         self.model = None
@@ -174,11 +206,13 @@ class Runner:
         return torch.device("cpu")
 
     def start(self):
-        """Greets the verifier once PyTorch is imported. A candidate runner
-        stops there (it may be started ahead, while another answer is being
-        timed, so it must not touch the device yet): its device and profiler
-        come with the "init" request, Triton's facts and the watch with
-        "init_host"."""
+        """Greets the verifier once PyTorch is imported, before the device is
+        touched: a runner may be started while an answer is timed there. Its
+        start-up then comes as requests, each held by the verifier as it
+        needs (verify/kernelbench/src/kb_runner.cc, Runner::Start): "init"
+        (the CUDA context and handles, no kernels), "init_kernels" (the
+        first kernels), a candidate's "init_profiler", and "init_host"
+        (Triton's facts, the watch)."""
         hello = {"op": "hello", "role": self.role, "torch": torch.__version__,
                  "python": sys.version.split()[0], "device": str(self.device),
                  "isolation": os.environ.get("SKILLDB_KB_ISOLATION", "")}
@@ -187,33 +221,23 @@ class Runner:
             hello["triton"] = triton.__version__
         except Exception:
             hello["triton"] = None
-        if self.role != "candidate":
-            hello.update(self.init_device())
-            hello.update(self.init_host())
         kb_wire.send_frame(self.sock, hello)
 
     def init_device(self):
-        """The device's part of the start-up (the verifier holds the device
-        shared for it: kernels run): the CUDA context, the BLAS handle, the
-        flush buffer (a candidate's profiler: "init_profiler")."""
-        info = {}
-        if self.on_gpu:
-            torch.cuda.init()
-            torch.cuda.set_device(self.device)
-            props = torch.cuda.get_device_properties(self.device)
-            info["gpu"] = props.name
-            info["capability"] = "%d.%d" % (props.major, props.minor)
-            self.flush_buf = torch.empty(KB_FLUSH_SHAPE, dtype=torch.int64, device=self.device)
-        elif self.flush_bytes > 0:
-            self.flush_buf = torch.empty(self.flush_bytes // 8, dtype=torch.int64)
-        # Start what PyTorch starts lazily (thread pools, the BLAS handle,
-        # the CUDA context) before anything is watched.
-        x = torch.randn(64, 64, device=self.device)
-        (x @ x).sum().item()
-        if self.on_gpu:
-            torch.cuda.synchronize()
-        self.device_ready = True
+        """The device's part of the start-up that runs no kernel, so the
+        verifier holds nothing on a GPU for it: the CUDA context, the BLAS
+        handle, the flush buffer (start_context)."""
+        info, self.flush_buf = start_context(self.device, self.flush_bytes)
+        self.context_ready = True
         return info
+
+    def warm_kernels(self):
+        """The start-up's first kernels (the verifier holds the device shared
+        for them): what PyTorch starts lazily (thread pools, the BLAS
+        library's kernels, the random generator's) before anything is
+        watched."""
+        first_kernels(self.device)
+        self.device_ready = True
 
     def warm_profiler(self):
         """A candidate's profiler machinery (Kineto, CUPTI), started once
@@ -256,11 +280,18 @@ class Runner:
         return info
 
     def op_init(self, h, blob):
-        if self.device_ready:
+        if self.context_ready:
             return {"ok": True, "already": True}
         r = {"ok": True}
         r.update(self.init_device())
         return r
+
+    def op_init_kernels(self, h, blob):
+        if not self.context_ready:
+            raise RuntimeError("init_kernels before init")
+        if not self.device_ready:
+            self.warm_kernels()
+        return {"ok": True}
 
     def op_init_host(self, h, blob):
         if self.watch is not None:
@@ -942,7 +973,7 @@ class Runner:
             "make_once": self.op_make_once,
             "init": self.op_init, "static_check": self.op_static_check,
             "check_inputs": self.op_check_inputs, "init_host": self.op_init_host,
-            "init_profiler": self.op_init_profiler,
+            "init_profiler": self.op_init_profiler, "init_kernels": self.op_init_kernels,
         }
         while True:
             try:

@@ -460,12 +460,10 @@ BuildRecord Builder::Build(const Job& job) {
     pch_done.Fire();
     if (make_pch) use_made();
   }
-  // A Triton build's runner starts on the device (its CUDA context, warm-
-  // ups): not while an answer is timed there.
-  std::shared_lock<DeviceGate> starting;
-  if (triton && gate_ != nullptr) starting = std::shared_lock<DeviceGate>(*gate_);
+  // A Triton build's runner starts on the device: its start-up's kernels
+  // hold it shared (Runner::Start), never while an answer is timed there.
+  if (triton) s.gate = gate_;
   auto runner = Runner::Start(runner_, s);
-  if (starting.owns_lock()) starting.unlock();
   if (!runner.ok()) {
     rec.kind = "system";
     rec.message = runner.status().message();

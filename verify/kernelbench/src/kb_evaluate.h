@@ -132,13 +132,9 @@ class EvaluatorImpl final : public Evaluator {
   DeviceGate* gate() { return gate_.get(); }
 
  private:
+  // A candidate runner, started and initialized (Runner::Start: its device
+  // start-up's kernels under the device's shared hold).
   Result<std::unique_ptr<Runner>> StartCandidate();
-  // A candidate runner started and initialized (device, profiler, Triton
-  // warm-ups), its initialization outside any timed phase.
-  Result<std::unique_ptr<Runner>> StartInitializedCandidate();
-  Status Initialize(Runner* runner);
-  // The device's hold for host work: none on a GPU, shared on a CPU.
-  std::shared_lock<DeviceGate> HostWork();
   std::string BaselinePath(const Problem& problem, const std::string& kind) const;
 
   RunnerOptions runner_;

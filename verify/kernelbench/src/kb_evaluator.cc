@@ -254,9 +254,11 @@ Result<std::shared_ptr<RefEntry>> EvaluatorImpl::Reference(const Problem& p,
       if (!root.empty())
         s.extra_visible.push_back(JoinPath(root, "src/kernelbench"));
     }
-    std::shared_lock<DeviceGate> device(*gate_);
+    s.gate = gate_.get();
     SKILLDB_ASSIGN_OR_RETURN(std::unique_ptr<Runner> r,
                              Runner::Start(runner_, s));
+    // The problem's constructor runs kernels (its weights' init).
+    std::shared_lock<DeviceGate> device(*gate_);
     auto e = std::make_shared<RefEntry>();
     e->key = key;
     e->init_seed =
@@ -279,66 +281,20 @@ Result<std::shared_ptr<RefEntry>> EvaluatorImpl::Reference(const Problem& p,
   return entry;
 }
 
+// A candidate runner, started and initialized outside any timed phase: its
+// interpreter, imports and CUDA context hold nothing on a GPU, its first
+// kernels and profiler warm-up the device shared (Runner::Start).
 Result<std::unique_ptr<Runner>> EvaluatorImpl::StartCandidate() {
   RunnerStart s;
   s.role = "candidate";
   s.device = runner_.device;
   s.run_sandbox = runner_.confine;
+  s.gate = gate_.get();
+  s.warm_profiler = true;
   const std::string ext = JoinPath(cache_root_, "ext");
   SKILLDB_RETURN_IF_ERROR(verify::internal::MakeDirs(ext));
   s.extra_visible = {ext};
   return Runner::Start(runner_, s);
-}
-
-// Host work (an interpreter's start, imports, Triton's facts): on a GPU it
-// needs no hold of the device, as the builds beside it do not, so a waiting
-// timed phase never waits for it; on a CPU "device", whose cores the timed
-// calls are, it waits for no timed phase and holds it off (shared).
-std::shared_lock<DeviceGate> EvaluatorImpl::HostWork() {
-  if (runner_.device != "cpu") return {};
-  return std::shared_lock<DeviceGate>(*gate_);
-}
-
-// The device's start-up (the CUDA context, the BLAS handle, the profiler's
-// kernels) holds the device shared, so never while another answer is
-// timed; the host's part (Triton's facts, the watch) follows as host work.
-// Before 2026-12-06 one request did both under the device's hold (5.8 s
-// median on the H100 with 8 workers), and every timed phase waiting for
-// the device waited for the slowest of them.
-Status EvaluatorImpl::Initialize(Runner* r) {
-  Reply init;
-  {
-    // Two requests, so that the split shows the profiler's warm-up apart
-    // from the context's and the BLAS handle's (6 s in all on the H100 of
-    // 2026-12-06, 8 runners starting at once).
-    std::shared_lock<DeviceGate> device(*gate_);
-    init = r->Request({{"op", "init"}}, "", runner_.start_timeout_s);
-    if (init.answered_ok()) {
-      r->UpdateHello(init.header);
-      init = r->Request({{"op", "init_profiler"}}, "", runner_.start_timeout_s);
-    }
-  }
-  if (init.answered_ok()) {
-    r->UpdateHello(init.header);
-    auto host = HostWork();
-    init = r->Request({{"op", "init_host"}}, "", runner_.start_timeout_s);
-  }
-  if (!init.answered_ok()) {
-    return Status::Unavailable("the candidate runner did not initialize: " + init.error_text() +
-                               "; log: " + r->LogTail(1500));
-  }
-  r->UpdateHello(init.header);
-  return Status();
-}
-
-Result<std::unique_ptr<Runner>> EvaluatorImpl::StartInitializedCandidate() {
-  std::unique_ptr<Runner> r;
-  {
-    auto host = HostWork();  // an interpreter, torch's import
-    SKILLDB_ASSIGN_OR_RETURN(r, StartCandidate());
-  }
-  SKILLDB_RETURN_IF_ERROR(Initialize(r.get()));
-  return r;
 }
 
 Result<std::unique_ptr<Runner>> EvaluatorImpl::TakeCandidate(const BuildRecord& build) {
@@ -348,12 +304,12 @@ Result<std::unique_ptr<Runner>> EvaluatorImpl::TakeCandidate(const BuildRecord& 
     if (w.ok() && (*w)->alive()) r = std::move(*w);
   }
   if (!r) {
-    SKILLDB_ASSIGN_OR_RETURN(r, StartInitializedCandidate());
+    SKILLDB_ASSIGN_OR_RETURN(r, StartCandidate());
   }
   // The next evaluation's runner starts and initializes while this one is
   // judged: its interpreter and imports at once, its device work between
   // this answer's (or another evaluator's) timed phases (gate_).
-  warm_ = std::async(std::launch::async, [this] { return StartInitializedCandidate(); });
+  warm_ = std::async(std::launch::async, [this] { return StartCandidate(); });
   if (build.triton) {
     // The build's kernels and launchers; what the runner made itself at
     // init (cuda_utils.so, loaded) stays as it is.

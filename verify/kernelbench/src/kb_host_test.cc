@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include "file_util.h"
 #include "kb_cpu_problems.h"
@@ -602,6 +604,61 @@ TEST_CASE("confinement: nothing outside the scratch directory can be written") {
   CHECK(r.verdict == "compile_error");
   CHECK(r.compile_log.find("Read-only file system") != std::string::npos);
   CHECK_FALSE(verify::internal::FileExists("/usr/skilldb-kb-escape"));
+}
+
+// A runner's start-up on a GPU: its interpreter, imports and CUDA context
+// ("init") beside a timed phase, its first kernels and profiler warm-up
+// only after it. The runner here falls back to the CPU, so this checks the
+// order of requests and holds, not what a GPU does (bench/
+// init_interference.py measures that).
+TEST_CASE("a runner's start-up waits for a timed phase only for its kernels") {
+  RunnerOptions ro;
+  ro.python = KbPython();
+  ro.cpu_flush_bytes = 1 << 20;
+  ro = WithDefaults(ro);
+  auto gate = internal::DeviceGate::For("test-start-up-gate");
+  for (const std::string device : {"cuda", "cpu"}) {
+    CAPTURE(device);
+    internal::RunnerStart s;
+    s.role = "candidate";
+    s.device = device;
+    s.gate = gate.get();
+    s.warm_profiler = true;
+    gate->lock();  // a timed phase
+    auto started = std::async(std::launch::async,
+                              [&] { return internal::Runner::Start(ro, s); });
+    const auto bound =
+        std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (gate->shared_waiting() == 0 &&
+           std::chrono::steady_clock::now() < bound) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    REQUIRE(gate->shared_waiting() == 1);
+    CHECK(started.wait_for(std::chrono::milliseconds(300)) ==
+          std::future_status::timeout);
+    gate->unlock();
+    auto r = started.get();
+    REQUIRE(r.ok());
+    const auto ops = (*r)->TakeOpStats();
+    for (const char* op :
+         {"init", "init_kernels", "init_profiler", "init_host"}) {
+      CAPTURE(op);
+      CHECK(ops.count(op) == 1);
+    }
+    CHECK(ops.count("load") == 0);
+    // Where it waited: a GPU's start-up at its first kernels, after its
+    // context; a CPU's before its interpreter (the cores are the device).
+    const std::string waited =
+        device == "cuda" ? "wait.init_kernels" : "wait.start";
+    REQUIRE(ops.count(waited) == 1);
+    CHECK(ops.at(waited).wall_ms >= 250);
+    for (const auto& [op, t] : ops) {
+      if (op.rfind("wait.", 0) == 0 && op != waited) CHECK(t.wall_ms < 250);
+    }
+    CHECK(ops.count("wait.init") == 0);
+    CHECK(ops.count("wait.init_host") == 0);
+    (*r)->Stop();
+  }
 }
 
 TEST_CASE("an unsupported format is refused with the reason, never run") {

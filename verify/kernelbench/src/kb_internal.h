@@ -26,6 +26,8 @@ using nlohmann::json;
 
 // ---- Runner processes ----------------------------------------------------
 
+class DeviceGate;
+
 struct RunnerStart {
   std::string role;    // reference | candidate | build | inspect
   std::string device;  // cuda | cpu
@@ -37,6 +39,12 @@ struct RunnerStart {
   int64_t file_bytes = 0;
   // RLIMIT_AS of a CPU runner; -1 = RunnerOptions::memory_bytes.
   int64_t memory_bytes = -1;
+  // The device's gate, or null (held by the caller, or nothing runs
+  // beside). Runner::Start holds it shared for the start-up's kernels
+  // ("init_kernels", "init_profiler") and, on a CPU device, whose cores a
+  // timed phase measures, for the whole start.
+  DeviceGate* gate = nullptr;
+  bool warm_profiler = false;  // candidate: "init_profiler" too
 };
 
 // One reply: the runner's header and blob, or the process's failure, with
@@ -61,8 +69,15 @@ void CountOp(const json& request, const Reply& reply,
 
 class Runner {
  public:
-  // Starts a runner and waits for its greeting. Unavailable (with the log's
-  // tail) if it does not come up.
+  // Starts a runner, waits for its greeting and takes it through the
+  // device's start-up, in order: "init" (the CUDA context, the BLAS handle,
+  // the flush buffer: no kernel, so no hold of a GPU), "init_kernels" and
+  // with `warm_profiler` "init_profiler" (kernels: `gate` held shared),
+  // "init_host" (Triton's facts, the watch: host work). Their replies'
+  // fields join hello(). Unavailable (with the log's tail) if it does not
+  // come up. Before 2026-12-06 the context came under the device's hold:
+  // 6 s per candidate on the H100 with 8 starting at once, which every
+  // timed phase waiting for the device waited out.
   static Result<std::unique_ptr<Runner>> Start(const RunnerOptions& options,
                                                const RunnerStart& start);
   ~Runner();
@@ -150,7 +165,9 @@ class DeviceGate {
   }
   void lock_shared() {
     std::unique_lock<std::mutex> l(mu_);
+    ++shared_waiting_;
     cv_.wait(l, [this] { return !exclusive_ && waiting_ == 0; });
+    --shared_waiting_;
     ++shared_;
   }
   void unlock_shared() {
@@ -168,6 +185,10 @@ class DeviceGate {
     std::lock_guard<std::mutex> l(mu_);
     return waiting_;
   }
+  int shared_waiting() {  // shared holds waiting (for tests)
+    std::lock_guard<std::mutex> l(mu_);
+    return shared_waiting_;
+  }
 
  private:
   std::mutex mu_;
@@ -175,6 +196,7 @@ class DeviceGate {
   bool exclusive_ = false;  // GUARDED_BY(mu_)
   int shared_ = 0;          // GUARDED_BY(mu_)
   int waiting_ = 0;         // GUARDED_BY(mu_): timed phases waiting
+  int shared_waiting_ = 0;  // GUARDED_BY(mu_)
 };
 
 // ---- Tensors on the wire -----------------------------------------------------

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 
 #include "file_util.h"
 #include "kb_internal.h"
@@ -232,6 +233,17 @@ Result<std::unique_ptr<Runner>> Runner::Start(const RunnerOptions& o,
                "--role", s.role, "--device", s.device, "--flush-bytes",
                std::to_string(o.cpu_flush_bytes)});
   WorkerSpec spec{o.launcher, args, scratch};
+  // A CPU device's start-up is work on the cores a timed phase measures.
+  // Each wait for the gate is kept as op "wait.<step>" (TakeOpStats).
+  std::map<std::string, OpTime> waits;
+  auto hold = [&](const std::string& step) {
+    const auto t0 = util::SteadyClock::now();
+    std::shared_lock<DeviceGate> held(*s.gate);
+    waits["wait." + step] = OpTime{1, util::MsSince(t0), 0};
+    return held;
+  };
+  std::shared_lock<DeviceGate> host;
+  if (s.gate != nullptr && s.device == "cpu") host = hold("start");
   std::unique_ptr<Runner> r(new Runner());
   r->scratch_ = scratch;
   auto process = WorkerProcess::Start(spec);
@@ -250,6 +262,28 @@ Result<std::unique_ptr<Runner>> Runner::Start(const RunnerOptions& o,
                                (tail.empty() ? "" : "; log: " + tail));
   }
   r->hello_ = std::move(hello.reply.header);
+  std::vector<std::string> steps = {"init", "init_kernels"};
+  if (s.warm_profiler) steps.push_back("init_profiler");
+  steps.push_back("init_host");
+  for (const std::string& op : steps) {
+    std::shared_lock<DeviceGate> kernels;
+    const bool runs_kernels = op == "init_kernels" || op == "init_profiler";
+    if (runs_kernels && s.gate != nullptr && !host.owns_lock())
+      kernels = hold(op);
+    Reply step = r->Request({{"op", op}}, "", o.start_timeout_s);
+    if (!step.answered_ok()) {
+      const std::string tail = r->LogTail(1500);
+      const std::string why = step.error_text();
+      r->Stop();
+      return Status::Unavailable("the " + s.role + " runner did not start (" +
+                                 op + "): " + why +
+                                 (tail.empty() ? "" : "; log: " + tail));
+    }
+    step.header.erase("ok");
+    step.header.erase("already");
+    r->UpdateHello(step.header);
+  }
+  r->op_stats_.insert(waits.begin(), waits.end());
   return r;
 }
 
