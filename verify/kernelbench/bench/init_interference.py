@@ -11,15 +11,19 @@ processes repeat a start-up step in fresh processes (forked from a parent
 that imported torch and never touched CUDA), one phase per step:
 
   quiet      nothing beside the timer
-  context    kb_runner.start_context: CUDA context, device facts, BLAS
-             handle, flush buffer (what now runs without the device's hold)
-  kernels    the same, then kb_runner.first_kernels (held shared)
-  profiler   the same, then kb_guard.warm_profiler (held shared)
+  context        kb_runner.start_context: CUDA context, device facts, BLAS
+                 handle, flush buffer (runs without the device's hold)
+  profiler_host  the same, then kb_guard.warm_profiler_host: Kineto and
+                 CUPTI around host work (runs without the device's hold)
+  kernels        context, then kb_runner.first_kernels (held shared): a
+                 reference's start-up
+  profiler       context, profiler_host, first_kernels, then
+                 kb_guard.warm_profiler (held shared): a candidate's
 
 Quiet phases alternate with the others, so drift over the run shows. Per
 phase and workload: calls, median, p90 and p99 of the event times (us), and
 their ratios to the quiet phases' pooled median; starts per second reached
-by the churn. Written to OUT/init_interference.json and .md.
+by the churn, and the median seconds of each part of a start-up. Written to OUT/init_interference.json and .md.
 
     python3 verify/kernelbench/bench/init_interference.py --out DIR \
         [--churn 8] [--seconds 8]
@@ -29,6 +33,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import queue
 import statistics
 import sys
 import time
@@ -41,35 +46,55 @@ import torch  # noqa: E402
 import kb_guard  # noqa: E402
 import kb_runner  # noqa: E402
 
-STEPS = ("context", "kernels", "profiler")
+STEPS = ("context", "profiler_host", "kernels", "profiler")
+# Each step's start-up: the functions a candidate runner's requests call,
+# in Runner::Start's order, as far as the step.
+SEQUENCE = (("context", lambda dev: kb_runner.start_context(dev, 0)),
+            ("profiler_host", kb_guard.warm_profiler_host),
+            ("kernels", kb_runner.first_kernels),
+            ("profiler", kb_guard.warm_profiler))
 
 
 def start_up(step):
-    """One fresh process's start-up, as far as `step`."""
+    """One fresh process's start-up, as far as `step`; the seconds of each
+    part."""
     dev = torch.device("cuda", 0)
-    kb_runner.start_context(dev, 0)
-    if step in ("kernels", "profiler"):
-        kb_runner.first_kernels(dev)
-    if step == "profiler":
-        kb_guard.warm_profiler(dev)
+    took = {}
+    for name, f in SEQUENCE:
+        if name == "profiler_host" and step in ("context", "kernels"):
+            continue  # a reference's start-up has no profiler
+        t0 = time.perf_counter()
+        f(dev)
+        took[name] = time.perf_counter() - t0
+        if name == step:
+            break
+    return took
 
 
-def churn(step, stop_at, counter):
+def churn(step, stop_at, counter, parts):
     """Until `stop_at` (CLOCK_MONOTONIC): fork a process that starts up as
-    far as `step` and exits; count the starts."""
+    far as `step` and exits; count the starts; each start's parts' seconds
+    go to the queue `parts`."""
     while time.monotonic() < stop_at:
+        r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
+            os.close(r)
             code = 0
             try:
-                start_up(step)
+                os.write(w, json.dumps(start_up(step)).encode())
             except Exception as e:  # reported as a failed start
                 sys.stderr.write("start-up (%s) failed: %s\n" % (step, e))
                 code = 1
             os._exit(code)
+        os.close(w)
+        with os.fdopen(r) as fh:
+            text = fh.read()
         _, status = os.waitpid(pid, 0)
-        with counter.get_lock():
-            counter.value += 1 if os.waitstatus_to_exitcode(status) == 0 else 0
+        if os.waitstatus_to_exitcode(status) == 0:
+            with counter.get_lock():
+                counter.value += 1
+            parts.put((step, json.loads(text)))
 
 
 def timer(stop, path, ready):
@@ -132,15 +157,24 @@ def main():
         sys.exit("init_interference: the timer did not start in 120 s")
     bounds = []
     starts = {}
+    parts = ctx.Queue()
+    part_times = {}  # step -> part -> [seconds]
     for phase in phases:
         t = time.monotonic()
         stop_at = t + args.seconds
         if phase != "quiet":
             counter = ctx.Value("i", 0)
-            procs = [ctx.Process(target=churn, args=(phase, stop_at, counter))
+            procs = [ctx.Process(target=churn, args=(phase, stop_at, counter, parts))
                      for _ in range(args.churn)]
             for p in procs:
                 p.start()
+            while any(p.is_alive() for p in procs) or not parts.empty():
+                try:
+                    step, took = parts.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                for name, sec in took.items():
+                    part_times.setdefault(step, {}).setdefault(name, []).append(sec)
             for p in procs:
                 p.join()
             starts[phase] = counter.value / args.seconds
@@ -184,6 +218,10 @@ def main():
     for phase in result["phases"]:
         result["phases"][phase] = {k: len(v) for k, v in result["phases"][phase].items()}
     result["table"] = table
+    # Each part's median seconds in a start-up, CHURN at once.
+    result["start_up_median_s"] = {
+        step: {name: statistics.median(v) for name, v in by.items()}
+        for step, by in part_times.items()}
     with open(os.path.join(args.out, "init_interference.json"), "w") as fh:
         json.dump(result, fh, indent=1)
     lines = ["%s, torch %s: %d start-ups at once, %.0f s a phase (quiet phases pooled)"
@@ -195,6 +233,12 @@ def main():
             r["phase"], r["workload"], r["calls"], r["median_us"], r["p90_us"], r["p99_us"],
             r["median_ratio"], r["p90_ratio"], r["p99_ratio"],
             "%.1f" % starts[r["phase"]] if r["phase"] in starts else "-"))
+    lines += ["", "Start-up parts, median seconds (%d at once):" % args.churn, "",
+              "| step | " + " | ".join(n for n, _ in SEQUENCE) + " |",
+              "|" + "---|" * (len(SEQUENCE) + 1)]
+    for step, by in result["start_up_median_s"].items():
+        lines.append("| %s | " % step + " | ".join(
+            "%.3f" % by[n] if n in by else "-" for n, _ in SEQUENCE) + " |")
     with open(os.path.join(args.out, "init_interference.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))

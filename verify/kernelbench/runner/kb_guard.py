@@ -187,6 +187,20 @@ def _cuda_device_type():
     return dt.CUDA
 
 
+def warm_profiler_host(device):
+    """The profiler's start-up without a kernel: Kineto and CUPTI started
+    and stopped around host work only, so the verifier runs it without
+    holding the device (bench/init_interference.py, step profiler_host,
+    measures what it does beside a timed answer)."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+    acts = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        acts.append(ProfilerActivity.CUDA)
+    with torch_profile(activities=acts):
+        torch.empty(1).add_(1)
+
+
 def warm_profiler(device):
     """Starts the profiler's machinery (Kineto, CUPTI) once, before the run
     sandbox: what it sets up the first time is then done."""

@@ -210,9 +210,10 @@ class Runner:
         touched: a runner may be started while an answer is timed there. Its
         start-up then comes as requests, each held by the verifier as it
         needs (verify/kernelbench/src/kb_runner.cc, Runner::Start): "init"
-        (the CUDA context and handles, no kernels), "init_kernels" (the
-        first kernels), a candidate's "init_profiler", and "init_host"
-        (Triton's facts, the watch)."""
+        (the CUDA context and handles, no kernels), a candidate's
+        "init_profiler_host" (Kineto and CUPTI, no kernels), "init_kernels"
+        (the first kernels), a candidate's "init_profiler" (a profiled
+        kernel), and "init_host" (Triton's facts, the watch)."""
         hello = {"op": "hello", "role": self.role, "torch": torch.__version__,
                  "python": sys.version.split()[0], "device": str(self.device),
                  "isolation": os.environ.get("SKILLDB_KB_ISOLATION", "")}
@@ -250,6 +251,14 @@ class Runner:
         except Exception as e:  # profiling will say it is unavailable
             self.notes.append("profiler warm-up: %s" % e)
         self.profiler_ready = True
+
+    def op_init_profiler_host(self, h, blob):
+        if self.role == "candidate" and not self.profiler_ready:
+            try:
+                kb_guard.warm_profiler_host(self.device)
+            except Exception as e:  # the warm-up with kernels says more
+                self.notes.append("profiler host warm-up: %s" % e)
+        return {"ok": True}
 
     def op_init_profiler(self, h, blob):
         self.warm_profiler()
@@ -974,6 +983,7 @@ class Runner:
             "init": self.op_init, "static_check": self.op_static_check,
             "check_inputs": self.op_check_inputs, "init_host": self.op_init_host,
             "init_profiler": self.op_init_profiler, "init_kernels": self.op_init_kernels,
+            "init_profiler_host": self.op_init_profiler_host,
         }
         while True:
             try:

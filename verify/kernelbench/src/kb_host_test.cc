@@ -640,8 +640,8 @@ TEST_CASE("a runner's start-up waits for a timed phase only for its kernels") {
     auto r = started.get();
     REQUIRE(r.ok());
     const auto ops = (*r)->TakeOpStats();
-    for (const char* op :
-         {"init", "init_kernels", "init_profiler", "init_host"}) {
+    for (const char* op : {"init", "init_profiler_host", "init_kernels",
+                           "init_profiler", "init_host"}) {
       CAPTURE(op);
       CHECK(ops.count(op) == 1);
     }
@@ -656,6 +656,7 @@ TEST_CASE("a runner's start-up waits for a timed phase only for its kernels") {
       if (op.rfind("wait.", 0) == 0 && op != waited) CHECK(t.wall_ms < 250);
     }
     CHECK(ops.count("wait.init") == 0);
+    CHECK(ops.count("wait.init_profiler_host") == 0);
     CHECK(ops.count("wait.init_host") == 0);
     (*r)->Stop();
   }
