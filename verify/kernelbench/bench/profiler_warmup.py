@@ -7,7 +7,9 @@ Fresh processes (forked from a parent that imported torch and never touched
 CUDA) each create their CUDA context (kb_runner.start_context), then time:
   import     importing torch.profiler
   host       a profile around host work only, with the variant's activities
-             (kb_guard.warm_profiler_host does this with cpu+cuda)
+             (kb_guard.warm_profiler_host does this with cpu+cuda); and
+             host_cpu, the process's CPU seconds meanwhile (is it work or
+             a wait?)
   kernel     then a profile around one 32x32 matmul, same activities
              (kb_guard.warm_profiler's work)
   again      a second profile around the matmul (what a warm profiler costs)
@@ -22,6 +24,7 @@ OUT/profiler_warmup.json and .md.
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -34,7 +37,12 @@ import torch  # noqa: E402
 import kb_runner  # noqa: E402
 
 VARIANTS = ("cpu+cuda", "cuda", "cpu")
-PARTS = ("context", "import", "host", "kernel", "again")
+PARTS = ("context", "import", "host", "host_cpu", "kernel", "again")
+
+
+def cpu_seconds():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def child(variant):
@@ -53,9 +61,11 @@ def child(variant):
     if "cuda" in variant.split("+"):
         acts.append(ProfilerActivity.CUDA)
     t = time.perf_counter()
+    cpu = cpu_seconds()
     with torch_profile(activities=acts):
         torch.empty(1).add_(1)
     took["host"] = time.perf_counter() - t
+    took["host_cpu"] = cpu_seconds() - cpu  # all its threads
     x = torch.randn(32, 32, device=dev)
     for part in ("kernel", "again"):
         t = time.perf_counter()

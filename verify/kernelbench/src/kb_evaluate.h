@@ -105,6 +105,8 @@ class EvaluatorImpl final : public Evaluator {
                               std::string_view declared_backend) override;
   void Prebuild(const Problem& problem, std::string_view answer,
                 std::string_view declared_backend) override;
+  // Starts a candidate runner ahead if none is (Prebuild does).
+  void StartAhead();
   // Builds `answer` here (or finds it built) and waits for it.
   void WaitBuilt(const Problem& problem, std::string_view answer,
                  std::string_view declared_backend);
@@ -118,8 +120,8 @@ class EvaluatorImpl final : public Evaluator {
   // device's pool, started and loaded if no evaluator has it.
   Result<std::shared_ptr<RefEntry>> Reference(const Problem& problem,
                                               double* load_ms);
-  // A candidate runner (warm if one is ready), with the answer's Triton
-  // cache copied in (REQUIRES: device_mu_ held).
+  // A candidate runner (the one started ahead, if it came up), with the
+  // answer's Triton cache copied in (REQUIRES: device_mu_ held).
   Result<std::unique_ptr<Runner>> TakeCandidate(const BuildRecord& build);
   // Cached baselines of a problem on this device and torch.
   std::optional<Baseline> CachedBaseline(const Problem& problem, const std::string& kind);
@@ -148,7 +150,11 @@ class EvaluatorImpl final : public Evaluator {
   std::optional<DeviceInfo> device_;  // GUARDED_BY(describe_mu_)
   std::shared_ptr<ReferencePool> refs_;
   std::shared_ptr<DeviceDescription> described_;       // the device's, shared
-  std::future<Result<std::unique_ptr<Runner>>> warm_;  // GUARDED_BY(device_mu_)
+  // The candidate runner started ahead: by the first Prebuild (so the
+  // first answer's runner starts while its build runs), then by each
+  // TakeCandidate for the next answer.
+  std::mutex warm_mu_;
+  std::future<Result<std::unique_ptr<Runner>>> warm_;  // GUARDED_BY(warm_mu_)
   std::unique_ptr<Builder> builder_;
 };
 

@@ -192,6 +192,7 @@ EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options,
 EvaluatorImpl::~EvaluatorImpl() {
   builder_.reset();  // joins the build threads first
   std::lock_guard<std::mutex> lock(device_mu_);
+  std::lock_guard<std::mutex> warm(warm_mu_);
   if (warm_.valid()) {
     auto w = warm_.get();
     if (w.ok()) (*w)->Stop();
@@ -299,17 +300,22 @@ Result<std::unique_ptr<Runner>> EvaluatorImpl::StartCandidate() {
 
 Result<std::unique_ptr<Runner>> EvaluatorImpl::TakeCandidate(const BuildRecord& build) {
   std::unique_ptr<Runner> r;
-  if (warm_.valid()) {
-    auto w = warm_.get();
+  std::future<Result<std::unique_ptr<Runner>>> ahead;
+  {
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    ahead = std::move(warm_);
+    // The next evaluation's runner starts and initializes while this one
+    // is judged: its interpreter, imports and context at once, its first
+    // kernels between timed phases (Runner::Start).
+    warm_ = std::async(std::launch::async, [this] { return StartCandidate(); });
+  }
+  if (ahead.valid()) {
+    auto w = ahead.get();
     if (w.ok() && (*w)->alive()) r = std::move(*w);
   }
   if (!r) {
     SKILLDB_ASSIGN_OR_RETURN(r, StartCandidate());
   }
-  // The next evaluation's runner starts and initializes while this one is
-  // judged: its interpreter and imports at once, its device work between
-  // this answer's (or another evaluator's) timed phases (gate_).
-  warm_ = std::async(std::launch::async, [this] { return StartCandidate(); });
   if (build.triton) {
     // The build's kernels and launchers; what the runner made itself at
     // init (cuda_utils.so, loaded) stays as it is.
@@ -360,7 +366,16 @@ void EvaluatorImpl::StoreBaseline(const Problem& p, const Baseline& b) {
 void EvaluatorImpl::Prebuild(const Problem& problem, std::string_view answer,
                              std::string_view declared) {
   const FormatInfo f = DetectFormat(answer, declared);
-  if (f.supported) builder_->Submit(problem, answer, f);
+  if (!f.supported) return;
+  builder_->Submit(problem, answer, f);
+  StartAhead();
+}
+
+void EvaluatorImpl::StartAhead() {
+  std::lock_guard<std::mutex> lock(warm_mu_);
+  if (!warm_.valid()) {
+    warm_ = std::async(std::launch::async, [this] { return StartCandidate(); });
+  }
 }
 
 void EvaluatorImpl::WaitBuilt(const Problem& problem, std::string_view answer,
@@ -406,6 +421,11 @@ class MultiEvaluator final : public Evaluator {
   void Prebuild(const Problem& problem, std::string_view answer,
                 std::string_view declared) override {
     devices_[Home(problem, answer)]->Prebuild(problem, answer, declared);
+    // Every evaluator's first candidate runner starts with the first
+    // builds (no-op once each has one ahead).
+    if (DetectFormat(answer, declared).supported) {
+      for (auto& d : devices_) d->StartAhead();
+    }
   }
   Result<DeviceInfo> Describe() override { return devices_[0]->Describe(); }
   const EvalOptions& options() const override { return devices_[0]->options(); }

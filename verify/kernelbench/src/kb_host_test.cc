@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <thread>
@@ -660,6 +661,37 @@ TEST_CASE("a runner's start-up waits for a timed phase only for its kernels") {
     CHECK(ops.count("wait.init_host") == 0);
     (*r)->Stop();
   }
+}
+
+TEST_CASE(
+    "a candidate runner starts with the first build, before any answer is "
+    "judged") {
+  World& w = W();
+  const std::string scratch = JoinPath(w.root, "scratch-ahead");
+  REQUIRE(verify::internal::MakeDirs(scratch).ok());
+  RunnerOptions ro = w.runner;
+  ro.scratch_root = scratch;
+  auto candidates = [&] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(scratch)) {
+      if (e.path().filename().string().rfind("skilldb-kb-candidate-", 0) == 0)
+        ++n;
+    }
+    return n;
+  };
+  {
+    auto ev = Evaluator::Make(ro, w.options);
+    REQUIRE(ev.ok());
+    CHECK(candidates() == 0);
+    (*ev)->Prebuild(w.scale_add, kCorrect);
+    const auto bound =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (candidates() == 0 && std::chrono::steady_clock::now() < bound) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(candidates() == 1);
+  }
+  CHECK(candidates() == 0);  // stopped and removed with its evaluator
 }
 
 TEST_CASE("an unsupported format is refused with the reason, never run") {
