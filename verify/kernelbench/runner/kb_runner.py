@@ -135,6 +135,17 @@ def _real(t):
     return torch.view_as_real(t.resolve_conj()) if t.is_complex() else t
 
 
+def complex_outputs(out):
+    """Which of a forward's output tensors are complex (flatten_output
+    makes them real pairs, whose shape and dtype alone would not tell a
+    complex output from a real one of shape [..., 2])."""
+    if isinstance(out, torch.Tensor):
+        return [out.is_complex()]
+    if isinstance(out, (tuple, list)):
+        return [isinstance(o, torch.Tensor) and o.is_complex() for o in out]
+    return []
+
+
 def flatten_output(out):
     """(tensors, kind): kind is "tensor", "tuple", "subclass" (one tensor of a
     subclass), "subclass_tuple" or "other"."""
@@ -362,9 +373,15 @@ class Runner:
             self.order.remove(old)
             self.kept.pop(old, None)
 
-    def describe_outputs(self, outs):
-        return [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
-                 "numel": t.numel(), "ptr": t.data_ptr() if t.numel() else 0} for t in outs]
+    def describe_outputs(self, outs, complex_flags=()):
+        """Each output's dtype, shape, size and address; "complex" for one
+        that was complex (described as its real pairs)."""
+        described = [{"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
+                      "numel": t.numel(), "ptr": t.data_ptr() if t.numel() else 0} for t in outs]
+        for d, was in zip(described, complex_flags):
+            if was:
+                d["complex"] = True
+        return described
 
     def guard(self):
         if self.watch is None:
@@ -509,13 +526,14 @@ class Runner:
         except Exception as e:
             raise CandidateError("runtime", e)
         outs, kind = flatten_output(out)
+        was_complex = complex_outputs(out)
         reply["output_kind"] = kind
         outs = [plain(t) for t in outs]
         if before is not None:
             reply["inputs_modified"] = [i for i, (b, t) in enumerate(zip(before, inputs))
                                         if b is not None and not same_values(b, t)]
             reply.update(self.guard())
-        reply["outputs"] = self.describe_outputs(outs)
+        reply["outputs"] = self.describe_outputs(outs, was_complex)
         self.keep(key, inputs, outs, 0)
         if self.role == "reference" and h.get("want_f64"):
             try:

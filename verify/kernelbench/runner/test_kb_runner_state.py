@@ -92,6 +92,12 @@ def test_complex_outputs_are_compared_as_their_real_pairs():
     assert kind == "tuple" and list(outs[0].shape) == [2, 2] and outs[1].dtype == torch.float32
     r = runner()
     assert r.describe_outputs(outs)[0]["shape"] == [2, 2]
+    # Described as complex, so a real [..., 2] answer does not pass for it.
+    described = r.describe_outputs(outs, kb_runner.complex_outputs((z, torch.ones(3))))
+    assert described[0]["complex"] is True and "complex" not in described[1]
+    real_pairs, _ = kb_runner.flatten_output(torch.view_as_real(z))
+    assert "complex" not in r.describe_outputs(
+        real_pairs, kb_runner.complex_outputs(torch.view_as_real(z)))[0]
 
 
 def test_complex_inputs_travel_whole_and_are_replayed():

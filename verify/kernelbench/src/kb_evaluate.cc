@@ -361,6 +361,19 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
       *close = false;
       return false;
     }
+    // A complex output travels as its real pairs (shape [..., 2]): a real
+    // output of that shape has the same shape and dtype, not the type.
+    if (ro[i].value("complex", false) != co[i].value("complex", false)) {
+      const bool want_complex = ro[i].value("complex", false);
+      res_.mismatches.push_back(
+          "output " + std::to_string(i) + " is " +
+          (want_complex ? "real" : "complex") + ", expected " +
+          (want_complex ? "complex" : "real") +
+          " (a real tensor of shape [..., 2] is not a complex one)");
+      Add(FindingCode::kWrongOutput, res_.mismatches.back());
+      *close = false;
+      return false;
+    }
     const std::string rd = ro[i].value("dtype", ""), cd = co[i].value("dtype", "");
     if (rd != cd) {
       res_.mismatches.push_back("output " + std::to_string(i) + " has dtype " + cd +

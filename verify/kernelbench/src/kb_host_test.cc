@@ -694,6 +694,60 @@ TEST_CASE(
   CHECK(candidates() == 0);  // stopped and removed with its evaluator
 }
 
+TEST_CASE("a complex output is not matched by its real pairs") {
+  World& w = W();
+  const std::string kb = JoinPath(w.root, "KernelBench-complex");
+  World::Write(JoinPath(kb, "level1/1_Rfft.py"), R"PY(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.fft.rfft(x)
+
+def get_inputs():
+    return [torch.randn(4, 64)]
+
+def get_init_inputs():
+    return []
+)PY");
+  auto store = TaskStore::Open(JoinPath(w.root, "store-complex"));
+  REQUIRE(store.ok());
+  ImportOptions io;
+  io.path = kb;
+  io.runner = w.runner;
+  REQUIRE(ImportProblems(io, &*store).ok());
+  auto rfft = store->Get(1, 1);
+  REQUIRE(rfft.ok());
+  auto answer = [](const std::string& ret) {
+    return std::string(kb_testing::kScaleAddExtension) +
+           "\nclass ModelNew(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n\n"
+           "    def forward(self, x):\n"
+           "        return " +
+           ret + "\n";
+  };
+  auto honest = w.skilldb->Evaluate(*rfft, answer("torch.fft.rfft(x)"));
+  REQUIRE(honest.ok());
+  INFO(Codes(*honest));
+  CHECK(honest->verdict != "incorrect");
+  CHECK_FALSE(HasFinding(honest->findings, FindingCode::kWrongOutput));
+  auto pairs = w.skilldb->Evaluate(
+      *rfft, answer("torch.view_as_real(torch.fft.rfft(x))"));
+  REQUIRE(pairs.ok());
+  INFO(Codes(*pairs));
+  CHECK(pairs->verdict == "incorrect");
+  CHECK(HasFinding(pairs->findings, FindingCode::kWrongOutput));
+  bool named = false;
+  for (const std::string& m : pairs->mismatches) {
+    named = named || m.find("is real, expected complex") != std::string::npos;
+  }
+  CHECK(named);
+}
+
 TEST_CASE("an unsupported format is refused with the reason, never run") {
   const EvalResult r =
       W().Eval("import tilelang\n@T.prim_func\ndef k(): pass\nclass ModelNew: pass\n");
