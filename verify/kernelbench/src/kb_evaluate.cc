@@ -244,6 +244,19 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
   }
   h["id"] = ref_id;
   Reply rr = Ref(h, blob, clock);
+  int64_t call_numel = 1;  // this call's, as the reference kept it
+  for (const json& d : rr.header.value("shape", json::array({numel}))) {
+    call_numel *=
+        d.is_number_integer() ? std::max<int64_t>(0, d.get<int64_t>()) : 0;
+  }
+  if (!indices->empty() && rr.answered_ok() && call_numel != numel) {
+    // This call's output is not the trial's size (its size depends on its
+    // inputs' values): sampled again, over all of this call's.
+    *indices = SampleIndices(call_numel, sample, 4096, &rng_);
+    blob.assign(reinterpret_cast<const char*>(indices->data()),
+                indices->size() * sizeof(int64_t));
+    rr = Ref(h, blob, clock);
+  }
   h["id"] = cand_id;
   Reply cr = Cand(h, blob, clock);
   if (ref_ms) *ref_ms = rr.wall_ms;
@@ -265,7 +278,9 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
   auto w = DecodeTensor(rr.header.value("tensor", json()), rr.blob);
   if (!w.ok()) {
     res_.verdict = "error";
-    res_.error_message = "the reference sent " + w.status().message();
+    res_.error_message = "the reference sent no output " +
+                         std::to_string(which) + " of " + ref_id + ": " +
+                         w.status().message();
     return false;
   }
   // The candidate's output must be the reference's shape: checked on what

@@ -748,6 +748,58 @@ def get_init_inputs():
   CHECK(named);
 }
 
+TEST_CASE("spot checks of an output whose size depends on the inputs' values") {
+  World& w = W();
+  const std::string kb = JoinPath(w.root, "KernelBench-masked");
+  // A call keeps the first 2^19 to 2^20 values, as many as its first
+  // input says: a timed call's output is rarely the size of the trial's
+  // (the spot checks sample it: it is over their 1 MB), and often smaller.
+  World::Write(JoinPath(kb, "level1/1_Prefix.py"), R"PY(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x[: (1 << 19) + int((x[0].abs() * (1 << 18)).clamp(max=(1 << 19) - 1))]
+
+def get_inputs():
+    return [torch.randn(1 << 20)]
+
+def get_init_inputs():
+    return []
+)PY");
+  auto store = TaskStore::Open(JoinPath(w.root, "store-masked"));
+  REQUIRE(store.ok());
+  ImportOptions io;
+  io.path = kb;
+  io.runner = w.runner;
+  auto imported = ImportProblems(io, &*store);
+  REQUIRE(imported.ok());
+  std::string skipped;
+  for (const auto& f : imported->skipped)
+    skipped += f.file + ": " + f.reason + "\n";
+  INFO(skipped);
+  auto masked = store->Get(1, 1);
+  REQUIRE(masked.ok());
+  const std::string answer =
+      std::string(kb_testing::kScaleAddExtension) +
+      "\nclass ModelNew(nn.Module):\n"
+      "    def __init__(self):\n"
+      "        super().__init__()\n\n"
+      "    def forward(self, x):\n"
+      "        return x[: (1 << 19) + int((x[0].abs() * (1 << 18))"
+      ".clamp(max=(1 << 19) - 1))]\n";
+  auto r = w.skilldb->Evaluate(*masked, answer);
+  REQUIRE(r.ok());
+  INFO(Codes(*r), " ", r->error_message);
+  CHECK(r->verdict != "error");
+  CHECK(r->verdict != "incorrect");
+  CHECK_FALSE(HasFinding(r->findings, FindingCode::kCachedOutput));
+  CHECK(r->speedup_eager.has_value());  // timed, spot checks included
+}
+
 TEST_CASE("an unsupported format is refused with the reason, never run") {
   const EvalResult r =
       W().Eval("import tilelang\n@T.prim_func\ndef k(): pass\nclass ModelNew: pass\n");
