@@ -2,8 +2,9 @@
 """Where an evaluation's seconds go, from the results of `skilldb
 kernelbench eval` (--results FILE) or the turns of `skilldb kernelbench run`
 (OUT/turns.jsonl): times_ms.ops holds, per request kind ("ref.<op>",
-"cand.<op>"), the calls, the wall time the evaluator measured and the time
-the runner spent in its handler, and per part of the session ("part.<name>",
+"cand.<op>"), the calls, the wall time the evaluator measured, the time
+the runner spent in its handler and (since 2026-12-06) the CPU time its
+process spent meanwhile, all threads (a wait is wall without CPU); per part of the session ("part.<name>",
 waits included) the wall time.
 
   python3 op_split.py FILE [FILE...] [--per-answer]
@@ -61,22 +62,29 @@ def main():
         print("no results with times_ms in", " ".join(a.files))
         return
     keys = {}
+    cpu = {}  # a runner request's CPU seconds, where the line has them
     for r in rows:
         for op, v in (r["times_ms"].get("ops") or {}).items():
             keys.setdefault(op, []).append(v[1] / 1e3)
+            if len(v) > 3 and not op.startswith("part."):  # parts: wall only
+                cpu.setdefault(op, []).append(v[3] / 1e3)
     print("%d answers; seconds per answer where the part ran" % len(rows))
-    print("| part or request | answers | median s | sum s |")
-    print("|---|---|---|---|")
+    print("| part or request | answers | median s | sum s | runner CPU s, median / sum |")
+    print("|---|---|---|---|---|")
     order = ["part." + p for p in PARTS] + sorted(k for k in keys if not k.startswith("part."))
     for k in order:
         if k in keys:
             v = keys[k]
-            print("| %s | %d | %.3f | %.1f |" % (k, len(v), statistics.median(v), sum(v)))
+            c = cpu.get(k)
+            print("| %s | %d | %.3f | %.1f | %s |" % (
+                k, len(v), statistics.median(v), sum(v),
+                "%.3f / %.1f" % (statistics.median(c), sum(c)) if c else ""))
     for phase in ("build", "reference", "correctness", "timing", "total"):
         v = [r["times_ms"].get(phase) for r in rows]
         v = [x / 1e3 for x in v if isinstance(x, (int, float)) and x > 0]
         if v:
-            print("| phase %s | %d | %.3f | %.1f |" % (phase, len(v), statistics.median(v), sum(v)))
+            print("| phase %s | %d | %.3f | %.1f | |" % (phase, len(v), statistics.median(v),
+                                                       sum(v)))
     if a.per_answer:
         print()
         # Per answer: its total, the candidate's start-up and every output

@@ -47,6 +47,7 @@ import kb_wire  # noqa: E402
 # replaces time.perf_counter (a patched_function finding) does not change
 # what the runner measures.
 _perf_counter = time.perf_counter
+_process_time = time.process_time  # the process's CPU time, all threads
 
 PRECISIONS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
               "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -233,6 +234,8 @@ class Runner:
             hello["triton"] = triton.__version__
         except Exception:
             hello["triton"] = None
+        # The interpreter's and the imports' CPU time (the "start" op).
+        hello["start_cpu_ms"] = _process_time() * 1e3
         kb_wire.send_frame(self.sock, hello)
 
     def init_device(self):
@@ -1015,6 +1018,7 @@ class Runner:
             fn = handlers.get(op)
             parts = ()
             t0 = _perf_counter()
+            cpu0 = _process_time()
             if fn is None:
                 reply = {"ok": False, "error": {"kind": "internal", "name": "protocol",
                                                 "message": "unknown op %r" % op}}
@@ -1031,6 +1035,7 @@ class Runner:
                 reply["notes"] = self.notes
                 self.notes = []
             reply["op_ms"] = (_perf_counter() - t0) * 1e3
+            reply["op_cpu_ms"] = (_process_time() - cpu0) * 1e3
             kb_wire.send_frame(self.sock, reply, parts)
 
 

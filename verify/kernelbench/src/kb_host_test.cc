@@ -324,6 +324,27 @@ struct World {
       std::fprintf(stderr, "cannot write %s\n", path.c_str());
     }
   }
+  // A problem of its own: written as level 1 problem 1 of a KernelBench
+  // folder `name` under root, imported into a store of its own.
+  Problem ImportOne(const std::string& name, const std::string& file,
+                    const std::string& source) {
+    const std::string kb = JoinPath(root, "KernelBench-" + name);
+    Write(JoinPath(kb, "level1/" + file), source);
+    auto own = TaskStore::Open(JoinPath(root, "store-" + name));
+    REQUIRE(own.ok());
+    ImportOptions io;
+    io.path = kb;
+    io.runner = runner;
+    auto imported = ImportProblems(io, &*own);
+    REQUIRE(imported.ok());
+    std::string skipped;
+    for (const auto& f : imported->skipped)
+      skipped += f.file + ": " + f.reason + "\n";
+    INFO(skipped);
+    auto p = own->Get(1, 1);
+    REQUIRE(p.ok());
+    return *p;
+  }
   EvalResult Eval(const std::string& answer) {
     auto r = skilldb->Evaluate(scale_add, answer);
     REQUIRE_MESSAGE(r.ok(), r.status().message());
@@ -647,6 +668,10 @@ TEST_CASE("a runner's start-up waits for a timed phase only for its kernels") {
       CHECK(ops.count(op) == 1);
     }
     CHECK(ops.count("load") == 0);
+    // The interpreter's start and each step, with the CPU time spent.
+    REQUIRE(ops.count("start") == 1);
+    CHECK(ops.at("start").cpu_ms > 0);  // at least torch's import
+    for (const auto& [op, t] : ops) CHECK(t.cpu_ms >= 0);
     // Where it waited: a GPU's start-up at its first kernels, after its
     // context; a CPU's before its interpreter (the cores are the device).
     const std::string waited =
@@ -694,49 +719,41 @@ TEST_CASE(
   CHECK(candidates() == 0);  // stopped and removed with its evaluator
 }
 
+// A problem whose Model returns `expr` of its one input x = `input`, and
+// an answer whose ModelNew returns `expr` (torch's operators: judged, but
+// not credited).
+std::string OneInputProblem(const std::string& expr, const std::string& input) {
+  return "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+         "    def __init__(self):\n        super().__init__()\n\n"
+         "    def forward(self, x):\n        return " +
+         expr +
+         "\n\n"
+         "def get_inputs():\n    return [" +
+         input +
+         "]\n\n"
+         "def get_init_inputs():\n    return []\n";
+}
+
+std::string OneInputAnswer(const std::string& expr) {
+  return std::string(kb_testing::kScaleAddExtension) +
+         "\nclass ModelNew(nn.Module):\n"
+         "    def __init__(self):\n        super().__init__()\n\n"
+         "    def forward(self, x):\n        return " +
+         expr + "\n";
+}
+
 TEST_CASE("a complex output is not matched by its real pairs") {
   World& w = W();
-  const std::string kb = JoinPath(w.root, "KernelBench-complex");
-  World::Write(JoinPath(kb, "level1/1_Rfft.py"), R"PY(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.fft.rfft(x)
-
-def get_inputs():
-    return [torch.randn(4, 64)]
-
-def get_init_inputs():
-    return []
-)PY");
-  auto store = TaskStore::Open(JoinPath(w.root, "store-complex"));
-  REQUIRE(store.ok());
-  ImportOptions io;
-  io.path = kb;
-  io.runner = w.runner;
-  REQUIRE(ImportProblems(io, &*store).ok());
-  auto rfft = store->Get(1, 1);
-  REQUIRE(rfft.ok());
-  auto answer = [](const std::string& ret) {
-    return std::string(kb_testing::kScaleAddExtension) +
-           "\nclass ModelNew(nn.Module):\n"
-           "    def __init__(self):\n"
-           "        super().__init__()\n\n"
-           "    def forward(self, x):\n"
-           "        return " +
-           ret + "\n";
-  };
-  auto honest = w.skilldb->Evaluate(*rfft, answer("torch.fft.rfft(x)"));
+  const Problem rfft =
+      w.ImportOne("complex", "1_Rfft.py",
+                  OneInputProblem("torch.fft.rfft(x)", "torch.randn(4, 64)"));
+  auto honest = w.skilldb->Evaluate(rfft, OneInputAnswer("torch.fft.rfft(x)"));
   REQUIRE(honest.ok());
   INFO(Codes(*honest));
   CHECK(honest->verdict != "incorrect");
   CHECK_FALSE(HasFinding(honest->findings, FindingCode::kWrongOutput));
   auto pairs = w.skilldb->Evaluate(
-      *rfft, answer("torch.view_as_real(torch.fft.rfft(x))"));
+      rfft, OneInputAnswer("torch.view_as_real(torch.fft.rfft(x))"));
   REQUIRE(pairs.ok());
   INFO(Codes(*pairs));
   CHECK(pairs->verdict == "incorrect");
@@ -750,48 +767,15 @@ def get_init_inputs():
 
 TEST_CASE("spot checks of an output whose size depends on the inputs' values") {
   World& w = W();
-  const std::string kb = JoinPath(w.root, "KernelBench-masked");
   // A call keeps the first 2^19 to 2^20 values, as many as its first
   // input says: a timed call's output is rarely the size of the trial's
   // (the spot checks sample it: it is over their 1 MB), and often smaller.
-  World::Write(JoinPath(kb, "level1/1_Prefix.py"), R"PY(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return x[: (1 << 19) + int((x[0].abs() * (1 << 18)).clamp(max=(1 << 19) - 1))]
-
-def get_inputs():
-    return [torch.randn(1 << 20)]
-
-def get_init_inputs():
-    return []
-)PY");
-  auto store = TaskStore::Open(JoinPath(w.root, "store-masked"));
-  REQUIRE(store.ok());
-  ImportOptions io;
-  io.path = kb;
-  io.runner = w.runner;
-  auto imported = ImportProblems(io, &*store);
-  REQUIRE(imported.ok());
-  std::string skipped;
-  for (const auto& f : imported->skipped)
-    skipped += f.file + ": " + f.reason + "\n";
-  INFO(skipped);
-  auto masked = store->Get(1, 1);
-  REQUIRE(masked.ok());
-  const std::string answer =
-      std::string(kb_testing::kScaleAddExtension) +
-      "\nclass ModelNew(nn.Module):\n"
-      "    def __init__(self):\n"
-      "        super().__init__()\n\n"
-      "    def forward(self, x):\n"
-      "        return x[: (1 << 19) + int((x[0].abs() * (1 << 18))"
-      ".clamp(max=(1 << 19) - 1))]\n";
-  auto r = w.skilldb->Evaluate(*masked, answer);
+  const std::string prefix_of_x =
+      "x[: (1 << 19) + int((x[0].abs() * (1 << 18)).clamp(max=(1 << 19) - 1))]";
+  const Problem prefix =
+      w.ImportOne("prefix", "1_Prefix.py",
+                  OneInputProblem(prefix_of_x, "torch.randn(1 << 20)"));
+  auto r = w.skilldb->Evaluate(prefix, OneInputAnswer(prefix_of_x));
   REQUIRE(r.ok());
   INFO(Codes(*r), " ", r->error_message);
   CHECK(r->verdict != "error");

@@ -15,7 +15,8 @@ json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); 
 // {"cand.call": [calls, wall ms, runner ms], ...}
 json OpsJson(const std::map<std::string, OpTime>& ops) {
   json j = json::object();
-  for (const auto& [op, t] : ops) j[op] = {t.calls, t.wall_ms, t.runner_ms};
+  for (const auto& [op, t] : ops)
+    j[op] = {t.calls, t.wall_ms, t.runner_ms, t.cpu_ms};
   return j;
 }
 
@@ -170,11 +171,15 @@ Result<EvalResult> ResultFromJson(std::string_view text) {
     r.times.total_ms = t.value("total", 0.0);
     const json ops = t.value("ops", json::object());
     for (const auto& [op, v] : ops.items()) {
-      if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number() ||
-          !v[2].is_number()) {
-        continue;  // an older or damaged line: the split is informative only
+      // [calls, wall, runner, cpu] (lines before 2026-12-06 lack cpu).
+      if (!v.is_array() || v.size() < 3 || v.size() > 4 ||
+          !v[0].is_number_integer() || !v[1].is_number() || !v[2].is_number() ||
+          (v.size() == 4 && !v[3].is_number())) {
+        continue;  // a damaged line: the split is informative only
       }
-      r.times.ops[op] = {v[0].get<int>(), v[1].get<double>(), v[2].get<double>()};
+      r.times.ops[op] = {v[0].get<int>(), v[1].get<double>(),
+                         v[2].get<double>(),
+                         v.size() == 4 ? v[3].get<double>() : 0.0};
     }
     const json iso = j.value("isolation", json::object());
     r.isolation.namespaces = iso.value("namespaces", false);

@@ -252,6 +252,7 @@ Result<std::unique_ptr<Runner>> Runner::Start(const RunnerOptions& o,
     return process.status();
   }
   r->process_ = std::move(*process);
+  const auto started = util::SteadyClock::now();
   auto hello = r->process_->Receive(o.start_timeout_s);
   if (!hello.ok || hello.reply.header.value("ok", true) == false ||
       hello.reply.header.value("op", "") != "hello") {
@@ -262,6 +263,9 @@ Result<std::unique_ptr<Runner>> Runner::Start(const RunnerOptions& o,
                                (tail.empty() ? "" : "; log: " + tail));
   }
   r->hello_ = std::move(hello.reply.header);
+  // The interpreter and torch's import, as op "start" (TakeOpStats).
+  r->op_stats_["start"] = OpTime{1, util::MsSince(started), 0,
+                                 r->hello_.value("start_cpu_ms", 0.0)};
   // The profiler's host part (Kineto, CUPTI) before the first kernels:
   // 3.8-4.4 s median for the whole warm-up under the device's hold on the
   // H100 (2026-12-06b), which timed phases waited out.
@@ -284,8 +288,8 @@ Result<std::unique_ptr<Runner>> Runner::Start(const RunnerOptions& o,
                                  op + "): " + why +
                                  (tail.empty() ? "" : "; log: " + tail));
     }
-    step.header.erase("ok");
-    step.header.erase("already");
+    for (const char* k : {"ok", "already", "op_ms", "op_cpu_ms"})
+      step.header.erase(k);
     r->UpdateHello(step.header);
   }
   r->op_stats_.insert(waits.begin(), waits.end());
@@ -318,6 +322,10 @@ void CountOp(const json& request, const Reply& reply,
   const auto op_ms = reply.header.find("op_ms");
   if (op_ms != reply.header.end() && op_ms->is_number()) {
     stat.runner_ms += op_ms->get<double>();
+  }
+  const auto cpu_ms = reply.header.find("op_cpu_ms");
+  if (cpu_ms != reply.header.end() && cpu_ms->is_number()) {
+    stat.cpu_ms += cpu_ms->get<double>();
   }
 }
 

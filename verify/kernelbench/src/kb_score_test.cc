@@ -176,7 +176,7 @@ TEST_CASE("a result survives JSON and back") {
   r.speedup_compile = 0.75;
   r.own_kernel_us = 10;
   r.total_kernel_us = 40;
-  r.times.ops["cand.call"] = {105, 420.5, 96.25};
+  r.times.ops["cand.call"] = {105, 420.5, 96.25, 80.5};
   auto back = ResultFromJson(ResultToJson(r));
   REQUIRE(back.ok());
   CHECK(back->level == 2);
@@ -194,6 +194,14 @@ TEST_CASE("a result survives JSON and back") {
   CHECK(back->times.ops["cand.call"].calls == 105);
   CHECK(back->times.ops["cand.call"].wall_ms == 420.5);
   CHECK(back->times.ops["cand.call"].runner_ms == 96.25);
+  CHECK(back->times.ops["cand.call"].cpu_ms == 80.5);
+  // A line from before the CPU time: [calls, wall, runner].
+  internal::json old_line = internal::json::parse(ResultToJson(r));
+  old_line["times_ms"]["ops"]["cand.call"] = {105, 420.5, 96.25};
+  auto older = ResultFromJson(old_line.dump());
+  REQUIRE(older.ok());
+  CHECK(older->times.ops["cand.call"].calls == 105);
+  CHECK(older->times.ops["cand.call"].cpu_ms == 0);
   CHECK(ResultFromJson("{\"level\": 1}").status().code() == StatusCode::kInvalidArgument);
   CHECK_FALSE(ResultFromJson("not json").ok());
 }

@@ -317,12 +317,14 @@ struct EvalOptions {
 };
 
 // One request kind's share of an evaluation: how many, the wall time this
-// process measured around them, and the time the runner says it spent in
-// its handler (the rest is the channel and the frames).
+// process measured around them, the time the runner says it spent in its
+// handler (the rest is the channel and the frames), and the CPU time its
+// process spent meanwhile, all its threads (a wait shows as wall, not CPU).
 struct OpTime {
   int calls = 0;
   double wall_ms = 0;
   double runner_ms = 0;
+  double cpu_ms = 0;
 };
 
 // The split of one evaluation's wall time, in milliseconds.
