@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "runner"))
 
 import torch  # noqa: E402
 
+import forked  # noqa: E402
 import kb_guard  # noqa: E402
 import kb_runner  # noqa: E402
 
@@ -76,25 +77,11 @@ def churn(step, stop_at, counter, parts):
     far as `step` and exits; count the starts; each start's parts' seconds
     go to the queue `parts`."""
     while time.monotonic() < stop_at:
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            code = 0
-            try:
-                os.write(w, json.dumps(start_up(step)).encode())
-            except Exception as e:  # reported as a failed start
-                sys.stderr.write("start-up (%s) failed: %s\n" % (step, e))
-                code = 1
-            os._exit(code)
-        os.close(w)
-        with os.fdopen(r) as fh:
-            text = fh.read()
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) == 0:
+        took = forked.finish(forked.start(start_up, step))
+        if took is not None:
             with counter.get_lock():
                 counter.value += 1
-            parts.put((step, json.loads(text)))
+            parts.put((step, took))
 
 
 def timer(stop, path, ready):

@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "runner"))
 
 import torch  # noqa: E402
 
+import forked  # noqa: E402
 import kb_runner  # noqa: E402
 
 VARIANTS = ("cpu+cuda", "cuda", "cpu")
@@ -79,29 +80,8 @@ def child(variant):
 
 def run_batch(variant, n):
     """n fresh processes at once; their parts' seconds."""
-    kids = []
-    for _ in range(n):
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            code = 0
-            try:
-                os.write(w, json.dumps(child(variant)).encode())
-            except Exception as e:
-                sys.stderr.write("%s: %s\n" % (variant, e))
-                code = 1
-            os._exit(code)
-        os.close(w)
-        kids.append((pid, r))
-    out = []
-    for pid, r in kids:
-        with os.fdopen(r) as fh:
-            text = fh.read()
-        _, status = os.waitpid(pid, 0)
-        if os.waitstatus_to_exitcode(status) == 0 and text:
-            out.append(json.loads(text))
-    return out
+    kids = [forked.start(child, variant) for _ in range(n)]
+    return [t for t in (forked.finish(k) for k in kids) if t is not None]
 
 
 def main():
