@@ -22,7 +22,9 @@ that imported torch and never touched CUDA), one phase per step:
 
 Quiet phases alternate with the others, so drift over the run shows. Per
 phase and workload: calls, median, p90 and p99 of the event times (us), and
-their ratios to the quiet phases' pooled median; starts per second reached
+their ratios to the quiet phases' pooled median and to the quiet phases
+just before and after (drift moves those as it moves the phase), each
+quiet phase's median in order; starts per second reached
 by the churn, and the median seconds of each part of a start-up. Written to OUT/init_interference.json and .md.
 
     python3 verify/kernelbench/bench/init_interference.py --out DIR \
@@ -119,6 +121,40 @@ def pct(values, q):
     return s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))]
 
 
+def summarize(timed):
+    """(table rows, each quiet phase's median by workload) from `timed`:
+    [(phase, {workload: [event us]})] in the run's order."""
+    table = []
+    drift = {}  # each quiet phase's median, in order: drift shows there
+    for name in ("matmul_2048", "add_4m"):
+        pooled = [t for phase, by in timed if phase == "quiet" for t in by[name]]
+        if not pooled:
+            continue
+        drift[name] = [statistics.median(by[name]) for phase, by in timed
+                       if phase == "quiet" and by[name]]
+        table.append({"phase": "quiet", "workload": name, "calls": len(pooled),
+                      "median_us": statistics.median(pooled), "p90_us": pct(pooled, 0.9),
+                      "p99_us": pct(pooled, 0.99), "median_ratio": 1.0,
+                      "median_ratio_near": 1.0, "p90_ratio": 1.0, "p99_ratio": 1.0})
+        for i, (phase, by) in enumerate(timed):
+            ev = by[name]
+            if not ev or phase == "quiet":
+                continue
+            # The quiet phases just before and after: drift over the run
+            # moves them as it moves this one.
+            near = [t for j in (i - 1, i + 1) if 0 <= j < len(timed) and
+                    timed[j][0] == "quiet" for t in timed[j][1][name]]
+            row = {"phase": phase, "workload": name, "calls": len(ev),
+                   "median_us": statistics.median(ev), "p90_us": pct(ev, 0.9),
+                   "p99_us": pct(ev, 0.99)}
+            row["median_ratio"] = row["median_us"] / statistics.median(pooled)
+            row["median_ratio_near"] = row["median_us"] / statistics.median(near) if near else 0
+            row["p90_ratio"] = row["p90_us"] / pct(pooled, 0.9)
+            row["p99_ratio"] = row["p99_us"] / pct(pooled, 0.99)
+            table.append(row)
+    return table, drift
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
@@ -179,47 +215,33 @@ def main():
     result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
               "churn": args.churn, "seconds": args.seconds, "starts_per_s": starts,
               "phases": {}}
-    quiet = {}
+    # Each phase's event times, in order (quiet phases between the others).
+    timed = []
     for phase, lo, hi in bounds:
-        for name in ("matmul_2048", "add_4m"):
-            ev = [r[2] for r in rows if r[1] == name and lo <= r[0] < hi]
-            if phase == "quiet":
-                quiet.setdefault(name, []).extend(ev)
-            else:
-                result["phases"].setdefault(phase, {})[name] = ev
-    table = []
-    for name, q in quiet.items():
-        base = statistics.median(q)
-        result["phases"].setdefault("quiet", {})[name] = q
-        for phase in ("quiet",) + STEPS:
-            ev = result["phases"].get(phase, {}).get(name, [])
-            if not ev:
-                continue
-            row = {"phase": phase, "workload": name, "calls": len(ev),
-                   "median_us": statistics.median(ev), "p90_us": pct(ev, 0.9),
-                   "p99_us": pct(ev, 0.99)}
-            row["median_ratio"] = row["median_us"] / base
-            row["p90_ratio"] = row["p90_us"] / pct(q, 0.9)
-            row["p99_ratio"] = row["p99_us"] / pct(q, 0.99)
-            table.append(row)
-    for phase in result["phases"]:
-        result["phases"][phase] = {k: len(v) for k, v in result["phases"][phase].items()}
+        timed.append((phase, {name: [r[2] for r in rows if r[1] == name and lo <= r[0] < hi]
+                              for name in ("matmul_2048", "add_4m")}))
+    table, drift = summarize(timed)
+    result["phases"] = [[phase, {k: len(v) for k, v in by.items()}] for phase, by in timed]
     result["table"] = table
+    result["quiet_medians_us"] = drift
     # Each part's median seconds in a start-up, CHURN at once.
     result["start_up_median_s"] = {
         step: {name: statistics.median(v) for name, v in by.items()}
         for step, by in part_times.items()}
     with open(os.path.join(args.out, "init_interference.json"), "w") as fh:
         json.dump(result, fh, indent=1)
-    lines = ["%s, torch %s: %d start-ups at once, %.0f s a phase (quiet phases pooled)"
-             % (result["device"], result["torch"], args.churn, args.seconds), "",
+    lines = ["%s, torch %s: %d start-ups at once, %.0f s a phase" % (
+                 result["device"], result["torch"], args.churn, args.seconds), "",
              "| phase | workload | calls | median us | p90 us | p99 us | median / quiet "
-             "| p90 / quiet | p99 / quiet | starts/s |", "|" + "---|" * 10]
+             "| median / quiet before and after | p90 / quiet | p99 / quiet | starts/s |",
+             "|" + "---|" * 11]
     for r in table:
-        lines.append("| %s | %s | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %.3f | %s |" % (
+        lines.append("| %s | %s | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %.3f | %.3f | %s |" % (
             r["phase"], r["workload"], r["calls"], r["median_us"], r["p90_us"], r["p99_us"],
-            r["median_ratio"], r["p90_ratio"], r["p99_ratio"],
+            r["median_ratio"], r["median_ratio_near"], r["p90_ratio"], r["p99_ratio"],
             "%.1f" % starts[r["phase"]] if r["phase"] in starts else "-"))
+    lines += ["", "Quiet phases' medians in order, us (drift over the run): " + "; ".join(
+        "%s %s" % (name, ", ".join("%.1f" % m for m in ms)) for name, ms in drift.items())]
     lines += ["", "Start-up parts, median seconds (%d at once):" % args.churn, "",
               "| step | " + " | ".join(n for n, _ in SEQUENCE) + " |",
               "|" + "---|" * (len(SEQUENCE) + 1)]
