@@ -87,15 +87,19 @@ def main():
                                                        sum(v)))
     if a.per_answer:
         print()
-        # Per answer: its total, the candidate's start-up and every output
-        # fetch (requests, both sides), then the parts its session reached.
-        print("| answer | verdict | total | cand.init | fetches | " + " | ".join(PARTS) + " |")
+        # Per answer: its total, the candidate runner's start-up (its
+        # interpreter and every init request) and every output fetch
+        # (requests, both sides), then the parts its session reached.
+        print("| answer | verdict | total | cand. start-up | fetches | " + " | ".join(PARTS) +
+              " |")
         print("|---|---|---|---|---|" + "---|" * len(PARTS))
         for r in rows:
             ops = r["times_ms"].get("ops") or {}
             fetch = sum(v[1] for k, v in ops.items() if k.endswith(".fetch"))
+            start_up = sum(v[1] for k, v in ops.items()
+                           if k == "cand.start" or k.startswith("cand.init"))
             cells = ["%.2f" % (r["times_ms"].get("total", 0) / 1e3),
-                     "%.2f" % (ops.get("cand.init", [0, 0])[1] / 1e3), "%.2f" % (fetch / 1e3)]
+                     "%.2f" % (start_up / 1e3), "%.2f" % (fetch / 1e3)]
             cells += ["%.2f" % (ops["part." + p][1] / 1e3) if "part." + p in ops else ""
                       for p in PARTS]
             print("| l%sp%s s%s | %s | %s |" % (r.get("level"), r.get("problem"),

@@ -187,30 +187,29 @@ def _cuda_device_type():
     return dt.CUDA
 
 
+def _activities(device):
+    """What the profiler records: PyTorch's operators, and on a GPU its
+    kernels."""
+    from torch.profiler import ProfilerActivity
+    return [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+
+
 def warm_profiler_host(device):
     """The profiler's start-up without a kernel: Kineto and CUPTI started
     and stopped around host work only, so the verifier runs it without
     holding the device (bench/init_interference.py, step profiler_host,
     measures what it does beside a timed answer)."""
-    from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
-    acts = [ProfilerActivity.CPU]
-    if device.type == "cuda":
-        acts.append(ProfilerActivity.CUDA)
-    with torch_profile(activities=acts):
+    with torch_profile(activities=_activities(device)):
         torch.empty(1).add_(1)
 
 
 def warm_profiler(device):
     """Starts the profiler's machinery (Kineto, CUPTI) once, before the run
     sandbox: what it sets up the first time is then done."""
-    from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
-    acts = [ProfilerActivity.CPU]
-    if device.type == "cuda":
-        acts.append(ProfilerActivity.CUDA)
     x = torch.randn(32, 32, device=device)
-    with torch_profile(activities=acts):
+    with torch_profile(activities=_activities(device)):
         (x @ x).sum().item()
 
 
@@ -231,11 +230,10 @@ def profile(call, arg_sets, device, marker):
     time spent waiting for a core on a loaded machine counts for no one;
     the calling thread takes part in PyTorch's parallel operators, so their
     time is not counted once per thread)."""
-    from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
     import time
     on_gpu = device.type == "cuda"
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+    acts = _activities(device)
     result = {"kernels": [], "ops": [], "wall_us": 0.0, "cpu_us": 0.0}
     if on_gpu:
         with torch_profile(activities=acts) as prof:

@@ -192,8 +192,8 @@ class Runner:
         self.on_gpu = self.device.type == "cuda"
         self.flush_bytes = flush_bytes
         self.flush_buf = None
-        self.context_ready = False  # init_device done
-        self.device_ready = False  # warm_kernels done
+        self.context_ready = False  # "init" done
+        self.device_ready = False  # "init_kernels" done
         self.profiler_ready = False
         self.ctx = None
         self.model = None
@@ -238,44 +238,26 @@ class Runner:
         hello["start_cpu_ms"] = _process_time() * 1e3
         kb_wire.send_frame(self.sock, hello)
 
-    def init_device(self):
-        """The device's part of the start-up that runs no kernel, so the
-        verifier holds nothing on a GPU for it: the CUDA context, the BLAS
-        handle, the flush buffer (start_context)."""
-        info, self.flush_buf = start_context(self.device, self.flush_bytes)
-        self.context_ready = True
-        return info
-
-    def warm_kernels(self):
-        """The start-up's first kernels (the verifier holds the device shared
-        for them): what PyTorch starts lazily (thread pools, the BLAS
-        library's kernels, the random generator's) before anything is
-        watched."""
-        first_kernels(self.device)
-        self.device_ready = True
-
-    def warm_profiler(self):
-        """A candidate's profiler machinery (Kineto, CUPTI), started once
-        before the run sandbox; its own request ("init_profiler"), so the
-        verifier's split shows its time apart from the context's."""
+    def _warm_profiler(self, warm, what):
+        """A candidate's profiler machinery (Kineto, CUPTI), started before
+        the run sandbox by `warm` (kb_guard's); a failure is a note, and
+        profiling will say it is unavailable."""
         if self.role != "candidate" or self.profiler_ready:
             return
         try:
-            kb_guard.warm_profiler(self.device)
-        except Exception as e:  # profiling will say it is unavailable
-            self.notes.append("profiler warm-up: %s" % e)
-        self.profiler_ready = True
+            warm(self.device)
+        except Exception as e:
+            self.notes.append("%s: %s" % (what, e))
 
     def op_init_profiler_host(self, h, blob):
-        if self.role == "candidate" and not self.profiler_ready:
-            try:
-                kb_guard.warm_profiler_host(self.device)
-            except Exception as e:  # the warm-up with kernels says more
-                self.notes.append("profiler host warm-up: %s" % e)
+        # Around host work only: the verifier holds nothing for it.
+        self._warm_profiler(kb_guard.warm_profiler_host, "profiler host warm-up")
         return {"ok": True}
 
     def op_init_profiler(self, h, blob):
-        self.warm_profiler()
+        # One profiled kernel: the verifier holds the device shared.
+        self._warm_profiler(kb_guard.warm_profiler, "profiler warm-up")
+        self.profiler_ready = True
         return {"ok": True}
 
     def init_host(self):
@@ -303,17 +285,22 @@ class Runner:
         return info
 
     def op_init(self, h, blob):
+        # The device's start-up that runs no kernel (start_context): the
+        # verifier holds nothing on a GPU for it.
         if self.context_ready:
             return {"ok": True, "already": True}
-        r = {"ok": True}
-        r.update(self.init_device())
-        return r
+        info, self.flush_buf = start_context(self.device, self.flush_bytes)
+        self.context_ready = True
+        return dict(info, ok=True)
 
     def op_init_kernels(self, h, blob):
+        # The first kernels (first_kernels): the verifier holds the device
+        # shared.
         if not self.context_ready:
             raise RuntimeError("init_kernels before init")
         if not self.device_ready:
-            self.warm_kernels()
+            first_kernels(self.device)
+            self.device_ready = True
         return {"ok": True}
 
     def op_init_host(self, h, blob):

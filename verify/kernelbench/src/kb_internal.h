@@ -75,9 +75,8 @@ class Runner {
   // `warm_profiler` "init_profiler_host" (Kineto and CUPTI around host
   // work: no hold), "init_kernels" and with `warm_profiler`
   // "init_profiler" (kernels: `gate` held shared), "init_host" (Triton's
-  // facts, the watch: host work). Their replies'
-  // fields join hello(). Unavailable (with the log's tail) if it does not
-  // come up. Before 2026-12-06 the context came under the device's hold:
+  // facts, the watch: host work). Their replies' fields join hello().
+  // Unavailable (with the log's tail) if it does not come up. Before 2026-12-06 the context came under the device's hold:
   // 6 s per candidate on the H100 with 8 starting at once, which every
   // timed phase waiting for the device waited out.
   static Result<std::unique_ptr<Runner>> Start(const RunnerOptions& options,
