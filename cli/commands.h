@@ -269,6 +269,7 @@ struct KernelbenchArgs {
   bool credit_torch_ops = false;
   bool no_compile_baseline = false;
   bool no_generic_caller = false;
+  bool no_bytecode_cache = false;
   int64_t max_screen_bytes = int64_t{2} << 30;
   int import_jobs = 0;  // import: problems inspected at once (0 = auto)
   // run: the model, the trajectories and what the prompt shows.

@@ -55,6 +55,7 @@ int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io) 
   e.eval.credit_torch_ops = a.credit_torch_ops;
   e.eval.compile_baseline = !a.no_compile_baseline;
   e.eval.generic_caller = !a.no_generic_caller;
+  e.eval.bytecode_cache = !a.no_bytecode_cache;
   if (a.action == "run") return RunKernelbenchRun(g, a, io, runner, e.eval);
   return kb::RunEvalCommand(e, kio);
 }

@@ -707,6 +707,11 @@ void AddKernelbench(CLI::App& app, Cli& c) {
       "eval, run: give every C++/CUDA answer its own pybind11 binding "
       "(slower builds) instead of calling its functions through "
       "thunks and the generic caller built once per torch version");
+  cmd->add_flag(
+      "--no-bytecode-cache", k.no_bytecode_cache,
+      "eval, run: runners compile what they import unless the interpreter "
+      "carries its bytecode, instead of reading it from the cache (filled "
+      "once, outside the sandbox)");
   c.numbers.Int(cmd, "--max-screen-bytes", &k.max_screen_bytes, {0, int64_t{1} << 46},
                 "import: inputs larger than this are not screened for degenerate "
                 "problems");

@@ -7,16 +7,22 @@ Fresh processes (forked from a parent that imported torch and never touched
 CUDA) each create their CUDA context (kb_runner.start_context), then time:
   import     importing torch.profiler
   host       a profile around host work only, with the variant's activities
-             (kb_guard.warm_profiler_host does this with cpu+cuda); and
-             host_cpu, the process's CPU seconds meanwhile (is it work or
-             a wait?)
+             (kb_guard.warm_profiler_host does this with cpu+cuda), split
+             into its steps: prepare (Kineto's and CUPTI's set-up), start,
+             stop (the trace's end and its parse); each with the process's
+             CPU seconds meanwhile (_cpu: all threads; is it work or a wait?)
   kernel     then a profile around one 32x32 matmul, same activities
              (kb_guard.warm_profiler's work)
   again      a second profile around the matmul (what a warm profiler costs)
 for each variant of activities (cpu, cuda, cpu+cuda), AT_ONCE processes at a
 time (default 8, as the step's workers start them) and then one alone,
-until --budget seconds are spent. Medians per variant and concurrency to
-OUT/profiler_warmup.json and .md.
+until --budget seconds are spent. Variant "cpu+cuda@first" profiles the host
+work before the context is made (does the set-up cost less before CUDA?).
+The first lone process's host profile also runs under cProfile: its top
+functions by cumulative time go to the JSON (where in Python the seconds
+go, if they are Python's). Medians per variant and concurrency to
+OUT/profiler_warmup.json and .md. --device cpu runs the same on the CPU
+(the script's own check).
 
     python3 verify/kernelbench/bench/profiler_warmup.py --out DIR [--budget 60]
 """
@@ -37,8 +43,11 @@ import torch  # noqa: E402
 import forked  # noqa: E402
 import kb_runner  # noqa: E402
 
-VARIANTS = ("cpu+cuda", "cuda", "cpu")
-PARTS = ("context", "import", "host", "host_cpu", "kernel", "again")
+VARIANTS = ("cpu+cuda", "cpu+cuda@first", "cuda", "cpu")
+STEPS = ("prepare", "start", "stop")
+PARTS = ("context", "import", "host", "host_cpu") + tuple(
+    x for st in STEPS for x in (st, st + "_cpu")) + ("kernel", "again")
+DEVICE = "cuda"
 
 
 def cpu_seconds():
@@ -46,27 +55,59 @@ def cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
-def child(variant):
+def host_profile(acts, took):
+    """A profile around host work only, step by step (what torch's
+    profile.__enter__ and __exit__ do: prepare_trace, start_trace,
+    stop_trace), each step's wall and CPU seconds into `took`."""
+    from torch.profiler import profile as torch_profile
+    prof = torch_profile(activities=acts)
+    t, cpu = time.perf_counter(), cpu_seconds()
+    t0, cpu0 = t, cpu
+    for step in STEPS:
+        if step == "stop":
+            torch.empty(1).add_(1)
+        getattr(prof, step + "_trace")()
+        now, cpu_now = time.perf_counter(), cpu_seconds()
+        took[step], took[step + "_cpu"] = now - t, cpu_now - cpu
+        t, cpu = now, cpu_now
+    took["host"], took["host_cpu"] = t - t0, cpu - cpu0
+    len(prof.events())  # as the runner reads them
+
+
+def child(variant, profiled):
     took = {}
-    dev = torch.device("cuda", 0)
-    t = time.perf_counter()
-    kb_runner.start_context(dev, 0)
-    took["context"] = time.perf_counter() - t
+    dev = torch.device(DEVICE, 0) if DEVICE == "cuda" else torch.device("cpu")
     t = time.perf_counter()
     from torch.profiler import ProfilerActivity
-    from torch.profiler import profile as torch_profile
     took["import"] = time.perf_counter() - t
+    kinds = variant.split("@")[0].split("+")
     acts = []
-    if "cpu" in variant.split("+"):
+    if "cpu" in kinds:
         acts.append(ProfilerActivity.CPU)
-    if "cuda" in variant.split("+"):
+    if "cuda" in kinds and DEVICE == "cuda":
         acts.append(ProfilerActivity.CUDA)
+    first = variant.endswith("@first")
+    if first:
+        host_profile(acts, took)
     t = time.perf_counter()
-    cpu = cpu_seconds()
-    with torch_profile(activities=acts):
-        torch.empty(1).add_(1)
-    took["host"] = time.perf_counter() - t
-    took["host_cpu"] = cpu_seconds() - cpu  # all its threads
+    if DEVICE == "cuda":
+        kb_runner.start_context(dev, 0)
+    took["context"] = time.perf_counter() - t
+    if not first:
+        if profiled:
+            import cProfile
+            import io
+            import pstats
+            pr = cProfile.Profile()
+            pr.enable()
+            host_profile(acts, took)
+            pr.disable()
+            text = io.StringIO()
+            pstats.Stats(pr, stream=text).sort_stats("cumulative").print_stats(25)
+            took["cprofile"] = text.getvalue()[-6000:]
+        else:
+            host_profile(acts, took)
+    from torch.profiler import profile as torch_profile
     x = torch.randn(32, 32, device=dev)
     for part in ("kernel", "again"):
         t = time.perf_counter()
@@ -78,9 +119,9 @@ def child(variant):
     return took
 
 
-def run_batch(variant, n):
+def run_batch(variant, n, profiled=False):
     """n fresh processes at once; their parts' seconds."""
-    kids = [forked.start(child, variant) for _ in range(n)]
+    kids = [forked.start(child, variant, profiled and i == 0) for i in range(n)]
     return [t for t in (forked.finish(k) for k in kids) if t is not None]
 
 
@@ -89,28 +130,35 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget", type=float, default=60.0, help="seconds to spend")
     ap.add_argument("--at-once", type=int, default=8)
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = args.device
     # NVML's count: the parent must not initialize CUDA before it forks.
     os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
-    if not torch.cuda.is_available():
+    if DEVICE == "cuda" and not torch.cuda.is_available():
         sys.exit("profiler_warmup: needs a CUDA device")
     os.makedirs(args.out, exist_ok=True)
     deadline = time.monotonic() + args.budget
-    plan = [(v, args.at_once) for v in VARIANTS] + [(v, 1) for v in VARIANTS]
+    plan = [(v, 1) for v in VARIANTS[:1]] + [(v, args.at_once) for v in VARIANTS] + \
+        [(v, 1) for v in VARIANTS[1:]]
     results = {}
     for variant, n in plan:
         if time.monotonic() > deadline:
             break
-        rows = run_batch(variant, n)
+        rows = run_batch(variant, n, profiled=not results)
         key = "%s x%d" % (variant, n)
         results[key] = {"processes": len(rows)}
+        if rows and "cprofile" in rows[0]:
+            results[key]["cprofile"] = rows[0]["cprofile"]
         for part in PARTS + ("kernel_events", "again_events"):
             vals = [r[part] for r in rows if part in r]
             if vals:
                 results[key][part] = statistics.median(vals)
         with open(os.path.join(args.out, "profiler_warmup.json"), "w") as fh:
             json.dump(results, fh, indent=1)
-        sys.stderr.write("profiler_warmup: %s %s\n" % (key, json.dumps(results[key])))
+        sys.stderr.write("profiler_warmup: %s %s\n" % (key, json.dumps(
+            {k: v for k, v in results[key].items() if k != "cprofile"})))
     lines = ["Profiler warm-up, median seconds per process (%s)" % torch.__version__, "",
              "| variant x at once | processes | " + " | ".join(PARTS) + " | events |",
              "|" + "---|" * (len(PARTS) + 3)]
@@ -118,6 +166,10 @@ def main():
         lines.append("| %s | %d | " % (key, r["processes"]) + " | ".join(
             "%.3f" % r[p] if p in r else "-" for p in PARTS) +
             " | %s |" % r.get("again_events", "-"))
+    for key, r in results.items():
+        if "cprofile" in r:
+            lines += ["", "cProfile of %s's host profile (its times include cProfile's "
+                      "own overhead):" % key, "", "```", r["cprofile"].strip(), "```"]
     with open(os.path.join(args.out, "profiler_warmup.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))

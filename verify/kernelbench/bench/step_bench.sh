@@ -23,7 +23,8 @@
 # minute, GPU busy fraction, verdicts, medians of the per-answer split of
 # every judged turn (turns.jsonl), the host's CPU busy share), table.json
 # (kernelbench run's closing table, if it got there), gpu.csv (nvidia-smi
-# every 250 ms), op_split.txt, the logs in logs.tgz (with the builds' records
+# every 250 ms), proc_cpu.json (CPU seconds by kind of process:
+# proc_cpu.py), op_split.txt, the logs in logs.tgz (with the builds' records
 # and the run's turns.jsonl).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -65,6 +66,9 @@ smi=$!
 # the CPU rather than the GPU.
 ( while :; do echo "$(date +%s.%N) $(head -1 /proc/stat)"; sleep 0.5; done ) > "$OUT/cpu.txt" &
 cpus=$!
+# CPU seconds by kind of process (runners by role, compilers, the verifier).
+python3 "$HERE/proc_cpu.py" "$OUT/proc_cpu.json" 0.5 &
+procs=$!
 stamp "kernelbench run: $FORMAT, 2 problems x $SAMPLES samples x $TURNS turns, $WORKERS workers"
 t0=$(date +%s.%N)
 timeout "${STEP_TIMEOUT:-540}" "${SK[@]}" --json --progress kernelbench run "$RUN/out" --level 1 \
@@ -74,7 +78,8 @@ timeout "${STEP_TIMEOUT:-540}" "${SK[@]}" --json --progress kernelbench run "$RU
   --concurrency "$CONCURRENCY" > "$OUT/table.json" 2> "$RUN/run.log"
 rc=$?
 t1=$(date +%s.%N)
-kill "$smi" "$server" "$cpus" 2> /dev/null; wait "$smi" "$server" "$cpus" 2> /dev/null
+kill "$smi" "$server" "$cpus" "$procs" 2> /dev/null
+wait "$smi" "$server" "$cpus" "$procs" 2> /dev/null
 stamp "run rc=$rc"; tail -4 "$RUN/run.log"
 
 python3 - "$RUN/out/skilldb_eval.jsonl" "$OUT/gpu.csv" "$t0" "$t1" "$rc" \
@@ -171,6 +176,7 @@ out = {
 print(json.dumps(out, indent=1))
 EOF
 cat "$OUT/step.json"
+cat "$OUT/proc_cpu.json" 2> /dev/null
 python3 "$HERE/op_split.py" "$RUN/out/turns.jsonl" > "$OUT/op_split.txt" 2>&1 || true
 # The builds' records (time, precompiled header, split, the compiler's
 # words for failures: bounded by the builder) and the turns judged so far.

@@ -211,7 +211,8 @@ std::optional<BuildRecord> Builder::ReadCached(const std::string& key) const {
 
 std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
                                                 std::string_view answer,
-                                                const FormatInfo& format) {
+                                                const FormatInfo& format,
+                                                bool* repeat) {
   // The device's capability (described once per evaluator: a build for
   // it is what Build makes).
   std::string arch;
@@ -220,6 +221,7 @@ std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
   }
   const std::string key = AnswerKey(problem, answer, format, options_, arch);
   std::unique_lock<std::mutex> lock(mu_);
+  if (repeat != nullptr) *repeat = !judged_.insert(key).second;
   auto it = known_.find(key);
   if (it != known_.end()) return it->second;
   if (auto cached = ReadCached(key)) {
@@ -492,6 +494,7 @@ BuildRecord Builder::Build(const Job& job) {
     reply = (*runner)->Request(req, "", options_.build_timeout_s);
   }
   rec.seconds = util::MsSince(t0) / 1000.0;
+  rec.ops = (*runner)->TakeOpStats();
   if (!reply.ok) {
     rec.kind = std::string(FindingCodeName(reply.failure.code));
     rec.message = reply.failure.message;

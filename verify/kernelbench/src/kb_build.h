@@ -60,6 +60,10 @@ struct BuildRecord {
   // on the CPU): part of each extension's key, so the run step is told it.
   std::string arch;
   double seconds = 0;    // the build's own wall time
+  // The build runner's requests (its start, its start-up, "build"), with
+  // their CPU time, the compilers' included (children the runner waited
+  // for); the session adds them as "build.<op>". Not kept in the cache.
+  std::map<std::string, OpTime> ops;
   bool cached = false;   // read from the cache, not built now
   std::string key;       // the answer key
 };
@@ -86,10 +90,15 @@ class Builder {
                                const EvalOptions& options,
                                std::string_view arch);
 
-  // The build of `answer`, started if it is not cached or under way.
+  // The build of `answer`, started if it is not cached or under way. A
+  // session that judges the answer passes `repeat`: true when an earlier
+  // session of this builder was given the same build (an answer judged
+  // again, as an RL step's samples often are): its build cost that session
+  // nothing, and is not counted again.
   std::shared_future<BuildRecord> Submit(const Problem& problem,
                                          std::string_view answer,
-                                         const FormatInfo& format);
+                                         const FormatInfo& format,
+                                         bool* repeat = nullptr);
 
   const std::string& cache_root() const { return cache_root_; }
 
@@ -144,6 +153,7 @@ class Builder {
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Job>> queue_;                     // GUARDED_BY(mu_)
   std::map<std::string, std::shared_future<BuildRecord>> known_;  // GUARDED_BY(mu_)
+  std::set<std::string> judged_;  // keys given to a session; GUARDED_BY(mu_)
   bool stop_ = false;                                          // GUARDED_BY(mu_)
   std::vector<std::thread> threads_;
 };

@@ -113,6 +113,10 @@ class EvaluatorImpl final : public Evaluator {
   Result<DeviceInfo> Describe() override;
   const EvalOptions& options() const override { return options_; }
 
+  // Keeps `held` (the runners' bytecode fill) until this evaluator is gone.
+  void HoldWhileAlive(std::shared_ptr<BytecodeFill> held) {
+    bytecode_ = std::move(held);
+  }
   const RunnerOptions& runner_options() const { return runner_; }
   const std::string& cache_root() const { return cache_root_; }
   uint64_t NextSeed();
@@ -156,6 +160,7 @@ class EvaluatorImpl final : public Evaluator {
   std::mutex warm_mu_;
   std::future<Result<std::unique_ptr<Runner>>> warm_;  // GUARDED_BY(warm_mu_)
   std::unique_ptr<Builder> builder_;
+  std::shared_ptr<BytecodeFill> bytecode_;  // set once, before any use
 };
 
 class Session {

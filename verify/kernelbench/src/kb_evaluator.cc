@@ -489,8 +489,21 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
       }
     }
   }
+  // The runners' bytecode (FillBytecode): read-only to every runner.
+  std::shared_ptr<internal::BytecodeFill> fill;
+  if (options.bytecode_cache) {
+    const std::string pyc =
+        verify::internal::JoinPath(internal::CacheRoot(options), "pycache");
+    if (verify::internal::MakeDirs(pyc).ok()) {
+      r.extra_env.push_back("PYTHONPYCACHEPREFIX=" + pyc);
+      r.extra_visible.push_back(pyc);
+      fill = internal::FillBytecode(r, pyc);
+    }
+  }
   if (r.workers == 1 && r.gpus == 1) {
-    return std::unique_ptr<Evaluator>(new internal::EvaluatorImpl(r, options));
+    auto one = std::make_unique<internal::EvaluatorImpl>(r, options);
+    one->HoldWhileAlive(fill);
+    return std::unique_ptr<Evaluator>(std::move(one));
   }
   // The build pool is split between the devices (the cache is shared).
   EvalOptions per = options;
@@ -516,6 +529,7 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
     }
     devices.push_back(std::make_unique<internal::EvaluatorImpl>(
         ri, per, pools[i % r.gpus], described[i % r.gpus]));
+    devices.back()->HoldWhileAlive(fill);
   }
   return std::unique_ptr<Evaluator>(new internal::MultiEvaluator(std::move(devices)));
 }

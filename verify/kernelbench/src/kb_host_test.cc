@@ -244,6 +244,16 @@ const std::string kWriteOutside = ScaleAddAnswer(R"PY(
 open("/usr/skilldb-kb-escape", "w").write("out")
 )PY");
 
+// Plants bytecode in the runners' cache (sys.pycache_prefix: the
+// evaluator's <cache>/pycache), which every later runner would load.
+const std::string kPlantBytecode = ScaleAddAnswer(R"PY(
+    def forward(self, x, y):
+        return ext.scale_add(x, y, self.alpha)
+
+import os, sys
+open(os.path.join(sys.pycache_prefix, "planted.cpython-311.pyc"), "w").write("x")
+)PY");
+
 const std::string kCompileError = R"PY(import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -628,6 +638,43 @@ TEST_CASE("confinement: nothing outside the scratch directory can be written") {
   CHECK_FALSE(verify::internal::FileExists("/usr/skilldb-kb-escape"));
 }
 
+TEST_CASE("confinement: the runners' bytecode cache is read-only to them") {
+  World& w = W();
+  const EvalResult r = w.Eval(kPlantBytecode);
+  INFO(Codes(r));
+  CHECK(r.verdict == "compile_error");
+  // Not "NoneType" (no cache given) but the mount's refusal.
+  CHECK(r.compile_log.find("Read-only file system") != std::string::npos);
+  CHECK_FALSE(verify::internal::FileExists(
+      JoinPath(w.cache, "pycache/planted.cpython-311.pyc")));
+}
+
+TEST_CASE("the bytecode fill compiles what a runner imports, once") {
+  const std::string dir = JoinPath(
+      KbTmp(), "skilldb-kb-bytecode-test-" + std::to_string(::getpid()));
+  verify::internal::RemoveTree(dir);
+  REQUIRE(verify::internal::MakeDirs(dir).ok());
+  RunnerOptions ro;
+  ro.python = KbPython();
+  ro = WithDefaults(ro);
+  auto fill = internal::FillBytecode(ro, dir);
+  REQUIRE(fill != nullptr);
+  CHECK(internal::FillBytecode(ro, dir) == fill);     // the one under way
+  fill.reset();                                       // joins it
+  CHECK(internal::FillBytecode(ro, dir) == nullptr);  // done: not again
+  // torch's own modules and the runner's, as bytecode under the prefix.
+  int torch_pyc = 0, runner_pyc = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".pyc") continue;
+    if (e.path().string().find("/torch/") != std::string::npos) ++torch_pyc;
+    if (name.rfind("kb_runner.", 0) == 0) ++runner_pyc;
+  }
+  CHECK(torch_pyc > 100);
+  CHECK(runner_pyc == 1);
+  verify::internal::RemoveTree(dir);
+}
+
 // A runner's start-up on a GPU: its interpreter, imports and CUDA context
 // ("init") beside a timed phase, its first kernels and profiler warm-up
 // only after it. The runner here falls back to the CPU, so this checks the
@@ -717,6 +764,36 @@ TEST_CASE(
     CHECK(candidates() == 1);
   }
   CHECK(candidates() == 0);  // stopped and removed with its evaluator
+}
+
+TEST_CASE("a build's CPU time counts its compilers") {
+  World& w = W();
+  // A C++ source never built before (a comment of its own): compiled now.
+  std::string answer = kCorrect;
+  const std::string at = "torch::Tensor scale_add(";
+  const size_t pos = answer.find(at);
+  REQUIRE(pos != std::string::npos);
+  answer.insert(
+      pos,
+      "// build " +
+          std::to_string(
+              std::chrono::steady_clock::now().time_since_epoch().count()) +
+          "\n");
+  const EvalResult r = w.Eval(answer);
+  INFO(Codes(r));
+  CHECK(r.verdict == "correct");
+  REQUIRE_FALSE(r.times.build_cached);
+  REQUIRE(r.times.ops.count("build.build") == 1);
+  REQUIRE(r.times.ops.count("build.start") == 1);
+  const OpTime& b = r.times.ops.at("build.build");
+  // g++ does the work; the runner only waits for it. Without the
+  // compilers' time the request's CPU is a few percent of its wall.
+  CHECK(b.cpu_ms >= 0.25 * b.wall_ms);
+  CHECK(r.times.ops.at("build.start").cpu_ms > 0);
+  // A cached build adds none.
+  const EvalResult again = w.Eval(answer);
+  CHECK(again.times.build_cached);
+  CHECK(again.times.ops.count("build.build") == 0);
 }
 
 // A problem whose Model returns `expr` of its one input x = `input`, and

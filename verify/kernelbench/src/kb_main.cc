@@ -28,7 +28,7 @@ constexpr char kUsage[] =
     "        --results FILE --cache DIR --trials N --rounds N --calls N\n"
     "        --perf-trials N --credit-torch-ops --no-compile-baseline\n"
     "        --build-jobs N --seed N --no-light-include --no-split\n"
-    "        --no-generic-caller --workers N\n"
+    "        --no-generic-caller --no-bytecode-cache --workers N\n"
     "        --gpus N\n";
 
 struct Parsed {
@@ -41,7 +41,7 @@ bool IsFlag(const std::string& k) {
   return k == "--json" || k == "--no-progress" || k == "--no-confine" ||
          k == "--credit-torch-ops" || k == "--no-compile-baseline" ||
          k == "--no-light-include" || k == "--no-split" ||
-         k == "--no-generic-caller";
+         k == "--no-generic-caller" || k == "--no-bytecode-cache";
 }
 
 int Usage(const std::string& why) {
@@ -170,5 +170,6 @@ int main(int argc, char** argv) {
   e.light_cuda_include = p.flags.count("--no-light-include") == 0;
   e.split_cuda = p.flags.count("--no-split") == 0;
   e.generic_caller = p.flags.count("--no-generic-caller") == 0;
+  e.bytecode_cache = p.flags.count("--no-bytecode-cache") == 0;
   return RunEvalCommand(a, io);
 }

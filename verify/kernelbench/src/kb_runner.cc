@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <thread>
 
 #include "file_util.h"
 #include "kb_internal.h"
@@ -348,6 +349,47 @@ Reply Runner::Request(const json& header, std::string_view blob,
   }
   CountOp(header, r, &op_stats_);
   return r;
+}
+
+class BytecodeFill {
+ public:
+  BytecodeFill(const RunnerOptions& o, const std::string& dir)
+      : thread_([o, dir] { Fill(o, dir); }) {}
+  ~BytecodeFill() { thread_.join(); }
+
+ private:
+  static void Fill(const RunnerOptions& o, const std::string& dir) {
+    auto python = ResolvePython(o.python);
+    const std::string root = Env("TMPDIR").empty() ? "/tmp" : Env("TMPDIR");
+    auto home = MakeTempDir(root, "skilldb-kb-bytecode-");
+    if (!python.ok() || !home.ok()) return;
+    verify::internal::RunOptions ro;
+    ro.argv = {*python, "-s", JoinPath(o.runner_dir, "kb_bytecode.py")};
+    ro.clean_env = true;
+    // A runner's environment (the same imports find the same files), with
+    // bytecode written, into `dir`.
+    RunnerStart s;
+    s.extra_env = {"PYTHONDONTWRITEBYTECODE=", "PYTHONPYCACHEPREFIX=" + dir};
+    ro.extra_env = RunnerEnv(o, *home, s);
+    ro.timeout_s = 600;
+    ro.max_output_bytes = 64 << 10;
+    // The outcome is not needed: runners read whatever it wrote.
+    static_cast<void>(verify::internal::Run(ro).ok());
+    verify::internal::RemoveTree(*home);
+  }
+  std::thread thread_;
+};
+
+std::shared_ptr<BytecodeFill> FillBytecode(const RunnerOptions& o,
+                                           const std::string& dir) {
+  static std::mutex mu;
+  static auto* begun = new std::map<std::string, std::weak_ptr<BytecodeFill>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = begun->find(dir);
+  if (it != begun->end()) return it->second.lock();  // null once finished
+  auto fill = std::make_shared<BytecodeFill>(o, dir);
+  (*begun)[dir] = fill;
+  return fill;
 }
 
 std::shared_ptr<DeviceGate> DeviceGate::For(const std::string& device) {
