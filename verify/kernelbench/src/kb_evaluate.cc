@@ -106,9 +106,15 @@ bool Voids(FindingCode c) {
   }
 }
 
-Session::Session(EvaluatorImpl* ev, const Problem& problem, std::string_view answer,
-                 FormatInfo format)
-    : ev_(ev), p_(problem), answer_(answer), o_(ev->options()),
+Session::Session(EvaluatorImpl* ev, const Problem& problem,
+                 std::string_view answer, FormatInfo format,
+                 std::shared_future<BuildRecord> build, bool repeat)
+    : ev_(ev),
+      given_build_(std::move(build)),
+      given_repeat_(repeat),
+      p_(problem),
+      answer_(answer),
+      o_(ev->options()),
       rng_(ev->NextSeed()) {
   res_.level = problem.level;
   res_.problem = problem.id;

@@ -107,9 +107,19 @@ class EvaluatorImpl final : public Evaluator {
                 std::string_view declared_backend) override;
   // Starts a candidate runner ahead if none is (Prebuild does).
   void StartAhead();
-  // Builds `answer` here (or finds it built) and waits for it.
-  void WaitBuilt(const Problem& problem, std::string_view answer,
-                 std::string_view declared_backend);
+  // `answer`'s build by this evaluator's builder (Builder::Submit, with
+  // `repeat`), finished; invalid for a format that is never built.
+  std::shared_future<BuildRecord> WaitBuilt(const Problem& problem,
+                                            std::string_view answer,
+                                            std::string_view declared_backend,
+                                            bool* repeat);
+  // Evaluate, with the build another evaluator made (WaitBuilt): its
+  // record, with what it cost, is this answer's.
+  Result<EvalResult> EvaluateBuilt(const Problem& problem,
+                                   std::string_view answer,
+                                   std::string_view declared_backend,
+                                   std::shared_future<BuildRecord> build,
+                                   bool repeat);
   Result<DeviceInfo> Describe() override;
   const EvalOptions& options() const override { return options_; }
 
@@ -165,8 +175,11 @@ class EvaluatorImpl final : public Evaluator {
 
 class Session {
  public:
+  // `build`: the answer's build, when another evaluator made it (then
+  // `repeat` as its Builder::Submit said); invalid: this one's builder's.
   Session(EvaluatorImpl* ev, const Problem& problem, std::string_view answer,
-          FormatInfo format);
+          FormatInfo format, std::shared_future<BuildRecord> build = {},
+          bool repeat = false);
 
   // Runs the whole evaluation; the result is complete even on failure.
   EvalResult Run();
@@ -217,6 +230,8 @@ class Session {
   class Timed;
 
   EvaluatorImpl* ev_;
+  std::shared_future<BuildRecord> given_build_;  // see the constructor
+  bool given_repeat_ = false;
   const Problem& p_;
   std::string answer_;
   const EvalOptions& o_;

@@ -378,16 +378,27 @@ void EvaluatorImpl::StartAhead() {
   }
 }
 
-void EvaluatorImpl::WaitBuilt(const Problem& problem, std::string_view answer,
-                              std::string_view declared) {
+std::shared_future<BuildRecord> EvaluatorImpl::WaitBuilt(
+    const Problem& problem, std::string_view answer, std::string_view declared,
+    bool* repeat) {
   const FormatInfo f = DetectFormat(answer, declared);
-  if (f.supported) builder_->Submit(problem, answer, f).wait();
+  if (!f.supported) return {};
+  auto built = builder_->Submit(problem, answer, f, repeat);
+  built.wait();
+  return built;
 }
 
 Result<EvalResult> EvaluatorImpl::Evaluate(const Problem& problem, std::string_view answer,
                                            std::string_view declared) {
+  return EvaluateBuilt(problem, answer, declared, {}, false);
+}
+
+Result<EvalResult> EvaluatorImpl::EvaluateBuilt(
+    const Problem& problem, std::string_view answer, std::string_view declared,
+    std::shared_future<BuildRecord> build, bool repeat) {
   SKILLDB_RETURN_IF_ERROR(Describe().status());
-  Session s(this, problem, answer, DetectFormat(answer, declared));
+  Session s(this, problem, answer, DetectFormat(answer, declared),
+            std::move(build), repeat);
   return s.Run();
 }
 
@@ -402,9 +413,11 @@ class MultiEvaluator final : public Evaluator {
   Result<EvalResult> Evaluate(const Problem& problem, std::string_view answer,
                               std::string_view declared) override {
     // The build its prebuild started, finished first: another evaluator
-    // then finds it in the shared cache instead of compiling it again.
+    // then loads it from the shared cache instead of compiling it again,
+    // and its record (what it cost) is this answer's wherever it is judged.
     const size_t home = Home(problem, answer);
-    devices_[home]->WaitBuilt(problem, answer, declared);
+    bool repeat = false;
+    auto built = devices_[home]->WaitBuilt(problem, answer, declared, &repeat);
     size_t pick = home;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -413,7 +426,8 @@ class MultiEvaluator final : public Evaluator {
       }
       ++busy_[pick];
     }
-    auto r = devices_[pick]->Evaluate(problem, answer, declared);
+    auto r =
+        devices_[pick]->EvaluateBuilt(problem, answer, declared, built, repeat);
     std::lock_guard<std::mutex> lock(mu_);
     --busy_[pick];
     return r;

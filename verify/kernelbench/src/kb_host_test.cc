@@ -20,6 +20,7 @@
 
 #include "file_util.h"
 #include "kb_cpu_problems.h"
+#include "kb_evaluate.h"
 #include "kb_internal.h"
 #include "kb_test_util.h"
 #include "subprocess.h"
@@ -794,6 +795,37 @@ TEST_CASE("a build's CPU time counts its compilers") {
   const EvalResult again = w.Eval(answer);
   CHECK(again.times.build_cached);
   CHECK(again.times.ops.count("build.build") == 0);
+}
+
+TEST_CASE(
+    "an answer judged by another evaluator than its build's has the build's "
+    "cost") {
+  World& w = W();
+  // Two evaluators of one cache, as a --workers run has: the answer is
+  // built by one (its prebuild's) and judged by the other.
+  RunnerOptions ro = WithDefaults(w.runner);
+  internal::EvaluatorImpl home(ro, w.options), other(ro, w.options);
+  std::string answer = kCorrect;
+  answer.insert(
+      answer.find("torch::Tensor scale_add("),
+      "// elsewhere " +
+          std::to_string(
+              std::chrono::steady_clock::now().time_since_epoch().count()) +
+          "\n");
+  bool repeat = true;
+  auto built = home.WaitBuilt(w.scale_add, answer, "", &repeat);
+  REQUIRE(built.valid());
+  CHECK_FALSE(repeat);
+  auto r = other.EvaluateBuilt(w.scale_add, answer, "", built, repeat);
+  REQUIRE(r.ok());
+  INFO(Codes(*r));
+  CHECK(r->verdict == "correct");
+  CHECK_FALSE(r->times.build_cached);
+  CHECK(r->times.ops.count("build.build") == 1);
+  CHECK(r->times.build_ms >= built.get().seconds * 1000.0 - 1);
+  // Judged again on the first: the build is not counted twice.
+  home.WaitBuilt(w.scale_add, answer, "", &repeat);
+  CHECK(repeat);
 }
 
 // A problem whose Model returns `expr` of its one input x = `input`, and

@@ -47,8 +47,10 @@ EvalResult Session::Run() {
   }
   // The build (on the pool, perhaps finished long ago).
   const auto tb = util::SteadyClock::now();
-  bool repeat = false;
-  auto future = ev_->builder()->Submit(p_, answer_, res_.format, &repeat);
+  bool repeat = given_repeat_;
+  auto future = given_build_.valid()
+                    ? given_build_
+                    : ev_->builder()->Submit(p_, answer_, res_.format, &repeat);
   const BuildRecord build = future.get();
   // A build read from the cache, or given to an earlier session, costs this
   // one only its wait.
