@@ -17,7 +17,8 @@ outside the sandbox: it runs no answer's code, only the interpreter's
 installed packages and this directory's modules. Runners get the cache
 read-only, so no answer can change the bytecode another runner loads.
 
-Prints one JSON line: {"ok", "modules" (loaded in all), "seconds"}.
+Prints one JSON line: {"ok", "modules" (loaded in all), "seconds",
+"not_loaded" (the optional modules this interpreter lacks, with why)}.
 """
 
 import importlib
