@@ -24,7 +24,7 @@
 # every judged turn (turns.jsonl), the host's CPU busy share), table.json
 # (kernelbench run's closing table, if it got there), gpu.csv (nvidia-smi
 # every 250 ms), proc_cpu.json (CPU seconds by kind of process:
-# proc_cpu.py), op_split.txt, the logs in logs.tgz (with the builds' records
+# proc_cpu.py; per judged answer in step.json), op_split.txt, the logs in logs.tgz (with the builds' records
 # and the run's turns.jsonl).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -84,9 +84,9 @@ stamp "run rc=$rc"; tail -4 "$RUN/run.log"
 
 python3 - "$RUN/out/skilldb_eval.jsonl" "$OUT/gpu.csv" "$t0" "$t1" "$rc" \
   "$((2 * SAMPLES * TURNS))" "$WORKERS" "$RUN/run.log" "$RUN/out/turns.jsonl" \
-  "$OUT/cpu.txt" > "$OUT/step.json" <<'EOF'
+  "$OUT/cpu.txt" "$OUT/proc_cpu.json" > "$OUT/step.json" <<'EOF'
 import collections, json, os, re, statistics, sys
-results, gpu, t0, t1, rc, planned, workers, log, turns_file, cpu_file = sys.argv[1:]
+results, gpu, t0, t1, rc, planned, workers, log, turns_file, cpu_file, procs_file = sys.argv[1:]
 wall = float(t1) - float(t0)
 # Every judged turn prints a progress line as it is judged; results (and
 # skilldb_eval.jsonl) are written only when a trajectory ends, so a step
@@ -173,10 +173,22 @@ out = {
     "build_median_s_not_cached": round(statistics.median(built) / 1000, 1) if built else None,
     "notes": sorted({n for r in rows for n in r.get("notes", []) if n.startswith("CUDA sources")})[:20],
 }
+# The host's CPU seconds per judged answer, in all and by kind of process
+# (proc_cpu.py: runners by role, the compilers together, the verifier).
+try:
+    procs = json.load(open(procs_file))
+except (OSError, ValueError):
+    procs = None
+if procs and judged_turns:
+    kinds = collections.Counter()
+    for k, v in procs.get("by_kind", {}).items():
+        kinds["compilers" if k.startswith("compiler:") else k] += v["cpu_s"]
+    out["host_cpu_s_per_answer"] = round(procs["host_busy_cpu_s"] / judged_turns, 2)
+    out["cpu_s_per_answer_by_kind"] = {
+        k: round(v / judged_turns, 2) for k, v in kinds.most_common() if v / judged_turns >= 0.05}
 print(json.dumps(out, indent=1))
 EOF
 cat "$OUT/step.json"
-cat "$OUT/proc_cpu.json" 2> /dev/null
 python3 "$HERE/op_split.py" "$RUN/out/turns.jsonl" > "$OUT/op_split.txt" 2>&1 || true
 # The builds' records (time, precompiled header, split, the compiler's
 # words for failures: bounded by the builder) and the turns judged so far.
