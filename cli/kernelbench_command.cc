@@ -25,6 +25,8 @@ int RunKernelbench(const GlobalArgs& g, const KernelbenchArgs& a, const Io& io) 
     i.max_screen_bytes = a.max_screen_bytes;
     i.jobs = a.import_jobs;
     i.runner = runner;
+    i.cache = a.cache;
+    i.bytecode_cache = !a.no_bytecode_cache;
     return kb::RunImportCommand(i, kio);
   }
   if (a.action == "list") {

@@ -676,7 +676,8 @@ void AddKernelbench(CLI::App& app, Cli& c) {
                   "eval: results file, one JSON line per answer; a stopped run "
                   "resumes from it (default: RUN_DIR/skilldb_eval.jsonl)");
   cmd->add_option("--cache", k.cache,
-                  "eval: builds and baselines (default: $SKILLDB_KB_CACHE, else "
+                  "eval: builds and baselines; eval, run, import: the runners' "
+                  "bytecode (default: $SKILLDB_KB_CACHE, else "
                   "~/.cache/skilldb/kernelbench)");
   cmd->add_option("--python", k.python, "the Python with torch (default: python3)");
   cmd->add_option("--device", k.device, "cuda (the first visible GPU) or cpu")
@@ -709,7 +710,8 @@ void AddKernelbench(CLI::App& app, Cli& c) {
       "thunks and the generic caller built once per torch version");
   cmd->add_flag(
       "--no-bytecode-cache", k.no_bytecode_cache,
-      "eval, run: runners compile what they import unless the interpreter "
+      "eval, run, import: runners compile what they import unless the "
+      "interpreter "
       "carries its bytecode, instead of reading it from the cache (filled "
       "once, outside the sandbox)");
   c.numbers.Int(cmd, "--max-screen-bytes", &k.max_screen_bytes, {0, int64_t{1} << 46},

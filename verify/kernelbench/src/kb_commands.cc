@@ -59,6 +59,12 @@ int RunImportCommand(const ImportCommandArgs& a, const CommandIo& io) {
   o.max_screen_bytes = a.max_screen_bytes;
   o.jobs = a.jobs;
   o.runner = a.runner;
+  if (a.bytecode_cache) {
+    EvalOptions e;
+    e.cache_dir = a.cache;
+    o.bytecode_dir =
+        verify::internal::JoinPath(internal::CacheRoot(e), "pycache");
+  }
   o.progress = Progress(io);
   auto s = ImportProblems(o, &*store);
   if (!s.ok()) return Fail(io, s.status());

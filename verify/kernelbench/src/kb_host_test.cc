@@ -650,6 +650,30 @@ TEST_CASE("confinement: the runners' bytecode cache is read-only to them") {
       JoinPath(w.cache, "pycache/planted.cpython-311.pyc")));
 }
 
+TEST_CASE("an import's runners share the bytecode cache it is given") {
+  World& w = W();
+  const std::string kb = JoinPath(w.root, "KernelBench-bytecode");
+  World::Write(JoinPath(kb, "level1/1_Scale_add.py"), kScaleAdd);
+  auto store = TaskStore::Open(JoinPath(w.root, "store-bytecode"));
+  REQUIRE(store.ok());
+  ImportOptions io;
+  io.path = kb;
+  io.runner = w.runner;
+  io.bytecode_dir = JoinPath(w.root, "import-pycache");
+  auto imported = ImportProblems(io, &*store);
+  REQUIRE(imported.ok());
+  CHECK(imported->imported.size() == 1);
+  // Filled by the time the import returns (it joins the fill).
+  int torch_pyc = 0;
+  for (const auto& e :
+       std::filesystem::recursive_directory_iterator(io.bytecode_dir)) {
+    if (e.path().extension() == ".pyc" &&
+        e.path().string().find("/torch/") != std::string::npos)
+      ++torch_pyc;
+  }
+  CHECK(torch_pyc > 100);
+}
+
 TEST_CASE("the bytecode fill compiles what a runner imports, once") {
   const std::string dir = JoinPath(
       KbTmp(), "skilldb-kb-bytecode-test-" + std::to_string(::getpid()));

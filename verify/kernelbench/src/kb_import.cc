@@ -159,7 +159,14 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   std::stable_sort(files.begin(), files.end(), [](const ProblemFile& a, const ProblemFile& b) {
     return a.level != b.level ? a.level < b.level : a.id < b.id;
   });
-  const RunnerOptions ro = WithDefaults(o.runner);
+  RunnerOptions ro = WithDefaults(o.runner);
+  std::shared_ptr<internal::BytecodeFill> fill;  // joined when the import ends
+  if (!o.bytecode_dir.empty() &&
+      verify::internal::MakeDirs(o.bytecode_dir).ok()) {
+    ro.extra_env.push_back("PYTHONPYCACHEPREFIX=" + o.bytecode_dir);
+    ro.extra_visible.push_back(o.bytecode_dir);
+    fill = internal::FillBytecode(ro, o.bytecode_dir);
+  }
   internal::RunnerStart start;
   start.role = "inspect";
   start.device = ro.device;

@@ -23,6 +23,7 @@ constexpr char kUsage[] =
     "common: --store DIR --level L --problems 1-20,33 --json --no-progress\n"
     "        --python PY --device cuda|cpu --no-confine --scratch DIR\n"
     "import: --precision fp32|fp16|bf16 --max-screen-bytes N --jobs N\n"
+    "        --cache DIR --no-bytecode-cache\n"
     "eval:   --protocol skilldb|kernelbench --precision P --backend "
     "cuda|triton\n"
     "        --results FILE --cache DIR --trials N --rounds N --calls N\n"
@@ -118,6 +119,8 @@ int main(int argc, char** argv) {
     a.problems = problems;
     a.precision = precision;
     a.runner = runner;
+    if (p.values.count("--cache")) a.cache = p.values["--cache"];
+    a.bytecode_cache = p.flags.count("--no-bytecode-cache") == 0;
     long long cap = a.max_screen_bytes;
     if (!Number(p.values, "--max-screen-bytes", 0, 1LL << 46, &cap, &err)) return Usage(err);
     a.max_screen_bytes = cap;

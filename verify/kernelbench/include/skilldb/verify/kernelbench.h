@@ -177,6 +177,9 @@ struct ImportOptions {
   // the device); 0 = a quarter of the cores (at least 1, at most 8).
   int jobs = 0;
   RunnerOptions runner;
+  // The runners' bytecode cache (as EvalOptions::bytecode_cache: filled
+  // once per process, read-only to the runners); "" = none.
+  std::string bytecode_dir;
   // One line per problem, in the order they finish (called from the
   // inspecting threads, one call at a time).
   std::function<void(const std::string&)> progress;

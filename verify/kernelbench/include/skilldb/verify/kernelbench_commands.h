@@ -32,6 +32,10 @@ struct ImportCommandArgs {
   int64_t max_screen_bytes = int64_t{2} << 30;
   int jobs = 0;  // ImportOptions::jobs
   RunnerOptions runner;
+  // The runners' bytecode cache under this cache root (EvalOptions'
+  // cache_dir: "" = the default); off with bytecode_cache = false.
+  std::string cache;
+  bool bytecode_cache = true;
 };
 
 struct EvalCommandArgs {
