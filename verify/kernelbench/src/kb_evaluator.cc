@@ -503,16 +503,12 @@ Result<std::unique_ptr<Evaluator>> Evaluator::Make(const RunnerOptions& runner,
       }
     }
   }
-  // The runners' bytecode (FillBytecode): read-only to every runner.
+  // The runners' bytecode (UseBytecodeCache): read-only to every runner.
   std::shared_ptr<internal::BytecodeFill> fill;
   if (options.bytecode_cache) {
-    const std::string pyc =
-        verify::internal::JoinPath(internal::CacheRoot(options), "pycache");
-    if (verify::internal::MakeDirs(pyc).ok()) {
-      r.extra_env.push_back("PYTHONPYCACHEPREFIX=" + pyc);
-      r.extra_visible.push_back(pyc);
-      fill = internal::FillBytecode(r, pyc);
-    }
+    fill = internal::UseBytecodeCache(
+        &r,
+        verify::internal::JoinPath(internal::CacheRoot(options), "pycache"));
   }
   if (r.workers == 1 && r.gpus == 1) {
     auto one = std::make_unique<internal::EvaluatorImpl>(r, options);

@@ -639,6 +639,32 @@ TEST_CASE("confinement: nothing outside the scratch directory can be written") {
   CHECK_FALSE(verify::internal::FileExists("/usr/skilldb-kb-escape"));
 }
 
+// kCorrect with a comment of its own in its C++ source (`tag` and the
+// clock): an extension never built before, so it is compiled now.
+std::string FreshAnswer(const std::string& tag) {
+  std::string answer = kCorrect;
+  const size_t pos = answer.find("torch::Tensor scale_add(");
+  REQUIRE(pos != std::string::npos);
+  answer.insert(
+      pos,
+      "// " + tag + " " +
+          std::to_string(
+              std::chrono::steady_clock::now().time_since_epoch().count()) +
+          "\n");
+  return answer;
+}
+
+// The .pyc files under `dir` whose path contains `part`.
+int PycUnder(const std::string& dir, const std::string& part) {
+  int n = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.path().extension() == ".pyc" &&
+        e.path().string().find(part) != std::string::npos)
+      ++n;
+  }
+  return n;
+}
+
 TEST_CASE("confinement: the runners' bytecode cache is read-only to them") {
   World& w = W();
   const EvalResult r = w.Eval(kPlantBytecode);
@@ -664,39 +690,27 @@ TEST_CASE("an import's runners share the bytecode cache it is given") {
   REQUIRE(imported.ok());
   CHECK(imported->imported.size() == 1);
   // Filled by the time the import returns (it joins the fill).
-  int torch_pyc = 0;
-  for (const auto& e :
-       std::filesystem::recursive_directory_iterator(io.bytecode_dir)) {
-    if (e.path().extension() == ".pyc" &&
-        e.path().string().find("/torch/") != std::string::npos)
-      ++torch_pyc;
-  }
-  CHECK(torch_pyc > 100);
+  CHECK(PycUnder(io.bytecode_dir, "/torch/") > 100);
 }
 
 TEST_CASE("the bytecode fill compiles what a runner imports, once") {
   const std::string dir = JoinPath(
       KbTmp(), "skilldb-kb-bytecode-test-" + std::to_string(::getpid()));
-  verify::internal::RemoveTree(dir);
-  REQUIRE(verify::internal::MakeDirs(dir).ok());
+  verify::internal::RemoveTree(dir);  // made by UseBytecodeCache
   RunnerOptions ro;
   ro.python = KbPython();
   ro = WithDefaults(ro);
-  auto fill = internal::FillBytecode(ro, dir);
+  RunnerOptions first = ro, second = ro, third = ro;
+  auto fill = internal::UseBytecodeCache(&first, dir);
   REQUIRE(fill != nullptr);
-  CHECK(internal::FillBytecode(ro, dir) == fill);     // the one under way
-  fill.reset();                                       // joins it
-  CHECK(internal::FillBytecode(ro, dir) == nullptr);  // done: not again
+  CHECK(first.extra_env.back() == "PYTHONPYCACHEPREFIX=" + dir);
+  CHECK(first.extra_visible.back() == dir);
+  CHECK(internal::UseBytecodeCache(&second, dir) == fill);    // under way
+  fill.reset();                                               // joins it
+  CHECK(internal::UseBytecodeCache(&third, dir) == nullptr);  // done
   // torch's own modules and the runner's, as bytecode under the prefix.
-  int torch_pyc = 0, runner_pyc = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (e.path().extension() != ".pyc") continue;
-    if (e.path().string().find("/torch/") != std::string::npos) ++torch_pyc;
-    if (name.rfind("kb_runner.", 0) == 0) ++runner_pyc;
-  }
-  CHECK(torch_pyc > 100);
-  CHECK(runner_pyc == 1);
+  CHECK(PycUnder(dir, "/torch/") > 100);
+  CHECK(PycUnder(dir, "/kb_runner.") == 1);
   verify::internal::RemoveTree(dir);
 }
 
@@ -793,17 +807,7 @@ TEST_CASE(
 
 TEST_CASE("a build's CPU time counts its compilers") {
   World& w = W();
-  // A C++ source never built before (a comment of its own): compiled now.
-  std::string answer = kCorrect;
-  const std::string at = "torch::Tensor scale_add(";
-  const size_t pos = answer.find(at);
-  REQUIRE(pos != std::string::npos);
-  answer.insert(
-      pos,
-      "// build " +
-          std::to_string(
-              std::chrono::steady_clock::now().time_since_epoch().count()) +
-          "\n");
+  const std::string answer = FreshAnswer("build");
   const EvalResult r = w.Eval(answer);
   INFO(Codes(r));
   CHECK(r.verdict == "correct");
@@ -829,13 +833,7 @@ TEST_CASE(
   // built by one (its prebuild's) and judged by the other.
   RunnerOptions ro = WithDefaults(w.runner);
   internal::EvaluatorImpl home(ro, w.options), other(ro, w.options);
-  std::string answer = kCorrect;
-  answer.insert(
-      answer.find("torch::Tensor scale_add("),
-      "// elsewhere " +
-          std::to_string(
-              std::chrono::steady_clock::now().time_since_epoch().count()) +
-          "\n");
+  const std::string answer = FreshAnswer("elsewhere");
   bool repeat = true;
   auto built = home.WaitBuilt(w.scale_add, answer, "", &repeat);
   REQUIRE(built.valid());

@@ -161,12 +161,8 @@ Result<ImportSummary> ImportProblems(const ImportOptions& o, TaskStore* store) {
   });
   RunnerOptions ro = WithDefaults(o.runner);
   std::shared_ptr<internal::BytecodeFill> fill;  // joined when the import ends
-  if (!o.bytecode_dir.empty() &&
-      verify::internal::MakeDirs(o.bytecode_dir).ok()) {
-    ro.extra_env.push_back("PYTHONPYCACHEPREFIX=" + o.bytecode_dir);
-    ro.extra_visible.push_back(o.bytecode_dir);
-    fill = internal::FillBytecode(ro, o.bytecode_dir);
-  }
+  if (!o.bytecode_dir.empty())
+    fill = internal::UseBytecodeCache(&ro, o.bytecode_dir);
   internal::RunnerStart start;
   start.role = "inspect";
   start.device = ro.device;

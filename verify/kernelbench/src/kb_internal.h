@@ -121,17 +121,19 @@ IsolationInfo IsolationFromHello(const json& hello, bool compiler_confined);
 // visible anyway and not repeated.
 std::vector<std::string> CompilerPrefixes();
 
-// The runners' bytecode cache: `dir` filled by runner/kb_bytecode.py (the
-// modules a runner imports, compiled once), run outside the sandbox on a
-// thread of its own since it runs no answer's code. Runners read the
-// cache (PYTHONPYCACHEPREFIX, read-only) and never write it. Started once
-// per process and directory; the handle joins the fill when the last
-// holder drops it, and is null when the fill was already done or begun
-// and finished in this process. Best effort: a failed fill only leaves
-// runners compiling what they import, as they did without the cache.
+// The runners' bytecode cache: points the runners of `o` at `dir`
+// (PYTHONPYCACHEPREFIX, read-only: they never write it; `dir` is made if
+// missing, and `o` is left as it was if it cannot be) and starts filling
+// it with runner/kb_bytecode.py (the modules a runner imports, compiled
+// once), outside the sandbox on a thread of its own since it runs no
+// answer's code. Filled once per process and directory; the handle joins
+// the fill when the last holder drops it, and is null when the fill was
+// already done in this process or `dir` could not be made. Best effort: a
+// failed fill only leaves runners compiling what they import, as they did
+// without the cache.
 class BytecodeFill;
-std::shared_ptr<BytecodeFill> FillBytecode(const RunnerOptions& o,
-                                           const std::string& dir);
+std::shared_ptr<BytecodeFill> UseBytecodeCache(RunnerOptions* o,
+                                               const std::string& dir);
 
 // The one T of `key` in this process while anyone holds it (made on first
 // use): what the evaluators of one device, or the builders of one cache,

@@ -382,14 +382,17 @@ class BytecodeFill {
   std::thread thread_;
 };
 
-std::shared_ptr<BytecodeFill> FillBytecode(const RunnerOptions& o,
-                                           const std::string& dir) {
+std::shared_ptr<BytecodeFill> UseBytecodeCache(RunnerOptions* o,
+                                               const std::string& dir) {
+  if (!verify::internal::MakeDirs(dir).ok()) return nullptr;
+  o->extra_env.push_back("PYTHONPYCACHEPREFIX=" + dir);
+  o->extra_visible.push_back(dir);
   static std::mutex mu;
   static auto* begun = new std::map<std::string, std::weak_ptr<BytecodeFill>>();
   std::lock_guard<std::mutex> lock(mu);
   auto it = begun->find(dir);
   if (it != begun->end()) return it->second.lock();  // null once finished
-  auto fill = std::make_shared<BytecodeFill>(o, dir);
+  auto fill = std::make_shared<BytecodeFill>(*o, dir);
   (*begun)[dir] = fill;
   return fill;
 }
