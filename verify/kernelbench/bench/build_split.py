@@ -9,7 +9,7 @@ fresh directory with the cache off, one build at a time:
   light   the CUDA source whole, torch/extension.h replaced by torch/types.h
           (the shim's default before the split)
   whole   as written (--whole; about 60 s an answer)
-The precompiled torch/extension.h is made first and used by every way.
+The precompiled torch headers (torch/extension.h, torch/types.h) are made first and used by every way.
 Needs a torch with CUDA headers and the CUDA toolkit; no GPU (nothing runs:
 importing the built module is the end of a build). Prints a table and, with
 --json, one object per answer and way.
@@ -64,8 +64,10 @@ def main():
     root = tempfile.mkdtemp(prefix="skilldb_build_split_")
     try:
         t0 = time.time()
-        pch = kb_load.make_pch(os.path.join(root, "pch"))
-        print("precompiled torch/extension.h in %.1f s" % (time.time() - t0), file=sys.stderr)
+        pch = os.path.join(root, "pch")  # the headers' root, each in its directory
+        for header, sub in kb_load.PCH_DIRS.items():
+            kb_load.make_pch(os.path.join(pch, sub), headers=[header])
+        print("precompiled torch headers in %.1f s" % (time.time() - t0), file=sys.stderr)
         cache = None
         if args.generic_caller:
             import kb_caller

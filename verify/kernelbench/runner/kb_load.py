@@ -30,9 +30,13 @@ import kb_split
 BUILD_SALT = "skilldb-kb-build/1"
 
 # The headers precompiled (make_pch): torch/extension.h for load_inline's
-# bindings, torch/types.h for thunks (kb_caller).
+# bindings, torch/types.h for thunks (kb_caller). Under a precompiled
+# headers' root, each has a directory of its own (PCH_DIRS), made apart:
+# thunks need only torch/types.h, a third of torch/extension.h's time, and
+# builds wait for it in a cold cache's first burst.
 PCH_EXTENSION = "skilldb_torch_extension.h"
 PCH_TYPES = "skilldb_torch_types.h"
+PCH_DIRS = {PCH_TYPES: "types", PCH_EXTENSION: "ext"}
 
 _EXT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
 
@@ -125,6 +129,8 @@ class ExtensionShim:
     torch/types.h instead of a binding with torch/extension.h; where the
     thunks do not cover a call or do not build, it gets its binding as
     above, and the record's "binding" says which and why.
+    `pch` is the precompiled headers' root (make_pch's out_dir for each
+    header, in its PCH_DIRS directory), or None.
     mode "run": imports root/<key>/<name>.so, which the build made, or loads
     its thunk library through the caller in root; `arch` is the
     TORCH_CUDA_ARCH_LIST the build ran with (None: this process's).
@@ -250,7 +256,7 @@ class ExtensionShim:
         sub = pch_variant(extra_cflags) if self.pch else None
         if sub is None:
             return None
-        path = os.path.join(os.path.dirname(self.pch), sub, header)
+        path = os.path.join(self.pch, PCH_DIRS[header], sub, header)
         return path if os.path.exists(path + ".gch") else None
 
     def _thunks_planned(self, cpp_text, functions, kwargs, record):
@@ -490,13 +496,14 @@ def pch_variant(extra_cflags):
     return PCH_VARIANTS.get(key)
 
 
-def make_pch(out_dir, variants=None):
+def make_pch(out_dir, variants=None, headers=None):
     """Precompiles torch/extension.h (PCH_EXTENSION) and torch/types.h
-    (PCH_TYPES, for thunks), for each of PCH_VARIANTS, with the
-    flags torch's own build of a load_inline binding (main.cpp) uses, into
-    out_dir (a variant in its subdirectory; `variants`, if given, names the
-    ones wanted besides the default); returns the default PCH_EXTENSION
-    header to pass as `-include` (its .gch beside it).
+    (PCH_TYPES, for thunks), or those of them named in `headers`, for each
+    of PCH_VARIANTS, with the flags torch's own build of a load_inline
+    binding (main.cpp) uses, into out_dir (a variant in its subdirectory;
+    `variants`, if given, names the ones wanted besides the default);
+    returns the default variant of the first header made, to pass as
+    `-include` (its .gch beside it).
 
     The extension's name (-DTORCH_EXTENSION_NAME) is left out: GCC refuses a
     header made with a macro defined otherwise than in the compile that
@@ -504,7 +511,7 @@ def make_pch(out_dir, variants=None):
     the header was made with it, and no build ever used it). Each variant is
     checked by compiling a file under another extension's name with
     -Werror=invalid-pch; one that GCC refuses is removed (RuntimeError for
-    the default)."""
+    a default)."""
     import shlex
     import subprocess
     v = _torch_build_vars(os.path.join(out_dir, "probe"), False)
@@ -512,13 +519,16 @@ def make_pch(out_dir, variants=None):
              if not f.startswith("-DTORCH_EXTENSION_NAME=")]
     wanted = [(extra, sub) for extra, sub in sorted(PCH_VARIANTS.items(), key=lambda kv: kv[1])
               if variants is None or sub in variants or sub == ""]
-    # The variants compile side by side (at most four compiles, of which
-    # the two of torch/types.h take about a third of the others' time).
+    kinds = [(name, include) for name, include in ((PCH_EXTENSION, "torch/extension.h"),
+                                                   (PCH_TYPES, "torch/types.h"))
+             if headers is None or name in headers]
+    if not kinds:
+        raise ValueError("make_pch: no header among %r" % (headers,))
     started = []  # (extra flags, subdirectory, header, its compile)
     for extra, sub in wanted:
         d = os.path.join(out_dir, sub)
         os.makedirs(d, exist_ok=True)
-        for name, include in ((PCH_EXTENSION, "torch/extension.h"), (PCH_TYPES, "torch/types.h")):
+        for name, include in kinds:
             header = os.path.join(d, name)
             with open(header, "w") as f:
                 f.write("#include <%s>\n" % include)
@@ -551,13 +561,14 @@ def _check_pch(v, flags, out_dir, started):
             capture_output=True, text=True)
         if not checked or checked.returncode != 0:
             why = (made_err if made.returncode != 0 else checked.stderr)[-600:]
-            if sub == "" and header.endswith(PCH_EXTENSION):
-                raise RuntimeError("the precompiled header was not made or is refused: " + why)
+            if sub == "":
+                raise RuntimeError("the precompiled %s was not made or is refused: %s" %
+                                   (os.path.basename(header), why))
             for p in (header, header + ".gch"):
                 if os.path.exists(p):
                     os.unlink(p)
             continue
-        if sub == "" and header.endswith(PCH_EXTENSION):
+        if sub == "" and default is None:
             default = header
     return default
 

@@ -838,7 +838,8 @@ class Runner:
         """Makes what a cache gets once, in a process that runs no answer's
         code (one that did could change them before the builder moves them
         into the cache, for every later build and run): with `make_pch`, the
-        precompiled headers there (kb_load.make_pch); with `make_caller`,
+        precompiled headers there (kb_load.make_pch; `pch_headers`, if given,
+        names which: kb_load.PCH_TYPES, PCH_EXTENSION); with `make_caller`,
         the generic caller (kb_caller) into `ext_root` if `ext_cache` lacks
         it. Side by side. The reply's "pch" has the headers' time or an
         error; its "caller" the caller's key and time, an error, or neither
@@ -848,8 +849,8 @@ class Runner:
         os.makedirs(ext_root, exist_ok=True)
         reply = {"ok": True}
         with ThreadPoolExecutor(max_workers=2) as pool:
-            made = pool.submit(_timed, kb_load.make_pch, h["make_pch"],
-                               h.get("pch_variants")) if h.get("make_pch") else None
+            made = pool.submit(_timed, kb_load.make_pch, h["make_pch"], h.get("pch_variants"),
+                               h.get("pch_headers")) if h.get("make_pch") else None
             caller = pool.submit(_timed, _build_caller_if_missing, ext_root, h.get("ext_cache"),
                                  kb_load.ExtensionShim("build", ext_root).real) if h.get(
                                      "make_caller") else None

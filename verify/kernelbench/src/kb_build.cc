@@ -144,6 +144,8 @@ Builder::~Builder() {
   }
   made_->cv.notify_all();
   for (std::thread& t : threads_) t.join();
+  std::lock_guard<std::mutex> lock(spare_mu_);
+  spares_.clear();  // waits for their starts, then stops them
 }
 
 std::shared_ptr<Builder::MadeOnce> Builder::MadeOnce::For(
@@ -247,9 +249,15 @@ std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
   }
   if (threads_.empty()) {  // no builder thread could be started
     lock.unlock();
-    BuildRecord r = Build(*job);
+    std::optional<ExtensionPch> later;
+    BuildRecord r = Build(*job, &later);
     r.key = job->key;
     job->promise.set_value(r);
+    if (later) {  // after the answer's record is given: its wait is not this
+      BuildRecord made;
+      MakeOnce(later->start, "ext", false, later->pch_root, later->ext_cache,
+               &made);
+    }
     return f;
   }
   const bool cpp = job->format.backend != "triton";
@@ -276,15 +284,22 @@ void Builder::Work() {
         --made_->waiting;
       }
     }
-    BuildRecord r = Build(*job);
+    std::optional<ExtensionPch> later;
+    BuildRecord r = Build(*job, &later);
     r.key = job->key;
     job->promise.set_value(r);
+    if (later) {  // after the answer's record is given: its wait is not this
+      BuildRecord made;
+      MakeOnce(later->start, "ext", false, later->pch_root, later->ext_cache,
+               &made);
+    }
   }
 }
 
-void Builder::MakeOnce(const RunnerStart& s, bool make_pch, bool make_caller,
-                       const std::string& pch_dir, const std::string& ext_cache,
-                       BuildRecord* rec) {
+void Builder::MakeOnce(const RunnerStart& s, const std::string& pch_kind,
+                       bool make_caller, const std::string& pch_root,
+                       const std::string& ext_cache, BuildRecord* rec) {
+  const bool make_pch = !pch_kind.empty();
   auto runner = Runner::Start(runner_, s);
   json h = json::object();
   std::string failed;
@@ -297,6 +312,9 @@ void Builder::MakeOnce(const RunnerStart& s, bool make_pch, bool make_caller,
                 {"make_caller", make_caller}};
     if (make_pch) {
       req["make_pch"] = JoinPath((*runner)->scratch(), "pch");
+      req["pch_headers"] =
+          json::array({pch_kind == "types" ? "skilldb_torch_types.h"
+                                           : "skilldb_torch_extension.h"});
       // -O3 besides the default where answers are CUDA (most ask for -O3);
       // on the CPU (the tests' answers) the default only: half the cost.
       req["pch_variants"] =
@@ -312,7 +330,8 @@ void Builder::MakeOnce(const RunnerStart& s, bool make_pch, bool make_caller,
   if (make_pch) {
     const json pch = h.value("pch", json());
     if (pch.is_object() && pch.contains("seconds") &&
-        MoveTree(JoinPath((*runner)->scratch(), "pch"), pch_dir)) {
+        MoveTree(JoinPath((*runner)->scratch(), "pch"),
+                 JoinPath(pch_root, pch_kind))) {
       rec->pch = "made in " + Num(pch.value("seconds", 0.0)) + " s";
     } else {
       rec->pch = "not made: " + (!failed.empty() ? failed
@@ -348,7 +367,60 @@ void Builder::MakeOnce(const RunnerStart& s, bool make_pch, bool make_caller,
   }
 }
 
-BuildRecord Builder::Build(const Job& job) {
+namespace {
+
+// A runner start as text: two builds that would start a runner the same
+// way have the same.
+std::string StartKey(const RunnerStart& s) {
+  json j = {{"role", s.role},
+            {"device", s.device},
+            {"visible", s.extra_visible},
+            {"env", s.extra_env},
+            {"run_sandbox", s.run_sandbox},
+            {"file_bytes", s.file_bytes},
+            {"memory_bytes", s.memory_bytes},
+            {"gate", reinterpret_cast<uintptr_t>(s.gate)},
+            {"warm_profiler", s.warm_profiler}};
+  return j.dump();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Runner>> Builder::StartRunner(const RunnerStart& s) {
+  const std::string key = StartKey(s);
+  std::vector<Spare> taken, stale;
+  bool more = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& job : queue_)
+      more = more || job->format.backend != "triton";
+    more = more && !stop_;
+  }
+  {
+    std::lock_guard<std::mutex> lock(spare_mu_);
+    std::vector<Spare> kept;
+    for (Spare& sp : spares_) {
+      (sp.start != key ? stale
+       : taken.empty() ? taken
+                       : kept)
+          .push_back(std::move(sp));
+    }
+    spares_ = std::move(kept);
+    if (more && s.gate == nullptr && spares_.size() < threads_.size()) {
+      spares_.push_back({key, std::async(std::launch::async, [this, s] {
+                           return Runner::Start(runner_, s);
+                         })});
+    }
+  }
+  stale.clear();  // waits for their starts, then stops them
+  if (!taken.empty()) {
+    auto r = taken.front().runner.get();
+    if (r.ok() && (*r)->alive()) return r;
+  }
+  return Runner::Start(runner_, s);
+}
+
+BuildRecord Builder::Build(const Job& job, std::optional<ExtensionPch>* later) {
   BuildRecord rec;
   const auto t0 = util::SteadyClock::now();
   const bool triton = job.format.backend == "triton";
@@ -365,24 +437,29 @@ BuildRecord Builder::Build(const Job& job) {
                                : Env("TORCH_CUDA_ARCH_LIST");
   s.extra_env.push_back("TORCH_CUDA_ARCH_LIST=" + arch);
   rec.arch = arch;
-  // The precompiled torch/extension.h: used when made, made once, by the
-  // first build after two distinct extensions were compiled, or by the first
-  // that sees two more C++ or CUDA answers waiting (a burst: a step of RL
-  // answers, a run directory). Making it costs about two compiles of
-  // torch's headers: a run whose answers share one extension, or hit the
-  // cache, never pays for it. On the H100 machine (2026-12-05) a binding
-  // took 22.9 s without it and 8.6 s with it; in a step's burst, 8 builds
-  // at a time, it was begun only once two builds had finished, and the
-  // builds begun before it was made went without it.
-  std::string pch_dir, pch_header;
+  // The precompiled torch headers (kb_load.make_pch), under pch_root:
+  // torch/types.h (types/, what thunks include: nearly every C++/CUDA
+  // answer) and torch/extension.h (ext/, for answers built with a binding
+  // of their own). torch/types.h is made once, by the first build after two
+  // distinct extensions were compiled, or by the first that sees two more
+  // C++ or CUDA answers waiting (a burst: a step of RL answers, a run
+  // directory), beside the generic caller. Making it costs about one
+  // compile of torch's headers: a run whose answers share one extension,
+  // or hit the cache, never pays for it. torch/extension.h is made after
+  // the first build that needed a binding found it missing (MakeLater), by
+  // that builder once its answer is done: until 2026-12-06 both were made
+  // together and a cold cache's first builds waited for torch/extension.h,
+  // 41.2 s on the H100, where thunks needed only torch/types.h.
+  std::string pch_root, pch_header;  // pch_header: the root, once offered
   bool make_pch = false;
-  // Uses the header if it has been made; true if so.
+  // Offers the headers' root once torch/types.h is there; true if so.
   auto use_made = [&] {
-    const std::string header = JoinPath(pch_dir, "skilldb_torch_extension.h");
-    if (pch_dir.empty() || !verify::internal::FileExists(header + ".gch"))
+    if (pch_root.empty() ||
+        !verify::internal::FileExists(
+            JoinPath(JoinPath(pch_root, "types"), "skilldb_torch_types.h.gch")))
       return false;
-    pch_header = header;
-    s.extra_visible.push_back(pch_dir);
+    if (pch_header.empty()) s.extra_visible.push_back(pch_root);
+    pch_header = pch_root;
     return true;
   };
   if (options_.use_pch && !triton && device.ok() && !device->torch_version.empty()) {
@@ -392,8 +469,9 @@ BuildRecord Builder::Build(const Job& job) {
     }
     // "pch-v2": headers made before 2026-12-05 (in "pch") carried the
     // probe's extension name and GCC refused them for every build; "pch-v3"
-    // adds torch/types.h, for thunks (kb_caller.py).
-    pch_dir = JoinPath(JoinPath(cache_root_, "pch-v3"), tv);
+    // added torch/types.h, for thunks (kb_caller.py); "pch-v4" makes each
+    // header in a directory of its own.
+    pch_root = JoinPath(JoinPath(cache_root_, "pch-v4"), tv);
     if (!use_made()) {
       std::unique_lock<std::mutex> lock(made_->mu);
       const int waiting = made_->waiting;
@@ -407,10 +485,6 @@ BuildRecord Builder::Build(const Job& job) {
         // On the H100 (2026-12-05) a step's first builds went without it,
         // 32-52 s each, 8 at a time, and the one making it had not
         // finished 96 s in; it took 64 s when fewer builds ran beside it.
-        // A small run (18 answers, 8 builders) builds beside it: that run
-        // finished in 95 s so (5308b03), and not in 120 s when every build
-        // waited (5bddb04, with the shared reference runners: the two not
-        // told apart).
         const double bound =
             options_.build_timeout_s > 0 ? options_.build_timeout_s : 600;
         made_->cv.wait_for(lock, std::chrono::duration<double>(bound), [this] {
@@ -458,14 +532,15 @@ BuildRecord Builder::Build(const Job& job) {
   const std::string ext_cache = JoinPath(cache_root_, "ext");
   if (verify::internal::MakeDirs(ext_cache).ok()) s.extra_visible.push_back(ext_cache);
   if (make_pch || make_caller) {
-    MakeOnce(s, make_pch, make_caller, pch_dir, ext_cache, &rec);
+    MakeOnce(s, make_pch ? "types" : "", make_caller, pch_root, ext_cache,
+             &rec);
     pch_done.Fire();
     if (make_pch) use_made();
   }
   // A Triton build's runner starts on the device: its start-up's kernels
   // hold it shared (Runner::Start), never while an answer is timed there.
   if (triton) s.gate = gate_;
-  auto runner = Runner::Start(runner_, s);
+  auto runner = StartRunner(s);
   if (!runner.ok()) {
     rec.kind = "system";
     rec.message = runner.status().message();
@@ -520,6 +595,19 @@ BuildRecord Builder::Build(const Job& job) {
       rec.light_include = rec.light_include || e.value("light_include", false);
       // How each extension's functions are called (kb_caller.py).
       const json binding = e.value("binding", json());
+      // Built with a binding of its own, where torch/extension.h is not
+      // precompiled yet: this builder makes it once the answer is done.
+      if (binding.is_string() && !pch_header.empty() &&
+          !e.value("cached", false) &&
+          binding.get<std::string>().rfind("pybind11", 0) == 0 &&
+          !verify::internal::FileExists(JoinPath(
+              JoinPath(pch_root, "ext"), "skilldb_torch_extension.h.gch"))) {
+        std::lock_guard<std::mutex> lock(made_->mu);
+        if (!made_->ext_pch_started) {
+          made_->ext_pch_started = true;
+          *later = ExtensionPch{s, pch_root, ext_cache};
+        }
+      }
       if (binding.is_string() && rec.binding.size() < 2000) {
         if (!rec.binding.empty()) rec.binding += "; ";
         rec.binding += binding.get<std::string>().substr(0, 300);

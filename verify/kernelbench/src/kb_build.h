@@ -110,16 +110,27 @@ class Builder {
     std::string key;
     std::promise<BuildRecord> promise;
   };
+  // torch/extension.h to precompile after an answer's build (Build says).
+  struct ExtensionPch {
+    RunnerStart start;
+    std::string pch_root;
+    std::string ext_cache;
+  };
   void Work();
-  BuildRecord Build(const Job& job);
-  // Makes the precompiled headers (into pch_dir) and the generic caller
-  // (into ext_cache, if it lacks it) in a runner of their own, started as
-  // `s`, that runs no answer's code: one that did could change them before
-  // they are moved into the cache, for every later build and run. Says how
-  // it went in rec->pch and rec->caller.
-  void MakeOnce(const RunnerStart& s, bool make_pch, bool make_caller,
-                const std::string& pch_dir, const std::string& ext_cache,
-                BuildRecord* rec);
+  BuildRecord Build(const Job& job, std::optional<ExtensionPch>* later);
+  // A runner started as `s`: the spare started so, if there is one, else
+  // started now; and, while C++/CUDA answers wait in the queue, a spare
+  // started so for the next build.
+  Result<std::unique_ptr<Runner>> StartRunner(const RunnerStart& s);
+  // Makes a precompiled header (pch_kind "types": torch/types.h, "ext":
+  // torch/extension.h, "": none) into pch_root/<pch_kind> and the generic
+  // caller (into ext_cache, if it lacks it) in a runner of their own,
+  // started as `s`, that runs no answer's code: one that did could change
+  // them before they are moved into the cache, for every later build and
+  // run. Says how it went in rec->pch and rec->caller.
+  void MakeOnce(const RunnerStart& s, const std::string& pch_kind,
+                bool make_caller, const std::string& pch_root,
+                const std::string& ext_cache, BuildRecord* rec);
   std::optional<BuildRecord> ReadCached(const std::string& key) const;
 
   RunnerOptions runner_;
@@ -134,9 +145,11 @@ class Builder {
   struct MadeOnce {
     std::mutex mu;
     std::condition_variable cv;  // pch_finished changed, or a builder stops
-    bool pch_started = false;    // GUARDED_BY(mu): one build makes them
+    bool pch_started =
+        false;  // GUARDED_BY(mu): one build makes torch/types.h's
     bool pch_finished = false;   // GUARDED_BY(mu): made, or failed to be
     bool caller_asked = false;  // GUARDED_BY(mu): the first C++/CUDA build asks
+    bool ext_pch_started = false;  // GUARDED_BY(mu): torch/extension.h's
     // The burst its builders see, for when to make the headers: C++/CUDA
     // answers queued, and extensions compiled, in all of them (per builder,
     // 8 workers of 18 answers never saw two waiting: no header was made on
@@ -154,6 +167,18 @@ class Builder {
   std::deque<std::unique_ptr<Job>> queue_;                     // GUARDED_BY(mu_)
   std::map<std::string, std::shared_future<BuildRecord>> known_;  // GUARDED_BY(mu_)
   std::set<std::string> judged_;  // keys given to a session; GUARDED_BY(mu_)
+  // Build runners started ahead, one per build thread at most: a runner's
+  // start (Python with torch imported, 1.5 s median on the H100 machine,
+  // 2026-12-06) beside the build before, off the next build's path. Each
+  // with its RunnerStart as text (StartKey): only a build started the same
+  // way takes it; one started otherwise (the headers made since) is
+  // stopped.
+  struct Spare {
+    std::string start;
+    std::future<Result<std::unique_ptr<Runner>>> runner;
+  };
+  std::mutex spare_mu_;
+  std::vector<Spare> spares_;  // GUARDED_BY(spare_mu_)
   bool stop_ = false;                                          // GUARDED_BY(mu_)
   std::vector<std::thread> threads_;
 };

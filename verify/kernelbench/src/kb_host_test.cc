@@ -805,6 +805,64 @@ TEST_CASE(
   CHECK(candidates() == 0);  // stopped and removed with its evaluator
 }
 
+TEST_CASE(
+    "a cold cache's burst precompiles torch/types.h first, torch/extension.h "
+    "once a build needs it") {
+  World& w = W();
+  // A cache of its own (nothing made yet), no generic caller: every build
+  // gets a binding of its own, which wants torch/extension.h. The answers
+  // pass no C++ flags (the default header fits them).
+  const std::string cache = JoinPath(w.root, "cache-pch");
+  EvalOptions o = w.options;
+  o.cache_dir = cache;
+  o.generic_caller = false;
+  auto ev = Evaluator::Make(w.runner, o);
+  REQUIRE(ev.ok());
+  std::vector<std::string> answers;
+  // Four: with two builders, a fourth build starts after two have
+  // compiled, which makes the header if the burst's waiting count did not.
+  for (int i = 0; i < 4; ++i) {
+    std::string a = FreshAnswer("pch" + std::to_string(i));
+    const std::string flags = ",\n                  extra_cflags=[\"-O2\"])";
+    const size_t at = a.find(flags);
+    REQUIRE(at != std::string::npos);
+    a.replace(at, flags.size(), ")");
+    answers.push_back(a);
+  }
+  for (const std::string& a : answers)
+    (*ev)->Prebuild(w.scale_add, a);  // a burst
+  std::vector<EvalResult> results;
+  for (const std::string& a : answers) {
+    auto r = (*ev)->Evaluate(w.scale_add, a);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    results.push_back(*r);
+  }
+  int made = 0;
+  for (const EvalResult& r : results) {
+    INFO(Codes(r));
+    CHECK(r.verdict == "correct");
+    for (const std::string& n : r.notes)
+      made += n.rfind("precompiled torch headers: made in", 0) == 0;
+  }
+  CHECK(made == 1);  // by the first build, for all
+  ev->reset();       // its builders done, torch/extension.h's make too
+  std::vector<std::string> roots;  // one per torch version: this one's
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator(JoinPath(cache, "pch-v4"), ec))
+    roots.push_back(e.path().string());
+  REQUIRE(roots.size() == 1);
+  const std::string& root = roots.front();
+  CHECK(verify::internal::FileExists(
+      JoinPath(root, "types/skilldb_torch_types.h.gch")));
+  CHECK_FALSE(verify::internal::FileExists(
+      JoinPath(root, "types/skilldb_torch_extension.h.gch")));
+  CHECK(verify::internal::FileExists(
+      JoinPath(root, "ext/skilldb_torch_extension.h.gch")));
+  CHECK_FALSE(verify::internal::FileExists(
+      JoinPath(root, "ext/skilldb_torch_types.h.gch")));
+}
+
 TEST_CASE("a build's CPU time counts its compilers") {
   World& w = W();
   const std::string answer = FreshAnswer("build");

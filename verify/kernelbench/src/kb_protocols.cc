@@ -88,7 +88,8 @@ EvalResult Session::Run() {
                          "sources (the same declarations the kernels use, a fraction of the "
                          "parse)");
   }
-  if (!build.pch.empty()) res_.notes.push_back("precompiled torch/extension.h: " + build.pch);
+  if (!build.pch.empty())
+    res_.notes.push_back("precompiled torch headers: " + build.pch);
   if (!build.split.empty()) res_.notes.push_back("CUDA sources: " + build.split);
   if (!build.binding.empty())
     res_.notes.push_back("functions called by: " + build.binding);

@@ -17,6 +17,7 @@
 
 #include "file_util.h"
 #include "kb_internal.h"
+#include "skilldb/util/clock.h"
 #include "skilldb/util/parallel.h"
 #include "skilldb/util/sha256.h"
 
@@ -250,14 +251,16 @@ Result<RunReport> EvaluateRunDir(const RunOptions& o, Evaluator* ev, const TaskS
   std::mutex mu;  // guards out, done, first_error and the progress lines
   Status first_error;
   size_t done = 0;
+  const auto started = util::SteadyClock::now();  // progress lines say when
   auto finish = [&](size_t i) {  // REQUIRES: mu held
     ++done;
     if (!o.progress) return;
     const Work& w = work[i];
     const EvalResult& r = results[i];
-    std::string line = "[" + std::to_string(done) + "/" + std::to_string(work.size()) + "] " +
-                       w.problem.key() + " sample " + std::to_string(w.file.sample) + ": " +
-                       r.verdict;
+    std::string line =
+        "[" + std::to_string(done) + "/" + std::to_string(work.size()) + " +" +
+        Num(util::MsSince(started) / 1000.0, "%.1f") + "s] " + w.problem.key() +
+        " sample " + std::to_string(w.file.sample) + ": " + r.verdict;
     if (r.speedup_eager) line += ", " + Num(*r.speedup_eager) + "x over eager";
     if (r.speedup_compile) line += ", " + Num(*r.speedup_compile) + "x over torch.compile";
     if (!r.findings.empty() && !r.correct) {
