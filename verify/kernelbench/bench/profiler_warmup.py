@@ -18,6 +18,10 @@ for each variant of activities (cpu, cuda, cpu+cuda), AT_ONCE processes at a
 time (default 8, as the step's workers start them) and then one alone,
 until --budget seconds are spent. Variant "cpu+cuda@first" profiles the host
 work before the context is made (does the set-up cost less before CUDA?).
+Variant "cpu+cuda/autograd" profiles with torch.autograd.profiler.profile
+(Kineto, the object torch.profiler.profile wraps) instead of
+torch.profiler.profile, whose trace start asks hasattr(torch, "_inductor"),
+which imports torch._inductor (and _dynamo, sympy, ...). --variants picks.
 The first lone process's host profile also runs under cProfile: its top
 functions by cumulative time go to the JSON (where in Python the seconds
 go, if they are Python's). Medians per variant and concurrency to
@@ -43,7 +47,7 @@ import torch  # noqa: E402
 import forked  # noqa: E402
 import kb_runner  # noqa: E402
 
-VARIANTS = ("cpu+cuda", "cpu+cuda@first", "cuda", "cpu")
+VARIANTS = ("cpu+cuda", "cpu+cuda/autograd", "cpu+cuda@first", "cuda", "cpu", "cpu/autograd")
 STEPS = ("prepare", "start", "stop")
 PARTS = ("context", "import", "host", "host_cpu") + tuple(
     x for st in STEPS for x in (st, st + "_cpu")) + ("kernel", "again")
@@ -55,23 +59,51 @@ def cpu_seconds():
     return r.ru_utime + r.ru_stime
 
 
-def host_profile(acts, took):
+def autograd_profile(acts):
+    """torch.autograd.profiler.profile with Kineto for these activities,
+    as torch.profiler.profile makes it (its keywords differ by version)."""
+    import inspect
+    from torch.autograd import profiler as ap
+    from torch.profiler import ProfilerActivity
+    params = inspect.signature(ap.profile).parameters
+    cuda = ProfilerActivity.CUDA in acts
+    kw = {"use_kineto": True, "use_cpu": ProfilerActivity.CPU in acts}
+    if "use_device" in params:
+        kw["use_device"] = "cuda" if cuda else None
+    else:
+        kw["use_cuda"] = cuda
+    return ap.profile(**kw)
+
+
+def new_profile(acts, api):
+    if api == "autograd":
+        return autograd_profile(acts)
+    from torch.profiler import profile as torch_profile
+    return torch_profile(activities=acts)
+
+
+def host_profile(acts, took, api="profiler"):
     """A profile around host work only, step by step (what torch's
     profile.__enter__ and __exit__ do: prepare_trace, start_trace,
     stop_trace), each step's wall and CPU seconds into `took`."""
-    from torch.profiler import profile as torch_profile
-    prof = torch_profile(activities=acts)
+    prof = new_profile(acts, api)
     t, cpu = time.perf_counter(), cpu_seconds()
     t0, cpu0 = t, cpu
     for step in STEPS:
         if step == "stop":
             torch.empty(1).add_(1)
-        getattr(prof, step + "_trace")()
+        if api == "autograd":
+            if step == "stop":
+                prof.__exit__(None, None, None)
+            else:
+                getattr(prof, "_%s_trace" % step)()
+        else:
+            getattr(prof, step + "_trace")()
         now, cpu_now = time.perf_counter(), cpu_seconds()
         took[step], took[step + "_cpu"] = now - t, cpu_now - cpu
         t, cpu = now, cpu_now
     took["host"], took["host_cpu"] = t - t0, cpu - cpu0
-    len(prof.events())  # as the runner reads them
+    len(prof.function_events if api == "autograd" else prof.events())  # as the runner reads them
 
 
 def child(variant, profiled):
@@ -80,7 +112,8 @@ def child(variant, profiled):
     t = time.perf_counter()
     from torch.profiler import ProfilerActivity
     took["import"] = time.perf_counter() - t
-    kinds = variant.split("@")[0].split("+")
+    api = "autograd" if variant.endswith("/autograd") else "profiler"
+    kinds = variant.split("/")[0].split("@")[0].split("+")
     acts = []
     if "cpu" in kinds:
         acts.append(ProfilerActivity.CPU)
@@ -88,7 +121,7 @@ def child(variant, profiled):
         acts.append(ProfilerActivity.CUDA)
     first = variant.endswith("@first")
     if first:
-        host_profile(acts, took)
+        host_profile(acts, took, api)
     t = time.perf_counter()
     if DEVICE == "cuda":
         kb_runner.start_context(dev, 0)
@@ -100,20 +133,19 @@ def child(variant, profiled):
             import pstats
             pr = cProfile.Profile()
             pr.enable()
-            host_profile(acts, took)
+            host_profile(acts, took, api)
             pr.disable()
             text = io.StringIO()
             pstats.Stats(pr, stream=text).sort_stats("cumulative").print_stats(25)
             took["cprofile"] = text.getvalue()[-6000:]
         else:
-            host_profile(acts, took)
-    from torch.profiler import profile as torch_profile
+            host_profile(acts, took, api)
     x = torch.randn(32, 32, device=dev)
     for part in ("kernel", "again"):
         t = time.perf_counter()
-        with torch_profile(activities=acts) as prof:
+        with new_profile(acts, api) as prof:
             (x @ x).sum().item()
-        names = [e.name for e in prof.events()]
+        names = [e.name for e in (prof.function_events if api == "autograd" else prof.events())]
         took[part] = time.perf_counter() - t
         took[part + "_events"] = len(names)
     return took
@@ -131,7 +163,13 @@ def main():
     ap.add_argument("--budget", type=float, default=60.0, help="seconds to spend")
     ap.add_argument("--at-once", type=int, default=8)
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help="comma-separated, of: " + ", ".join(VARIANTS))
     args = ap.parse_args()
+    variants = [v for v in args.variants.split(",") if v]
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad:
+        sys.exit("profiler_warmup: unknown variant(s) %s; known: %s" % (bad, ", ".join(VARIANTS)))
     global DEVICE
     DEVICE = args.device
     # NVML's count: the parent must not initialize CUDA before it forks.
@@ -140,8 +178,8 @@ def main():
         sys.exit("profiler_warmup: needs a CUDA device")
     os.makedirs(args.out, exist_ok=True)
     deadline = time.monotonic() + args.budget
-    plan = [(v, 1) for v in VARIANTS[:1]] + [(v, args.at_once) for v in VARIANTS] + \
-        [(v, 1) for v in VARIANTS[1:]]
+    plan = [(v, 1) for v in variants[:1]] + [(v, args.at_once) for v in variants] + \
+        [(v, 1) for v in variants[1:]]
     results = {}
     for variant, n in plan:
         if time.monotonic() > deadline:
