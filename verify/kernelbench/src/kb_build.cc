@@ -249,15 +249,7 @@ std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
   }
   if (threads_.empty()) {  // no builder thread could be started
     lock.unlock();
-    std::optional<ExtensionPch> later;
-    BuildRecord r = Build(*job, &later);
-    r.key = job->key;
-    job->promise.set_value(r);
-    if (later) {  // after the answer's record is given: its wait is not this
-      BuildRecord made;
-      MakeOnce(later->start, "ext", false, later->pch_root, later->ext_cache,
-               &made);
-    }
+    BuildAndGive(job.get());
     return f;
   }
   const bool cpp = job->format.backend != "triton";
@@ -283,17 +275,29 @@ void Builder::Work() {
         std::lock_guard<std::mutex> made(made_->mu);
         --made_->waiting;
       }
+      ++running_;
     }
-    std::optional<ExtensionPch> later;
-    BuildRecord r = Build(*job, &later);
-    r.key = job->key;
-    job->promise.set_value(r);
-    if (later) {  // after the answer's record is given: its wait is not this
-      BuildRecord made;
-      MakeOnce(later->start, "ext", false, later->pch_root, later->ext_cache,
-               &made);
-    }
+    BuildAndGive(job.get());
+    std::lock_guard<std::mutex> lock(mu_);
+    --running_;
   }
+}
+
+void Builder::BuildAndGive(Job* job) {
+  std::optional<ExtensionPch> later;
+  BuildRecord r = Build(*job, &later);
+  r.key = job->key;
+  job->promise.set_value(r);
+  if (later) {  // after the answer's record is given: its wait is not this
+    BuildRecord made;
+    MakeOnce(later->start, "ext", false, later->pch_root, later->ext_cache,
+             &made);
+  }
+}
+
+int Builder::Load() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size()) + running_;
 }
 
 void Builder::MakeOnce(const RunnerStart& s, const std::string& pch_kind,

@@ -102,6 +102,9 @@ class Builder {
 
   const std::string& cache_root() const { return cache_root_; }
 
+  // Builds queued or under way (what a new one would wait behind).
+  int Load();
+
  private:
   struct Job {
     Problem problem;
@@ -117,6 +120,9 @@ class Builder {
     std::string ext_cache;
   };
   void Work();
+  // Builds `job`, gives its record, then makes what the build said is
+  // wanted (torch/extension.h's header).
+  void BuildAndGive(Job* job);
   BuildRecord Build(const Job& job, std::optional<ExtensionPch>* later);
   // A runner started as `s`: the spare started so, if there is one, else
   // started now; and, while C++/CUDA answers wait in the queue, a spare
@@ -180,6 +186,7 @@ class Builder {
   std::mutex spare_mu_;
   std::vector<Spare> spares_;  // GUARDED_BY(spare_mu_)
   bool stop_ = false;                                          // GUARDED_BY(mu_)
+  int running_ = 0;  // builds under way on the threads; GUARDED_BY(mu_)
   std::vector<std::thread> threads_;
 };
 

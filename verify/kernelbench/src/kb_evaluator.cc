@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <mutex>
-#include <filesystem>
+#include <unordered_map>
 
 #include "file_util.h"
 #include "kb_evaluate.h"
@@ -446,13 +447,33 @@ class MultiEvaluator final : public Evaluator {
   int Parallelism() const override { return static_cast<int>(devices_.size()); }
 
  private:
-  size_t Home(const Problem& problem, std::string_view answer) const {
-    return std::hash<std::string>{}(problem.key() + "\n" + std::string(answer)) %
-           devices_.size();
+  // The evaluator whose builder builds the answer: the one with the
+  // fewest builds queued or under way when the answer is first seen (its
+  // prebuild), the same one after. Until 2026-12-06 it was a hash of the
+  // answer: 18 answers over 8 builders of one build thread each left some
+  // four deep while others had one.
+  size_t Home(const Problem& problem, std::string_view answer) {
+    const size_t h =
+        std::hash<std::string>{}(problem.key() + "\n" + std::string(answer));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = homes_.find(h); it != homes_.end()) return it->second;
+    size_t pick = h % devices_.size();
+    int least = devices_[pick]->builder()->Load();
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      const int load = devices_[i]->builder()->Load();
+      if (load < least) pick = i, least = load;
+    }
+    if (homes_.size() >= kMaxHomes)
+      homes_.clear();  // bounded: then hashed anew
+    homes_[h] = pick;
+    return pick;
   }
+  static constexpr size_t kMaxHomes = 1 << 17;
   std::vector<std::unique_ptr<EvaluatorImpl>> devices_;
   std::mutex mu_;
   std::vector<int> busy_;  // GUARDED_BY(mu_)
+  std::unordered_map<size_t, size_t>
+      homes_;  // answer's hash -> home; GUARDED_BY(mu_)
 };
 
 }  // namespace internal
