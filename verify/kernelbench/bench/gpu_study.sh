@@ -24,8 +24,8 @@
 #             bounded by OURS_AGAIN_TIMEOUT; OURS_WARM=1 runs them again
 #             from the first run's cache without the answers' builds
 #             (OURS_WARM_TIMEOUT; WARM_WORKERS its --workers, default
-#             WORKERS), OURS_WARM=ab with and without the
-#             generic caller)
+#             WORKERS; WARM_BUILD_JOBS="8 16" once per --build-jobs),
+#             OURS_WARM=ab with and without the generic caller)
 #   diag      where a Triton answer dies (triton_diag.py; the answer
 #             alone through eval, unconfined and confined)
 #   compile   the torch.compile baseline: the three study problems' honest
@@ -169,21 +169,29 @@ if has ours; then
   # baselines' times) and drops the answers' own builds: the rate of a
   # machine that has judged before. OURS_WARM=ab runs it twice, with and
   # without the generic caller (--no-generic-caller), each from its own copy.
+  # WARM_BUILD_JOBS="8 16" runs it once per --build-jobs value (each from
+  # its own copy; "" keeps BUILD_JOBS's or the default).
   modes=(on); [ "$OURS_WARM" = ab ] && modes=(on off)
   wwk=(--workers "${WARM_WORKERS:-${WORKERS:-1}}")
+  read -r -a wjobs <<< "${WARM_BUILD_JOBS:-}"
+  [ "${#wjobs[@]}" -eq 0 ] && wjobs=("")
   for mode in "${modes[@]}"; do
-    c="$dir/cache-warm-$mode"; rm -rf "$c"; cp -a "$dir/cache" "$c"
+  for wj in "${wjobs[@]}"; do
+    tag="$mode${wj:+-j$wj}"
+    c="$dir/cache-warm-$tag"; rm -rf "$c"; cp -a "$dir/cache" "$c"
     rm -rf "$c/builds" "$c/triton"
     find "$c/ext" -mindepth 1 -maxdepth 1 ! -name 'caller-*' -exec rm -rf {} +
     gc=(); [ "$mode" = off ] && gc=(--no-generic-caller)
-    stamp "ours: again, machine caches kept, answers' builds dropped, generic caller $mode"
+    bj=("${jobs[@]}"); [ -n "$wj" ] && bj=(--build-jobs "$wj")
+    stamp "ours: again, machine caches kept, answers' builds dropped, generic caller $mode ${bj[*]}"
     t0=$(now)
     timeout "${OURS_WARM_TIMEOUT:-150}" "${KBC[@]}" eval "$dir/run" --cache "$c" "${nocb[@]}" \
-      "${jobs[@]}" "${wwk[@]}" "${gc[@]}" --results "$dir/ours-warm-$mode.jsonl" --json \
-      > "$OUT/ours_warm_$mode.json" 2> "$dir/ours-warm-$mode.log"
-    echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, ${wwk[*]}, warm, generic caller $mode" |
+      "${bj[@]}" "${wwk[@]}" "${gc[@]}" --results "$dir/ours-warm-$tag.jsonl" --json \
+      > "$OUT/ours_warm_$tag.json" 2> "$dir/ours-warm-$tag.log"
+    echo "rc=$? wall $(python3 -c "print(round($(now) - $t0, 1))") s, ${wwk[*]} ${bj[*]}, warm, generic caller $mode" |
       tee -a "$OUT/ours_wall.txt"
-    tail -5 "$dir/ours-warm-$mode.log"
+    tail -5 "$dir/ours-warm-$tag.log"
+  done
   done
   fi
   if [ -n "${OURS_AGAIN_WORKERS:-}" ]; then
