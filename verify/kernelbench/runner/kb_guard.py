@@ -28,7 +28,7 @@ WATCHED = [
     "torch.cuda.synchronize", "torch.cuda.Event", "torch.cuda.Event.record",
     "torch.cuda.Event.elapsed_time", "torch.cuda.Event.synchronize",
     "torch.cuda.current_stream", "torch.cuda.Stream", "torch.cuda.empty_cache",
-    "torch.profiler.profile",
+    "torch.profiler.profile", "torch.autograd.profiler.profile",
 ]
 
 # Settings that lower the precision of PyTorch's own float32 arithmetic.
@@ -187,11 +187,28 @@ def _cuda_device_type():
     return dt.CUDA
 
 
-def _activities(device):
-    """What the profiler records: PyTorch's operators, and on a GPU its
-    kernels."""
-    from torch.profiler import ProfilerActivity
-    return [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+def _kineto_profile(device):
+    """A profiler of PyTorch's operators and, on a GPU, its kernels:
+    torch.autograd.profiler.profile with Kineto, the object
+    torch.profiler.profile makes and reads its events from, taken when
+    this module was imported (before any answer ran). Not
+    torch.profiler.profile itself: starting a trace, it asks
+    hasattr(torch, "_inductor"), which imports torch._inductor and with it
+    torch._dynamo, sympy and more: on the H100 machine, with the bytecode
+    cached, 1.1-1.5 s of CPU per runner (bench/profiler_warmup.py, variant
+    cpu+cuda against cpu+cuda/autograd). Its keywords differ by version."""
+    import inspect
+    cuda = device.type == "cuda"
+    params = inspect.signature(_AUTOGRAD_PROFILE).parameters
+    kw = {"use_kineto": True, "use_cpu": True}
+    if "use_device" in params:
+        kw["use_device"] = "cuda" if cuda else None
+    else:
+        kw["use_cuda"] = cuda
+    return _AUTOGRAD_PROFILE(**kw)
+
+
+_AUTOGRAD_PROFILE = torch.autograd.profiler.profile
 
 
 def warm_profiler_host(device):
@@ -199,17 +216,15 @@ def warm_profiler_host(device):
     and stopped around host work only, so the verifier runs it without
     holding the device (bench/init_interference.py, step profiler_host,
     measures what it does beside a timed answer)."""
-    from torch.profiler import profile as torch_profile
-    with torch_profile(activities=_activities(device)):
+    with _kineto_profile(device):
         torch.empty(1).add_(1)
 
 
 def warm_profiler(device):
     """Starts the profiler's machinery (Kineto, CUPTI) once, before the run
     sandbox: what it sets up the first time is then done."""
-    from torch.profiler import profile as torch_profile
     x = torch.randn(32, 32, device=device)
-    with torch_profile(activities=_activities(device)):
+    with _kineto_profile(device):
         (x @ x).sum().item()
 
 
@@ -230,17 +245,15 @@ def profile(call, arg_sets, device, marker):
     time spent waiting for a core on a loaded machine counts for no one;
     the calling thread takes part in PyTorch's parallel operators, so their
     time is not counted once per thread)."""
-    from torch.profiler import profile as torch_profile
     import time
     on_gpu = device.type == "cuda"
-    acts = _activities(device)
     result = {"kernels": [], "ops": [], "wall_us": 0.0, "cpu_us": 0.0}
     if on_gpu:
-        with torch_profile(activities=acts) as prof:
+        with _kineto_profile(device) as prof:
             marker()
             torch.cuda.synchronize()
         result["runner_streams"] = sorted({
-            e.device_resource_id() for e in prof.profiler.kineto_results.events()
+            e.device_resource_id() for e in prof.kineto_results.events()
             if e.device_type() == _cuda_device_type()})
     # One call outside the profile: what a first call does once (lazy
     # initialization in the answer or in PyTorch, first-touch allocations)
@@ -249,7 +262,7 @@ def profile(call, arg_sets, device, marker):
         call(*arg_sets[0])
         if on_gpu:
             torch.cuda.synchronize()
-    with torch_profile(activities=acts) as prof:
+    with _kineto_profile(device) as prof:
         for args in arg_sets:
             if on_gpu:
                 torch.cuda.synchronize()
@@ -261,7 +274,7 @@ def profile(call, arg_sets, device, marker):
             result["cpu_us"] += (time.thread_time() - c0) * 1e6
     if on_gpu:
         agg = {}
-        for e in prof.profiler.kineto_results.events():
+        for e in prof.kineto_results.events():
             if e.device_type() != _cuda_device_type():
                 continue
             name = e.name()
@@ -277,7 +290,7 @@ def profile(call, arg_sets, device, marker):
                               "count": v[0], "us": v[1]} for k, v in agg.items()]
     else:
         agg = {}
-        for e in prof.events():
+        for e in prof.function_events:
             if getattr(e, "cpu_parent", None) is not None:
                 continue
             if not e.name.startswith("aten::"):

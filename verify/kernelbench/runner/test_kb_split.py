@@ -312,3 +312,33 @@ def test_the_run_step_finds_a_build_by_the_build_s_arch(tmp_path, monkeypatch):
     untold = kb_load.ExtensionShim("run", str(tmp_path), split=True)
     with pytest.raises(RuntimeError, match="TORCH_CUDA_ARCH_LIST ''"):
         untold(*call, extra_cuda_cflags=["-O3"])
+
+
+@pytest.mark.parametrize("split_record, tried", [
+    # A part of the split that did not compile: the build as written only.
+    ("split, a part did not build (RuntimeError); built whole", ["as written"]),
+    # Sources the split does not handle: the light build first, as before.
+    ("not split: a launch inside a macro", ["light", "as written"]),
+])
+def test_after_a_split_part_fails_the_build_as_written_comes_next(tmp_path, monkeypatch,
+                                                                   split_record, tried):
+    import kb_load
+
+    def split(self, name, cpp, cuda, functions, kwargs, directory, key, record):
+        record["split"] = split_record
+        return None
+
+    monkeypatch.setattr(kb_load.ExtensionShim, "_build_split", split)
+    src = "#include <torch/extension.h>\n__global__ void k() { undefined_thing; }\n"
+    calls = []
+
+    def real(name, cpp_sources, cuda_sources=None, functions=None, **kwargs):
+        calls.append("as written" if cuda_sources == [src] or cuda_sources == src else "light")
+        raise RuntimeError('error: identifier "undefined_thing" is undefined')
+
+    shim = kb_load.ExtensionShim("build", str(tmp_path), split=True, generic_caller=False)
+    shim.real = real
+    with pytest.raises(RuntimeError, match="undefined_thing"):
+        shim("ext", "torch::Tensor f(torch::Tensor x);", src, ["f"])
+    assert calls == tried
+    assert ("light_include_skipped" in shim.records[-1]) == (tried == ["as written"])

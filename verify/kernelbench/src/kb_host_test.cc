@@ -1037,6 +1037,41 @@ TEST_CASE("a run directory is evaluated, scored by level and resumed") {
   CHECK(json.find("\"fast_p\"") != std::string::npos);
 }
 
+TEST_CASE(
+    "a run directory's largest problems are judged first, reported in answer "
+    "order") {
+  World& w = W();
+  // Problem 2's inputs are 64 times problem 1's: judged first by the one
+  // evaluator, though problem 1 comes first in the run directory.
+  const std::string kb = JoinPath(w.root, "KernelBench-sizes");
+  World::Write(JoinPath(kb, "level1/1_Small.py"),
+               kb_testing::ScaleAddProblem(int64_t{1} << 12));
+  World::Write(JoinPath(kb, "level1/2_Large.py"),
+               kb_testing::ScaleAddProblem(int64_t{1} << 18));
+  auto store = TaskStore::Open(JoinPath(w.root, "store-sizes"));
+  REQUIRE(store.ok());
+  ImportOptions io;
+  io.path = kb;
+  io.runner = w.runner;
+  REQUIRE(ImportProblems(io, &*store).ok());
+  const std::string run = JoinPath(w.root, "run-sizes");
+  World::Write(JoinPath(run, "level_1_problem_1_sample_0_kernel.py"), kCorrect);
+  World::Write(JoinPath(run, "level_1_problem_2_sample_0_kernel.py"), kCorrect);
+  RunOptions o;
+  o.run_dir = run;
+  std::vector<std::string> lines;
+  o.progress = [&lines](const std::string& line) { lines.push_back(line); };
+  REQUIRE(w.skilldb->Parallelism() == 1);
+  auto r = EvaluateRunDir(o, w.skilldb.get(), *store);
+  REQUIRE(r.ok());
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].find("level1/2 sample 0") != std::string::npos);
+  CHECK(lines[1].find("level1/1 sample 0") != std::string::npos);
+  REQUIRE(r->results.size() == 2);
+  CHECK(r->results[0].problem == 1);
+  CHECK(r->results[1].problem == 2);
+}
+
 TEST_CASE("two evaluators on one device judge a run directory, reported in answer order") {
   World& w = W();
   RunnerOptions two = w.runner;
