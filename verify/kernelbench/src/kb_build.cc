@@ -450,8 +450,8 @@ BuildRecord Builder::Build(const Job& job, std::optional<ExtensionPch>* later) {
   // directory), beside the generic caller. Making it costs about one
   // compile of torch's headers: a run whose answers share one extension,
   // or hit the cache, never pays for it. torch/extension.h is made after
-  // the first build that needed a binding found it missing (MakeLater), by
-  // that builder once its answer is done: until 2026-12-06 both were made
+  // the first build that needed a binding found it missing (ExtensionPch),
+  // by that builder once its answer is done: until 2026-12-06 both were made
   // together and a cold cache's first builds waited for torch/extension.h,
   // 41.2 s on the H100, where thunks needed only torch/types.h.
   std::string pch_root, pch_header;  // pch_header: the root, once offered
@@ -489,6 +489,10 @@ BuildRecord Builder::Build(const Job& job, std::optional<ExtensionPch>* later) {
         // On the H100 (2026-12-05) a step's first builds went without it,
         // 32-52 s each, 8 at a time, and the one making it had not
         // finished 96 s in; it took 64 s when fewer builds ran beside it.
+        // A small run (18 answers, 8 builders) builds beside it: that run
+        // finished in 95 s so (5308b03), and not in 120 s when every build
+        // waited (5bddb04, with the shared reference runners: the two not
+        // told apart).
         const double bound =
             options_.build_timeout_s > 0 ? options_.build_timeout_s : 600;
         made_->cv.wait_for(lock, std::chrono::duration<double>(bound), [this] {
