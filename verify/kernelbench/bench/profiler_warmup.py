@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "runner"))
 import torch  # noqa: E402
 
 import forked  # noqa: E402
+import kb_guard  # noqa: E402
 import kb_runner  # noqa: E402
 
 VARIANTS = ("cpu+cuda", "cpu+cuda/autograd", "cpu+cuda@first", "cuda", "cpu", "cpu/autograd")
@@ -60,19 +61,11 @@ def cpu_seconds():
 
 
 def autograd_profile(acts):
-    """torch.autograd.profiler.profile with Kineto for these activities,
-    as torch.profiler.profile makes it (its keywords differ by version)."""
-    import inspect
-    from torch.autograd import profiler as ap
+    """torch.autograd.profiler.profile with Kineto for these activities, as
+    the runners make it (kb_guard.kineto_profile)."""
     from torch.profiler import ProfilerActivity
-    params = inspect.signature(ap.profile).parameters
-    cuda = ProfilerActivity.CUDA in acts
-    kw = {"use_kineto": True, "use_cpu": ProfilerActivity.CPU in acts}
-    if "use_device" in params:
-        kw["use_device"] = "cuda" if cuda else None
-    else:
-        kw["use_cuda"] = cuda
-    return ap.profile(**kw)
+    return kb_guard.kineto_profile(ProfilerActivity.CUDA in acts,
+                                   cpu=ProfilerActivity.CPU in acts)
 
 
 def new_profile(acts, api):

@@ -187,9 +187,9 @@ def _cuda_device_type():
     return dt.CUDA
 
 
-def _kineto_profile(device):
-    """A profiler of PyTorch's operators and, on a GPU, its kernels:
-    torch.autograd.profiler.profile with Kineto, the object
+def kineto_profile(cuda, cpu=True):
+    """A profiler of PyTorch's operators (`cpu`) and, with `cuda`, its
+    kernels: torch.autograd.profiler.profile with Kineto, the object
     torch.profiler.profile makes and reads its events from, taken when
     this module was imported (before any answer ran). Not
     torch.profiler.profile itself: starting a trace, it asks
@@ -197,19 +197,29 @@ def _kineto_profile(device):
     torch._dynamo, sympy and more: on the H100 machine, with the bytecode
     cached, a candidate's profiler set-up (init_profiler_host) took 1.22 s,
     and 0.028 s this way (medians, RL step pieces of 2026-12-06c and d).
-    Its keywords differ by version."""
-    import inspect
-    cuda = device.type == "cuda"
-    params = inspect.signature(_AUTOGRAD_PROFILE).parameters
-    kw = {"use_kineto": True, "use_cpu": True}
-    if "use_device" in params:
+    Its keywords differ by version (_DEVICE_KEYWORD)."""
+    kw = {"use_kineto": True, "use_cpu": cpu}
+    if _DEVICE_KEYWORD == "use_device":
         kw["use_device"] = "cuda" if cuda else None
     else:
         kw["use_cuda"] = cuda
     return _AUTOGRAD_PROFILE(**kw)
 
 
+def _kineto_profile(device):
+    return kineto_profile(device.type == "cuda")
+
+
 _AUTOGRAD_PROFILE = torch.autograd.profiler.profile
+
+
+def _device_keyword():
+    import inspect
+    params = inspect.signature(_AUTOGRAD_PROFILE).parameters
+    return "use_device" if "use_device" in params else "use_cuda"
+
+
+_DEVICE_KEYWORD = _device_keyword()  # torch 2.x: use_device; 1.13: use_cuda
 
 
 def warm_profiler_host(device):
