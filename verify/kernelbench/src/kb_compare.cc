@@ -33,15 +33,17 @@ double BfloatToDouble(uint16_t b) {
 }
 
 template <typename T>
-void DecodeAs(const char* p, int64_t n, std::vector<double>* out) {
-  out->resize(static_cast<size_t>(n));
+void ReadAs(const char* p, int64_t n, double* out) {
   for (int64_t i = 0; i < n; ++i) {
     T v;
     std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    (*out)[static_cast<size_t>(i)] = static_cast<double>(v);
+    out[i] = static_cast<double>(v);
   }
 }
 
+// Elements are read and compared this many at a time (32 KiB of doubles a
+// side: in the first-level cache, never a whole output's copy).
+constexpr int64_t kPiece = 4096;
 
 std::string IndexText(int64_t flat, const std::vector<int64_t>& shape) {
   if (shape.empty()) return "[]";
@@ -74,7 +76,39 @@ int64_t DtypeBytes(std::string_view dtype) {
   return 0;
 }
 
-Result<WireTensor> DecodeTensor(const json& desc, std::string_view blob) {
+void WireTensor::Read(int64_t begin, int64_t n, double* out) const {
+  const char* p = bytes.data() + offset;
+  if (dtype == "float32") {
+    ReadAs<float>(p + 4 * begin, n, out);
+  } else if (dtype == "float64") {
+    ReadAs<double>(p + 8 * begin, n, out);
+  } else if (dtype == "int64") {
+    ReadAs<int64_t>(p + 8 * begin, n, out);
+  } else if (dtype == "int32") {
+    ReadAs<int32_t>(p + 4 * begin, n, out);
+  } else if (dtype == "bool" || dtype == "uint8") {
+    ReadAs<uint8_t>(p + begin, n, out);
+  } else if (dtype == "int8") {
+    ReadAs<int8_t>(p + begin, n, out);
+  } else if (dtype == "int16") {
+    ReadAs<int16_t>(p + 2 * begin, n, out);
+  } else {
+    const bool half = dtype == "float16";
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, p + 2 * (begin + i), 2);
+      out[i] = half ? HalfToDouble(h) : BfloatToDouble(h);
+    }
+  }
+}
+
+double WireTensor::at(int64_t i) const {
+  double v = NAN;
+  if (i >= 0 && i < count) Read(i, 1, &v);
+  return v;
+}
+
+Result<WireTensor> DecodeTensor(const json& desc, std::string blob) {
   if (!desc.is_object()) return Status::Corruption("a tensor descriptor is not an object");
   WireTensor t;
   t.dtype = desc.value("dtype", "");
@@ -99,83 +133,117 @@ Result<WireTensor> DecodeTensor(const json& desc, std::string_view blob) {
   if (n * esize != nbytes || n != t.numel()) {
     return Status::Corruption("a tensor's bytes do not match its shape");
   }
-  const char* p = blob.data() + offset;
-  if (t.dtype == "float32") {
-    DecodeAs<float>(p, n, &t.values);
-  } else if (t.dtype == "float64") {
-    DecodeAs<double>(p, n, &t.values);
-  } else if (t.dtype == "int64") {
-    DecodeAs<int64_t>(p, n, &t.values);
-  } else if (t.dtype == "int32") {
-    DecodeAs<int32_t>(p, n, &t.values);
-  } else if (t.dtype == "bool" || t.dtype == "uint8") {
-    DecodeAs<uint8_t>(p, n, &t.values);
-  } else if (t.dtype == "int8") {
-    DecodeAs<int8_t>(p, n, &t.values);
-  } else if (t.dtype == "int16") {
-    DecodeAs<int16_t>(p, n, &t.values);
-  } else {
-    t.values.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      t.values[static_cast<size_t>(i)] =
-          t.dtype == "float16" ? HalfToDouble(h) : BfloatToDouble(h);
+  t.bytes = std::move(blob);
+  t.offset = offset;
+  t.count = n;
+  return t;
+}
+
+namespace {
+
+// torch.allclose's rule over `n` elements that `want` and `got` read a piece
+// at a time (read(begin, count, out)).
+template <typename ReadWant, typename ReadGot>
+CloseCheck AllCloseIn(int64_t n, const ReadWant& want, const ReadGot& got,
+                      double atol, double rtol,
+                      const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& indices) {
+  CloseCheck c;
+  c.elements = n;
+  double a_piece[kPiece], b_piece[kPiece];
+  for (int64_t begin = 0; begin < n; begin += kPiece) {
+    const int64_t m = std::min(kPiece, n - begin);
+    want(begin, m, a_piece);
+    got(begin, m, b_piece);
+    for (int64_t j = 0; j < m; ++j) {
+      const double a = a_piece[j], b = b_piece[j];
+      const double diff = std::fabs(a - b);
+      bool close;
+      if (std::isnan(a) || std::isnan(b)) {
+        close = false;
+      } else if (std::isinf(a) || std::isinf(b)) {
+        close = a == b;
+      } else {
+        close = diff <= atol + rtol * std::fabs(b);
+      }
+      if (std::isfinite(diff)) {
+        c.max_abs = std::max(c.max_abs, diff);
+        c.sum_abs += diff;
+      } else if (!close) {
+        c.max_abs = INFINITY;
+      }
+      if (close) continue;
+      ++c.mismatches;
+      if (c.examples.size() < 5) {
+        const int64_t i = begin + j;
+        const int64_t flat =
+            indices.empty() ? i : indices[static_cast<size_t>(i)];
+        c.examples.push_back("element " + IndexText(flat, shape) + ": got " +
+                             Num(b, "%.7g") + ", want " + Num(a, "%.7g"));
+      }
     }
   }
-  return t;
+  return c;
+}
+
+template <typename ReadGot, typename ReadExact>
+double RelativeRmsIn(int64_t n, const ReadGot& got, const ReadExact& exact) {
+  double num = 0, den = 0;
+  int64_t used = 0;
+  double g_piece[kPiece], e_piece[kPiece];
+  for (int64_t begin = 0; begin < n; begin += kPiece) {
+    const int64_t m = std::min(kPiece, n - begin);
+    got(begin, m, g_piece);
+    exact(begin, m, e_piece);
+    for (int64_t j = 0; j < m; ++j) {
+      if (!std::isfinite(g_piece[j]) || !std::isfinite(e_piece[j])) continue;
+      const double d = g_piece[j] - e_piece[j];
+      num += d * d;
+      den += e_piece[j] * e_piece[j];
+      ++used;
+    }
+  }
+  if (used == 0) return NAN;
+  if (den == 0) return num == 0 ? 0 : INFINITY;
+  return std::sqrt(num / den);
+}
+
+auto Reader(const WireTensor& t) {
+  return [&t](int64_t begin, int64_t m, double* out) { t.Read(begin, m, out); };
+}
+
+auto Reader(const std::vector<double>& v) {
+  return [&v](int64_t begin, int64_t m, double* out) {
+    std::copy(v.begin() + begin, v.begin() + begin + m, out);
+  };
+}
+
+}  // namespace
+
+CloseCheck AllClose(const WireTensor& want, const WireTensor& got, double atol,
+                    double rtol, const std::vector<int64_t>& shape,
+                    const std::vector<int64_t>& indices) {
+  return AllCloseIn(std::min(want.count, got.count), Reader(want), Reader(got),
+                    atol, rtol, shape, indices);
 }
 
 CloseCheck AllClose(const std::vector<double>& want,
                     const std::vector<double>& got, double atol, double rtol,
                     const std::vector<int64_t>& shape,
                     const std::vector<int64_t>& indices) {
-  CloseCheck c;
-  const size_t n = std::min(want.size(), got.size());
-  c.elements = static_cast<int64_t>(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double a = want[i], b = got[i];
-    const double diff = std::fabs(a - b);
-    bool close;
-    if (std::isnan(a) || std::isnan(b)) {
-      close = false;
-    } else if (std::isinf(a) || std::isinf(b)) {
-      close = a == b;
-    } else {
-      close = diff <= atol + rtol * std::fabs(b);
-    }
-    if (std::isfinite(diff)) {
-      c.max_abs = std::max(c.max_abs, diff);
-      c.sum_abs += diff;
-    } else if (!close) {
-      c.max_abs = INFINITY;
-    }
-    if (close) continue;
-    ++c.mismatches;
-    if (c.examples.size() < 5) {
-      const int64_t flat = indices.empty() ? static_cast<int64_t>(i)
-                                           : indices[i];
-      c.examples.push_back("element " + IndexText(flat, shape) + ": got " +
-                           Num(b, "%.7g") + ", want " + Num(a, "%.7g"));
-    }
-  }
-  return c;
+  return AllCloseIn(static_cast<int64_t>(std::min(want.size(), got.size())),
+                    Reader(want), Reader(got), atol, rtol, shape, indices);
+}
+
+double RelativeRmsError(const WireTensor& got, const WireTensor& exact) {
+  return RelativeRmsIn(std::min(got.count, exact.count), Reader(got),
+                       Reader(exact));
 }
 
 double RelativeRmsError(const std::vector<double>& got,
                         const std::vector<double>& exact) {
-  double num = 0, den = 0;
-  size_t used = 0;
-  for (size_t i = 0; i < std::min(got.size(), exact.size()); ++i) {
-    if (!std::isfinite(got[i]) || !std::isfinite(exact[i])) continue;
-    const double d = got[i] - exact[i];
-    num += d * d;
-    den += exact[i] * exact[i];
-    ++used;
-  }
-  if (used == 0) return NAN;
-  if (den == 0) return num == 0 ? 0 : INFINITY;
-  return std::sqrt(num / den);
+  return RelativeRmsIn(static_cast<int64_t>(std::min(got.size(), exact.size())),
+                       Reader(got), Reader(exact));
 }
 
 std::vector<int64_t> SampleIndices(int64_t numel, int64_t count, int64_t edge,

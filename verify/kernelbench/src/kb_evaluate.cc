@@ -281,7 +281,7 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
                                         cand_id + ", which it was asked to keep");
     return false;
   }
-  auto w = DecodeTensor(rr.header.value("tensor", json()), rr.blob);
+  auto w = DecodeTensor(rr.header.value("tensor", json()), std::move(rr.blob));
   if (!w.ok()) {
     res_.verdict = "error";
     res_.error_message = "the reference sent no output " +
@@ -306,18 +306,17 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
                    Shape(want_shape));
     return false;
   }
-  auto g = DecodeTensor(cr.header.value("tensor", json()), cr.blob);
+  auto g = DecodeTensor(cr.header.value("tensor", json()), std::move(cr.blob));
   if (!g.ok()) {
     Add(wrong,
         "the candidate's output could not be read: " + g.status().message());
     return false;
   }
-  if (g->values.size() != w->values.size() ||
-      (indices->empty() && g->shape != w->shape)) {
+  if (g->count != w->count || (indices->empty() && g->shape != w->shape)) {
     Add(wrong, "output " + std::to_string(which) + " of " + cand_id +
-                   " came as " + std::to_string(g->values.size()) +
+                   " came as " + std::to_string(g->count) +
                    " elements of shape " + Shape(json(g->shape)) +
-                   ", the reference's as " + std::to_string(w->values.size()) +
+                   ", the reference's as " + std::to_string(w->count) +
                    " of shape " + Shape(json(w->shape)));
     return false;
   }
@@ -417,8 +416,8 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
       return false;
     }
     // Examples name elements of the output's own shape.
-    const CloseCheck c = AllClose(want.values, got.values, tol_, tol_,
-                                  ro[i]["shape"].get<std::vector<int64_t>>(), idx);
+    const CloseCheck c = AllClose(
+        want, got, tol_, tol_, ro[i]["shape"].get<std::vector<int64_t>>(), idx);
     res_.max_abs_diff = std::max(res_.max_abs_diff, c.max_abs);
     if (c.elements > 0) avg_sum_ += c.sum_abs / static_cast<double>(c.elements);
     ++avg_count_;
@@ -445,10 +444,11 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
       }
       Reply r64 = Ref(h, blob, &res_.times.reference_ms);
       if (r64.answered_ok() && !r64.header.value("missing", false)) {
-        auto e = DecodeTensor(r64.header.value("tensor", json()), r64.blob);
-        if (e.ok() && e->values.size() == got.values.size()) {
-          const double err_c = RelativeRmsError(got.values, e->values);
-          const double err_r = RelativeRmsError(want.values, e->values);
+        auto e = DecodeTensor(r64.header.value("tensor", json()),
+                              std::move(r64.blob));
+        if (e.ok() && e->count == got.count) {
+          const double err_c = RelativeRmsError(got, *e);
+          const double err_r = RelativeRmsError(want, *e);
           const double floor = 64 * UnitRoundoff(ro[i].value("dtype", ""));
           if (std::isfinite(err_c) && std::isfinite(err_r) &&
               err_c > std::max(32 * err_r, floor)) {

@@ -216,18 +216,27 @@ class DeviceGate {
 
 // ---- Tensors on the wire -----------------------------------------------------
 
+// A tensor as a runner sent it: its raw bytes in the wire dtype, kept as
+// they came (the reply's bytes are moved in, never widened to a copy: a
+// 256 MiB float32 output stays 256 MiB), read as doubles in pieces.
 struct WireTensor {
   std::string dtype;  // the wire dtype (kb_wire.py WIRE_DTYPES)
   std::string orig_dtype;  // when it was widened
   std::vector<int64_t> shape;
-  std::vector<double> values;
+  std::string bytes;  // the reply's bytes; the tensor's start at `offset`
+  int64_t offset = 0;
+  int64_t count = 0;  // elements held (the shape's product)
   int64_t numel() const;
+  // Elements [begin, begin + n) as doubles into `out`; the range lies
+  // inside [0, count).
+  void Read(int64_t begin, int64_t n, double* out) const;
+  double at(int64_t i) const;
 };
 
 // Decodes the tensor described by `desc` ({dtype, shape, offset, nbytes})
-// in `blob`. Corruption for a descriptor outside the blob or of an unknown
-// dtype.
-Result<WireTensor> DecodeTensor(const json& desc, std::string_view blob);
+// in `blob` (taken: pass the reply's bytes with std::move). Corruption for
+// a descriptor outside the blob or of an unknown dtype.
+Result<WireTensor> DecodeTensor(const json& desc, std::string blob);
 
 int64_t DtypeBytes(std::string_view dtype);  // 0 for unknown
 
@@ -243,6 +252,10 @@ struct CloseCheck {
 // torch.allclose(want, got, atol, rtol) elementwise: |want - got| <= atol +
 // rtol * |got|; NaN never close; equal infinities close. `indices` names
 // elements for examples (flat indices into `shape`; empty: 0..n-1).
+// Over the first min(sizes) elements; in pieces, with no copy of either.
+CloseCheck AllClose(const WireTensor& want, const WireTensor& got, double atol,
+                    double rtol, const std::vector<int64_t>& shape,
+                    const std::vector<int64_t>& indices = {});
 CloseCheck AllClose(const std::vector<double>& want,
                     const std::vector<double>& got, double atol, double rtol,
                     const std::vector<int64_t>& shape,
@@ -250,6 +263,7 @@ CloseCheck AllClose(const std::vector<double>& want,
 
 // Relative RMS error of `got` against `exact`: rms(got - exact) / rms(exact)
 // over finite elements; NaN if none.
+double RelativeRmsError(const WireTensor& got, const WireTensor& exact);
 double RelativeRmsError(const std::vector<double>& got,
                         const std::vector<double>& exact);
 

@@ -533,8 +533,9 @@ void Session::TimeSkilldb() {
         }
         ref_fetch.push_back(rms);
         cand_fetch.push_back(cms);
-        const CloseCheck c = AllClose(want.values, got.values, tol_, tol_,
-                                      ref_outputs_[k]["shape"].get<std::vector<int64_t>>(), idx);
+        const CloseCheck c =
+            AllClose(want, got, tol_, tol_,
+                     ref_outputs_[k]["shape"].get<std::vector<int64_t>>(), idx);
         if (!c.ok()) {
           Add(FindingCode::kCachedOutput,
               "timed call " + id + " returned an output that differs from the reference's on "

@@ -139,17 +139,63 @@ TEST_CASE("tensors decode from their raw bytes and malformed ones are refused") 
   auto h = DecodeTensor(json{{"dtype", "float16"}, {"shape", {1}}, {"offset", 0}, {"nbytes", 2}},
                         blob);
   REQUIRE(h.ok());
-  CHECK(h->values[0] == 1.5);
+  CHECK(h->at(0) == 1.5);
   auto b = DecodeTensor(json{{"dtype", "bfloat16"}, {"shape", {1}}, {"offset", 2}, {"nbytes", 2}},
                         blob);
   REQUIRE(b.ok());
-  CHECK(b->values[0] == -2.0);
+  CHECK(b->at(0) == -2.0);
   CHECK(DecodeTensor(json{{"dtype", "float32"}, {"shape", {2}}, {"offset", 0}, {"nbytes", 8}},
                      blob).status().code() == StatusCode::kCorruption);
   CHECK(DecodeTensor(json{{"dtype", "complex64"}, {"shape", {1}}, {"offset", 0}, {"nbytes", 2}},
                      blob).status().code() == StatusCode::kCorruption);
   CHECK(DecodeTensor(json{{"dtype", "float16"}, {"shape", {3}}, {"offset", 0}, {"nbytes", 4}},
                      blob).status().code() == StatusCode::kCorruption);
+}
+
+TEST_CASE(
+    "tensors on the wire are compared in their own bytes, across pieces") {
+  using internal::DecodeTensor;
+  using internal::json;
+  // 10,000 float32 elements (more than one piece of 4,096), one of them off
+  // at flat index 9,000 of shape [100, 100]; the reference's in float16.
+  const int n = 10000;
+  std::string want_bytes(n * 2, '\0'), got_bytes(n * 4, '\0');
+  for (int i = 0; i < n; ++i) {
+    const uint16_t one = 0x3c00;  // float16 1.0
+    std::memcpy(&want_bytes[2 * i], &one, 2);
+    const float g = i == 9000 ? 1.5f : 1.0f;
+    std::memcpy(&got_bytes[4 * i], &g, 4);
+  }
+  auto w = DecodeTensor(json{{"dtype", "float16"},
+                             {"shape", {100, 100}},
+                             {"offset", 0},
+                             {"nbytes", 2 * n}},
+                        want_bytes);
+  auto g = DecodeTensor(json{{"dtype", "float32"},
+                             {"shape", {100, 100}},
+                             {"offset", 0},
+                             {"nbytes", 4 * n}},
+                        std::move(got_bytes));
+  REQUIRE(w.ok());
+  REQUIRE(g.ok());
+  CHECK(w->count == n);
+  CHECK(g->at(9000) == 1.5);
+  CHECK(std::isnan(g->at(n)));  // outside: never read
+  const auto c = internal::AllClose(*w, *g, 1e-2, 1e-2, {100, 100});
+  CHECK(c.elements == n);
+  CHECK(c.mismatches == 1);
+  CHECK(c.max_abs == 0.5);
+  REQUIRE(c.examples.size() == 1);
+  CHECK(c.examples[0].find("[90, 0]") != std::string::npos);
+  // The same rule as over doubles.
+  std::vector<double> wd(n, 1.0), gd(n, 1.0);
+  gd[9000] = 1.5;
+  CHECK(internal::AllClose(wd, gd, 1e-2, 1e-2, {100, 100}).examples ==
+        c.examples);
+  CHECK(internal::RelativeRmsError(*g, *w) ==
+        doctest::Approx(internal::RelativeRmsError(gd, wd)));
+  CHECK(internal::RelativeRmsError(*g, *w) ==
+        doctest::Approx(0.5 / std::sqrt(double(n))));
 }
 
 TEST_CASE("relative RMS error and sample indices") {
