@@ -34,6 +34,6 @@ done | sort -u | grep -E "$keep" | while read -r lib; do
   cp -L "$lib" "$WORK/kit/lib/"
 done
 (cd "$ROOT" && git rev-parse --short HEAD) > "$WORK/kit/COMMIT"
-tar -C "$WORK" -cJf "$KIT/kit.tar.xz" kit
+tar -C "$WORK" -cJf "$KIT/kit.tar.xz.part" kit && mv "$KIT/kit.tar.xz.part" "$KIT/kit.tar.xz"  # whole or not at all: a device call may carry it meanwhile
 ls "$WORK/kit/lib"
 du -sh "$KIT/kit.tar.xz"
