@@ -143,15 +143,40 @@ def not_eligible(cpp_text, functions, kwargs):
     return None
 
 
-def thunk_source(cpp_text, functions):
-    """The thunk library's one C++ file: torch/types.h and the thunk
-    header, the sources (their torch/extension.h includes left out: that
-    header is torch/types.h's and the C++ frontend's and pybind11's; a source
-    that needs more does not compile and is built with its own binding),
-    then each function's thunks."""
+# What a thunk file of declarations only starts with (light_eligible): the
+# tensor type and torch's names for ATen's, as torch/types.h gives them.
+_LIGHT_PRELUDE = ("#include <ATen/core/Tensor.h>\n"
+                  "namespace torch { using namespace at; using Dtype = at::ScalarType; }")
+# Lines a file of declarations may hold besides them: the includes of torch's
+# headers (left out of the thunk file) and of the standard library's.
+_DECLARATION_INCLUDE = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*(?:[<"]torch/(?:extension|types)\.h[>"]|<[a-z_]+>)[ \t]*$',
+    re.M)
+_TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/(?:extension|types)\.h[>"]'
+                            r'[^\n]*$', re.M)
+
+
+def light_eligible(cpp_text):
+    """Whether these C++ sources only declare (no braces: no definitions,
+    no namespaces or classes; no preprocessor lines but the includes of
+    torch/extension.h, torch/types.h and standard headers): their thunks
+    then compile after ATen/core/Tensor.h (thunk_source(light=True)), and a
+    declaration means the same after either header or does not compile."""
+    rest = _DECLARATION_INCLUDE.sub("", cpp_text)
+    return "{" not in rest and "#" not in rest
+
+
+def thunk_source(cpp_text, functions, light=False):
+    """The thunk library's one C++ file: torch/types.h (`light`: the tensor
+    type and torch's names for ATen's, for sources that light_eligible
+    passes) and the thunk header, the sources (their torch/extension.h
+    includes left out: that header is torch/types.h's and the C++
+    frontend's and pybind11's; a source that needs more does not compile
+    and is built with its own binding), then each function's thunks."""
+    text = _TORCH_INCLUDE.sub("", cpp_text) if light else _EXT_INCLUDE.sub("", cpp_text)
     return "\n".join(
-        ["#include <torch/types.h>", '#include "skilldb_thunk.h"', _EXT_INCLUDE.sub("", cpp_text)] +
-        ["SKILLDB_THUNK(%s)" % f for f in functions_of(functions)]) + "\n"
+        [_LIGHT_PRELUDE if light else "#include <torch/types.h>", '#include "skilldb_thunk.h"',
+         text] + ["SKILLDB_THUNK(%s)" % f for f in functions_of(functions)]) + "\n"
 
 
 def library_path(directory, name):

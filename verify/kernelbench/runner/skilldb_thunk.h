@@ -28,7 +28,7 @@
 // and the answer is built with its own binding as before.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <c10/util/Optional.h>
 
 #include <cstddef>

@@ -212,3 +212,75 @@ def test_eligibility():
     assert kb_caller.odd_arguments(["int f();"], {"extra_cflags": ["-O3"]}) is None
     src = kb_caller.thunk_source("#include <torch/extension.h>\nint f();", ["f"])
     assert "torch/extension.h" not in src and src.rstrip().endswith("SKILLDB_THUNK(f)")
+
+
+DECLARED = ("#include <torch/extension.h>\n#include <vector>\n"
+            "torch::Tensor add(torch::Tensor a, torch::Tensor b);\n"
+            "std::vector<at::Tensor> twice(const torch::Tensor& a, int64_t k);\n")
+DEFINED = ("#include <torch/types.h>\n"
+           "torch::Tensor add(torch::Tensor a, torch::Tensor b) { return a + b; }\n"
+           "std::vector<at::Tensor> twice(const torch::Tensor& a, int64_t k) {"
+           " return {a, a * k}; }\n"
+           "torch::autograd::Variable negated(torch::autograd::Variable a) { return -a; }\n")
+
+
+def test_light_eligibility():
+    assert kb_caller.light_eligible(DECLARED)
+    assert kb_caller.light_eligible("#include <torch/types.h>\nint64_t f(int64_t a);")
+    # definitions, namespaces, macros, other headers: torch/types.h's file
+    assert not kb_caller.light_eligible("int f() { return 1; }")
+    assert not kb_caller.light_eligible("namespace n { int f(); }")
+    assert not kb_caller.light_eligible("#define N 4\nint f();")
+    assert not kb_caller.light_eligible('#include "mine.h"\nint f();')
+    assert not kb_caller.light_eligible("#include <ATen/cuda/CUDAContext.h>\nint f();")
+    light = kb_caller.thunk_source(DECLARED, ["add"], light=True)
+    assert "torch/" not in light and light.startswith("#include <ATen/core/Tensor.h>")
+    assert "#include <vector>" in light
+
+
+def _definitions(directory):
+    """An object file with DEFINED's functions, compiled as torch's build
+    compiles C++ (as a CUDA answer's definitions come from its .cu)."""
+    v = kb_load._torch_build_vars(os.path.join(directory, "probe"), False)
+    src, obj = os.path.join(directory, "defs.cpp"), os.path.join(directory, "defs.o")
+    with open(src, "w") as f:
+        f.write(DEFINED)
+    kb_load._run_compiler(kb_load._cxx_command(v, "kb_defs", src, obj, None), "defs")
+    return obj
+
+
+@pytest.mark.parametrize("declared,functions,light", [
+    # declarations only: the thunks compile after ATen/core/Tensor.h
+    (DECLARED, ["add", "twice"], True),
+    # a declaration naming more of torch than that header: after
+    # torch/types.h, the first compile's error in the record
+    (DECLARED + "torch::autograd::Variable negated(torch::autograd::Variable a);\n",
+     ["add", "twice", "negated"], False),
+])
+def test_thunks_of_declarations_compile_after_the_tensor_header(built, tmp_path, declared,
+                                                                functions, light):
+    _, _, _, root = built
+    pch = tmp_path / "pch"
+    kb_load.make_pch(str(pch / "types"), variants=[], headers=[kb_load.PCH_TENSOR])
+    assert (pch / "types" / (kb_load.PCH_TENSOR + ".gch")).exists()
+    shim = kb_load.ExtensionShim("build", str(tmp_path / "build"), pch=str(pch), cache=str(root))
+    directory = tmp_path / "ext"
+    directory.mkdir()
+    obj = _definitions(str(tmp_path))
+    record = {}
+    name = "kb_light_%d" % len(functions)
+    module = shim._build_thunks(name, [declared], functions, {}, str(directory), [obj], False,
+                                record)
+    assert module is not None, record
+    if light:
+        assert record["binding"].endswith("precompiled ATen/core/Tensor.h)"), record
+        assert "light_thunks_error" not in record
+    else:
+        # torch/types.h is not precompiled here: the second compile has none
+        assert record["binding"].startswith("generic caller (") and "precompiled" not in \
+            record["binding"], record
+        assert record["light_thunks_error"]
+        assert torch.equal(module.negated(torch.ones(2)), -torch.ones(2))
+    assert torch.equal(module.add(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
+    a, b = module.twice(torch.ones(3), 3)
+    assert torch.equal(b, torch.full((3,), 3.0))

@@ -316,9 +316,12 @@ void Builder::MakeOnce(const RunnerStart& s, const std::string& pch_kind,
                 {"make_caller", make_caller}};
     if (make_pch) {
       req["make_pch"] = JoinPath((*runner)->scratch(), "pch");
+      // "types": torch/types.h and ATen/core/Tensor.h (the thunks of
+      // sources that only declare their functions), made side by side.
       req["pch_headers"] =
-          json::array({pch_kind == "types" ? "skilldb_torch_types.h"
-                                           : "skilldb_torch_extension.h"});
+          pch_kind == "types"
+              ? json::array({"skilldb_torch_types.h", "skilldb_torch_tensor.h"})
+              : json::array({"skilldb_torch_extension.h"});
       // -O3 besides the default where answers are CUDA (most ask for -O3);
       // on the CPU (the tests' answers) the default only: half the cost.
       req["pch_variants"] =
@@ -474,8 +477,9 @@ BuildRecord Builder::Build(const Job& job, std::optional<ExtensionPch>* later) {
     // "pch-v2": headers made before 2026-12-05 (in "pch") carried the
     // probe's extension name and GCC refused them for every build; "pch-v3"
     // added torch/types.h, for thunks (kb_caller.py); "pch-v4" makes each
-    // header in a directory of its own.
-    pch_root = JoinPath(JoinPath(cache_root_, "pch-v4"), tv);
+    // header in a directory of its own; "pch-v5" adds ATen/core/Tensor.h
+    // beside torch/types.h.
+    pch_root = JoinPath(JoinPath(cache_root_, "pch-v5"), tv);
     if (!use_made()) {
       std::unique_lock<std::mutex> lock(made_->mu);
       const int waiting = made_->waiting;

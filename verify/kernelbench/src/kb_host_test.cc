@@ -849,12 +849,14 @@ TEST_CASE(
   std::vector<std::string> roots;  // one per torch version: this one's
   std::error_code ec;
   for (const auto& e :
-       std::filesystem::directory_iterator(JoinPath(cache, "pch-v4"), ec))
+       std::filesystem::directory_iterator(JoinPath(cache, "pch-v5"), ec))
     roots.push_back(e.path().string());
   REQUIRE(roots.size() == 1);
   const std::string& root = roots.front();
   CHECK(verify::internal::FileExists(
       JoinPath(root, "types/skilldb_torch_types.h.gch")));
+  CHECK(verify::internal::FileExists(
+      JoinPath(root, "types/skilldb_torch_tensor.h.gch")));
   CHECK_FALSE(verify::internal::FileExists(
       JoinPath(root, "types/skilldb_torch_extension.h.gch")));
   CHECK(verify::internal::FileExists(
