@@ -304,8 +304,8 @@ class ExtensionShim:
         t0 = time.time()
         user = _user_cflags(kwargs.get("extra_cflags"))
         # Sources that only declare the functions compile after
-        # ATen/core/Tensor.h alone (a third of torch/types.h's time with
-        # each precompiled; torch 1.13 here: 0.4 s against 1.2 s); if that
+        # ATen/core/Tensor.h alone (each header precompiled, torch 1.13
+        # here: 0.38 s against 1.44 s, bench/thunk_headers.py); if that
         # fails (a declaration names more of torch), after torch/types.h.
         tensor_pch = (self._pch_header(user, PCH_TENSOR)
                       if kb_caller.light_eligible(cpp_text) else None)

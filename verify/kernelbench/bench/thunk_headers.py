@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Compile time of a thunk file (kb_caller.thunk_source) after each header
+the build may start it with, each precompiled as a cold burst makes it
+(kb_load.make_pch): torch/types.h (every thunk file until 2026-12-06) and
+ATen/core/Tensor.h (the thunks of C++ sources that only declare their
+functions, kb_caller.light_eligible). Also an empty file after each, the
+headers' own cost. Runs on this machine's torch (CPU is enough: nothing is
+linked or run); the compiler and flags are torch's own for a load_inline
+build (kb_load._torch_build_vars).
+
+  python3 thunk_headers.py [--runs N] [--flags -O3] [--json]
+
+Prints the median wall of N compiles per case and the ratio to
+torch/types.h's.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "runner"))
+
+import kb_caller  # noqa: E402
+import kb_load  # noqa: E402
+
+# What KernelBench answers' cpp_sources usually are: declarations of the
+# functions their .cu defines.
+DECLARED = ("#include <torch/extension.h>\n"
+            "torch::Tensor forward(torch::Tensor a, torch::Tensor b, double s);\n"
+            "std::vector<torch::Tensor> two(torch::Tensor a, int64_t k);\n")
+FUNCTIONS = ["forward", "two"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--flags", default="", help="the answer's extra_cflags, e.g. -O3")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    if a.runs < 1:
+        ap.error("--runs must be at least 1")
+    user = a.flags.split()
+    sub = kb_load.pch_variant(user)
+    if sub is None:
+        ap.error("--flags: no precompiled variant suits %r (kb_load.PCH_VARIANTS)" % a.flags)
+    assert kb_caller.light_eligible(DECLARED)
+    root = tempfile.mkdtemp(prefix="thunk_headers_")
+    t0 = time.time()
+    kb_load.make_pch(os.path.join(root, "types"), variants=[sub] if sub else [],
+                     headers=[kb_load.PCH_TYPES, kb_load.PCH_TENSOR])
+    made_s = time.time() - t0
+    v = kb_load._torch_build_vars(os.path.join(root, "probe"), False, user)
+    cases = []
+    for header, light in ((kb_load.PCH_TYPES, False), (kb_load.PCH_TENSOR, True)):
+        pch = os.path.join(root, "types", sub, header)
+        for what, text in (("thunks", kb_caller.thunk_source(DECLARED, FUNCTIONS, light)),
+                           ("empty", (kb_caller.thunk_source("", [], light)))):
+            src = os.path.join(root, "%s_%s.cpp" % (what, light))
+            with open(src, "w") as f:
+                f.write(text)
+            cmd = kb_load._cxx_command(v, "thunk_headers", src, src + ".o", pch,
+                                       ["-I", kb_caller.HERE, "-Werror=invalid-pch"])
+            walls = []
+            for _ in range(a.runs):
+                t = time.time()
+                done = subprocess.run(cmd, capture_output=True, text=True)
+                walls.append(time.time() - t)
+                if done.returncode != 0:
+                    sys.exit("%s after %s did not compile:\n%s" % (what, header,
+                                                                  done.stderr[-2000:]))
+            cases.append({"file": what, "header": kb_load.PCH_INCLUDES[header],
+                          "median_s": statistics.median(walls), "runs": a.runs})
+    base = {c["file"]: c["median_s"] for c in cases if c["header"] == "torch/types.h"}
+    for c in cases:
+        c["vs_types_h"] = c["median_s"] / base[c["file"]] if base[c["file"]] else None
+    import torch
+    out = {"torch": torch.__version__, "flags": a.flags, "pch_made_s": made_s, "cases": cases}
+    if a.json:
+        print(json.dumps(out))
+        return
+    print("torch %s, flags %r; both headers precompiled in %.1f s" % (
+        torch.__version__, a.flags, made_s))
+    print("| file | after | median s | vs torch/types.h |")
+    print("|---|---|---:|---:|")
+    for c in cases:
+        print("| %s | %s | %.2f | %.2f |" % (c["file"], c["header"], c["median_s"],
+                                            c["vs_types_h"] or 0))
+
+
+if __name__ == "__main__":
+    main()
