@@ -153,9 +153,49 @@ std::shared_ptr<Builder::MadeOnce> Builder::MadeOnce::For(
   return SharedFor<MadeOnce>(cache_root);
 }
 
+std::string Builder::RunnerCode(const std::string& runner_dir) {
+  static std::mutex mu;
+  static auto* digests = new std::map<std::string, std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = digests->find(runner_dir);
+  if (it != digests->end()) return it->second;
+  util::Sha256 h;
+  bool any = false;
+  for (const std::string& name : ListDir(runner_dir)) {
+    const auto ends = [&name](std::string_view suffix) {
+      return name.size() >= suffix.size() &&
+             name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
+                 0;
+    };
+    if (!(ends(".py") || ends(".cpp") || ends(".h")) ||
+        name.rfind("test_", 0) == 0)
+      continue;
+    auto text =
+        verify::internal::ReadFile(JoinPath(runner_dir, name), 16 << 20);
+    if (!text.ok()) continue;
+    h.Update(name);
+    h.Update("\x1e");
+    h.Update(*text);
+    h.Update("\x1e");
+    any = true;
+  }
+  std::string hex;
+  if (any) {
+    const auto digest = h.Finish();
+    char buf[3];
+    for (size_t i = 0; i < 16; ++i) {
+      std::snprintf(buf, sizeof(buf), "%02x", digest[i]);
+      hex += buf;
+    }
+  }
+  (*digests)[runner_dir] = hex;
+  return hex;
+}
+
 std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
                                const FormatInfo& format, const EvalOptions& o,
-                               std::string_view arch) {
+                               std::string_view arch,
+                               std::string_view runner_code) {
   util::Sha256 h;
   // The toolchain the build saw is part of the key: a compile error cached
   // under one $CC or $CXX says nothing about another.
@@ -164,9 +204,10 @@ std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
                                 "\x1f" + Env("TORCH_CUDA_ARCH_LIST") + "\x1f" +
                                 std::string(arch);
   for (std::string_view part :
-       {std::string_view(kBuildSalt), std::string_view(toolchain), std::string_view(format.backend),
-        std::string_view(o.precision), std::string_view(o.light_cuda_include ? "light" : "full"),
-        std::string_view(o.split_cuda ? "split" : "whole"),
+       {std::string_view(kBuildSalt), std::string_view(toolchain),
+        std::string_view(format.backend), std::string_view(o.precision),
+        std::string_view(o.light_cuda_include ? "light" : "full"),
+        std::string_view(o.split_cuda ? "split" : "whole"), runner_code,
         std::string_view(problem.source), std::string_view("\x1f"), answer}) {
     h.Update(part);
     h.Update("\x1e");
@@ -221,7 +262,8 @@ std::shared_future<BuildRecord> Builder::Submit(const Problem& problem,
   if (describe_ && runner_.device == "cuda") {
     if (const Result<DeviceInfo> d = describe_(); d.ok()) arch = d->capability;
   }
-  const std::string key = AnswerKey(problem, answer, format, options_, arch);
+  const std::string key = AnswerKey(problem, answer, format, options_, arch,
+                                    RunnerCode(runner_.runner_dir));
   std::unique_lock<std::mutex> lock(mu_);
   if (repeat != nullptr) *repeat = !judged_.insert(key).second;
   auto it = known_.find(key);

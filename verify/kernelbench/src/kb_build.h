@@ -84,11 +84,21 @@ class Builder {
   // The cache key of an answer's build: the answer, its problem, the
   // options that change a build, the toolchain and `arch`, the device's
   // capability its CUDA code is built for (a build, or a compile error,
-  // cached on one GPU model says nothing about another sharing the cache).
+  // cached on one GPU model says nothing about another sharing the cache),
+  // and `runner_code` (RunnerCode: the runner's sources name the
+  // extensions a build makes, and the run step finds them by those names).
   static std::string AnswerKey(const Problem& problem, std::string_view answer,
                                const FormatInfo& format,
                                const EvalOptions& options,
-                               std::string_view arch);
+                               std::string_view arch,
+                               std::string_view runner_code = "");
+  // A digest of the runner's sources in `runner_dir` (its .py, .cpp and .h
+  // files but the tests, by name and content), read once per directory
+  // and process; "" if the directory cannot be read. Until 2026-12-06 a
+  // build record outlived a change of them: a cache kept across an upgrade
+  // sent the run step to extension names the new runner no longer made,
+  // and every repeated answer was judged a compile error.
+  static std::string RunnerCode(const std::string& runner_dir);
 
   // The build of `answer`, started if it is not cached or under way. A
   // session that judges the answer passes `repeat`: true when an earlier

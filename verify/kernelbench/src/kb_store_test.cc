@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "file_util.h"
@@ -202,6 +203,38 @@ TEST_CASE("an answer's build key names the device's capability") {
   CHECK(key != internal::Builder::AnswerKey(p, "answer", f, o, "8.0"));
   CHECK(key != internal::Builder::AnswerKey(p, "answer", f, o, ""));
   CHECK(key != internal::Builder::AnswerKey(p, "another answer", f, o, "9.0"));
+  // The runner's sources name the extensions a build makes: another
+  // runner, another key.
+  CHECK(key !=
+        internal::Builder::AnswerKey(p, "answer", f, o, "9.0", "0123abcd"));
+}
+
+TEST_CASE("the runner's sources are part of a build's key") {
+  TempDir d;
+  const std::string dir = d.path;
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  write("kb_load.py", "SALT = 1\n");
+  write("skilldb_thunk.h", "// thunks\n");
+  const std::string a = internal::Builder::RunnerCode(dir);
+  CHECK(a.size() == 32);
+  CHECK(internal::Builder::RunnerCode(dir) == a);  // read once
+  // Another directory with a changed source (as after an upgrade): another
+  // digest; the tests' files and other files do not count.
+  TempDir d2;
+  std::ofstream(d2.path + "/kb_load.py") << "SALT = 2\n";
+  std::ofstream(d2.path + "/skilldb_thunk.h") << "// thunks\n";
+  const std::string b = internal::Builder::RunnerCode(d2.path);
+  CHECK(b.size() == 32);
+  CHECK(b != a);
+  TempDir d3;
+  std::ofstream(d3.path + "/kb_load.py") << "SALT = 1\n";
+  std::ofstream(d3.path + "/skilldb_thunk.h") << "// thunks\n";
+  std::ofstream(d3.path + "/test_kb_load.py") << "assert True\n";
+  std::ofstream(d3.path + "/README.md") << "words\n";
+  CHECK(internal::Builder::RunnerCode(d3.path) == a);
+  CHECK(internal::Builder::RunnerCode(d.path + "/missing").empty());
 }
 
 TEST_CASE("a build reply's extension keys: only the shim's 32 hex digits") {
