@@ -8,7 +8,7 @@ headers' own cost. Runs on this machine's torch (CPU is enough: nothing is
 linked or run); the compiler and flags are torch's own for a load_inline
 build (kb_load._torch_build_vars).
 
-  python3 thunk_headers.py [--runs N] [--flags -O3] [--json]
+  python3 thunk_headers.py [--runs N] [--flags=-O3] [--json]
 
 Prints the median wall of N compiles per case and the ratio to
 torch/types.h's.
@@ -40,7 +40,7 @@ FUNCTIONS = ["forward", "two"]
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--flags", default="", help="the answer's extra_cflags, e.g. -O3")
+    ap.add_argument("--flags", default="", help="the answer's extra_cflags, e.g. --flags=-O3 (a value that starts with a dash needs the =)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.runs < 1:
