@@ -4,7 +4,8 @@ the build may start it with, each precompiled as a cold burst makes it
 (kb_load.make_pch): torch/types.h (every thunk file until 2026-12-06) and
 ATen/core/Tensor.h (the thunks of C++ sources that only declare their
 functions, kb_caller.light_eligible). Also an empty file after each, the
-headers' own cost. Runs on this machine's torch (CPU is enough: nothing is
+headers' own cost, and a file whose C++ sources define a host function
+(a split's host part joined to them) after torch/types.h. Runs on this machine's torch (CPU is enough: nothing is
 linked or run); the compiler and flags are torch's own for a load_inline
 build (kb_load._torch_build_vars).
 
@@ -35,6 +36,20 @@ DECLARED = ("#include <torch/extension.h>\n"
             "torch::Tensor forward(torch::Tensor a, torch::Tensor b, double s);\n"
             "std::vector<torch::Tensor> two(torch::Tensor a, int64_t k);\n")
 FUNCTIONS = ["forward", "two"]
+# A split build whose host part joins the C++ sources (kb_load._build_split:
+# C++ and CUDA flags at one -O level): the host functions defined, the
+# kernels' launchers declared. Such a file starts with torch/types.h.
+JOINED = ("#include <torch/extension.h>\n"
+          "void launch_scaled(const float* a, const float* b, float* out, double s,"
+          " int64_t n);\n"
+          "torch::Tensor forward(torch::Tensor a, torch::Tensor b, double s) {\n"
+          "  TORCH_CHECK(a.sizes() == b.sizes(), \"shapes differ\");\n"
+          "  auto out = torch::empty_like(a);\n"
+          "  launch_scaled(a.data_ptr<float>(), b.data_ptr<float>(), out.data_ptr<float>(), s,"
+          " a.numel());\n"
+          "  return out;\n"
+          "}\n"
+          "std::vector<torch::Tensor> two(torch::Tensor a, int64_t k) { return {a, a * k}; }\n")
 
 
 def main():
@@ -59,8 +74,11 @@ def main():
     cases = []
     for header, light in ((kb_load.PCH_TYPES, False), (kb_load.PCH_TENSOR, True)):
         pch = os.path.join(root, "types", sub, header)
-        for what, text in (("thunks", kb_caller.thunk_source(DECLARED, FUNCTIONS, light)),
-                           ("empty", (kb_caller.thunk_source("", [], light)))):
+        files = [("thunks", kb_caller.thunk_source(DECLARED, FUNCTIONS, light)),
+                 ("empty", kb_caller.thunk_source("", [], light))]
+        if not light:
+            files.append(("joined", kb_caller.thunk_source(JOINED, FUNCTIONS)))
+        for what, text in files:
             src = os.path.join(root, "%s_%s.cpp" % (what, light))
             with open(src, "w") as f:
                 f.write(text)
@@ -78,7 +96,8 @@ def main():
                           "median_s": statistics.median(walls), "runs": a.runs})
     base = {c["file"]: c["median_s"] for c in cases if c["header"] == "torch/types.h"}
     for c in cases:
-        c["vs_types_h"] = c["median_s"] / base[c["file"]] if base[c["file"]] else None
+        b = base.get(c["file"])
+        c["vs_types_h"] = c["median_s"] / b if b else None
     import torch
     out = {"torch": torch.__version__, "flags": a.flags, "pch_made_s": made_s, "cases": cases}
     if a.json:
