@@ -153,6 +153,22 @@ std::shared_ptr<Builder::MadeOnce> Builder::MadeOnce::For(
   return SharedFor<MadeOnce>(cache_root);
 }
 
+namespace {
+
+// The first 16 bytes of a digest as 32 hex digits: the cache's keys.
+template <typename Digest>
+std::string Hex16(const Digest& digest) {
+  std::string hex;
+  char buf[3];
+  for (size_t i = 0; i < 16; ++i) {
+    std::snprintf(buf, sizeof(buf), "%02x", digest[i]);
+    hex += buf;
+  }
+  return hex;
+}
+
+}  // namespace
+
 std::string Builder::RunnerCode(const std::string& runner_dir) {
   static std::mutex mu;
   static auto* digests = new std::map<std::string, std::string>();
@@ -179,15 +195,7 @@ std::string Builder::RunnerCode(const std::string& runner_dir) {
     h.Update("\x1e");
     any = true;
   }
-  std::string hex;
-  if (any) {
-    const auto digest = h.Finish();
-    char buf[3];
-    for (size_t i = 0; i < 16; ++i) {
-      std::snprintf(buf, sizeof(buf), "%02x", digest[i]);
-      hex += buf;
-    }
-  }
+  const std::string hex = any ? Hex16(h.Finish()) : std::string();
   (*digests)[runner_dir] = hex;
   return hex;
 }
@@ -212,14 +220,7 @@ std::string Builder::AnswerKey(const Problem& problem, std::string_view answer,
     h.Update(part);
     h.Update("\x1e");
   }
-  const auto digest = h.Finish();
-  std::string hex;
-  char buf[3];
-  for (size_t i = 0; i < 16; ++i) {
-    std::snprintf(buf, sizeof(buf), "%02x", digest[i]);
-    hex += buf;
-  }
-  return hex;
+  return Hex16(h.Finish());
 }
 
 std::optional<BuildRecord> Builder::ReadCached(const std::string& key) const {
