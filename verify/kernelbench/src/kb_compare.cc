@@ -141,6 +141,19 @@ Result<WireTensor> DecodeTensor(const json& desc, std::string blob) {
 
 namespace {
 
+// Reads `n` elements of `x` and `y` a piece at a time (read(begin, count,
+// out)) and hands each pair of pieces to fn(begin, count, xs, ys).
+template <typename ReadX, typename ReadY, typename Fn>
+void ForPieces(int64_t n, const ReadX& x, const ReadY& y, const Fn& fn) {
+  double x_piece[kPiece], y_piece[kPiece];
+  for (int64_t begin = 0; begin < n; begin += kPiece) {
+    const int64_t m = std::min(kPiece, n - begin);
+    x(begin, m, x_piece);
+    y(begin, m, y_piece);
+    fn(begin, m, x_piece, y_piece);
+  }
+}
+
 // torch.allclose's rule over `n` elements that `want` and `got` read a piece
 // at a time (read(begin, count, out)).
 template <typename ReadWant, typename ReadGot>
@@ -150,39 +163,38 @@ CloseCheck AllCloseIn(int64_t n, const ReadWant& want, const ReadGot& got,
                       const std::vector<int64_t>& indices) {
   CloseCheck c;
   c.elements = n;
-  double a_piece[kPiece], b_piece[kPiece];
-  for (int64_t begin = 0; begin < n; begin += kPiece) {
-    const int64_t m = std::min(kPiece, n - begin);
-    want(begin, m, a_piece);
-    got(begin, m, b_piece);
-    for (int64_t j = 0; j < m; ++j) {
-      const double a = a_piece[j], b = b_piece[j];
-      const double diff = std::fabs(a - b);
-      bool close;
-      if (std::isnan(a) || std::isnan(b)) {
-        close = false;
-      } else if (std::isinf(a) || std::isinf(b)) {
-        close = a == b;
-      } else {
-        close = diff <= atol + rtol * std::fabs(b);
-      }
-      if (std::isfinite(diff)) {
-        c.max_abs = std::max(c.max_abs, diff);
-        c.sum_abs += diff;
-      } else if (!close) {
-        c.max_abs = INFINITY;
-      }
-      if (close) continue;
-      ++c.mismatches;
-      if (c.examples.size() < 5) {
-        const int64_t i = begin + j;
-        const int64_t flat =
-            indices.empty() ? i : indices[static_cast<size_t>(i)];
-        c.examples.push_back("element " + IndexText(flat, shape) + ": got " +
-                             Num(b, "%.7g") + ", want " + Num(a, "%.7g"));
-      }
-    }
-  }
+  ForPieces(n, want, got,
+            [&](int64_t begin, int64_t m, const double* a_piece,
+                const double* b_piece) {
+              for (int64_t j = 0; j < m; ++j) {
+                const double a = a_piece[j], b = b_piece[j];
+                const double diff = std::fabs(a - b);
+                bool close;
+                if (std::isnan(a) || std::isnan(b)) {
+                  close = false;
+                } else if (std::isinf(a) || std::isinf(b)) {
+                  close = a == b;
+                } else {
+                  close = diff <= atol + rtol * std::fabs(b);
+                }
+                if (std::isfinite(diff)) {
+                  c.max_abs = std::max(c.max_abs, diff);
+                  c.sum_abs += diff;
+                } else if (!close) {
+                  c.max_abs = INFINITY;
+                }
+                if (close) continue;
+                ++c.mismatches;
+                if (c.examples.size() < 5) {
+                  const int64_t i = begin + j;
+                  const int64_t flat =
+                      indices.empty() ? i : indices[static_cast<size_t>(i)];
+                  c.examples.push_back("element " + IndexText(flat, shape) +
+                                       ": got " + Num(b, "%.7g") + ", want " +
+                                       Num(a, "%.7g"));
+                }
+              }
+            });
   return c;
 }
 
@@ -190,19 +202,18 @@ template <typename ReadGot, typename ReadExact>
 double RelativeRmsIn(int64_t n, const ReadGot& got, const ReadExact& exact) {
   double num = 0, den = 0;
   int64_t used = 0;
-  double g_piece[kPiece], e_piece[kPiece];
-  for (int64_t begin = 0; begin < n; begin += kPiece) {
-    const int64_t m = std::min(kPiece, n - begin);
-    got(begin, m, g_piece);
-    exact(begin, m, e_piece);
-    for (int64_t j = 0; j < m; ++j) {
-      if (!std::isfinite(g_piece[j]) || !std::isfinite(e_piece[j])) continue;
-      const double d = g_piece[j] - e_piece[j];
-      num += d * d;
-      den += e_piece[j] * e_piece[j];
-      ++used;
-    }
-  }
+  ForPieces(
+      n, got, exact,
+      [&](int64_t, int64_t m, const double* g_piece, const double* e_piece) {
+        for (int64_t j = 0; j < m; ++j) {
+          if (!std::isfinite(g_piece[j]) || !std::isfinite(e_piece[j]))
+            continue;
+          const double d = g_piece[j] - e_piece[j];
+          num += d * d;
+          den += e_piece[j] * e_piece[j];
+          ++used;
+        }
+      });
   if (used == 0) return NAN;
   if (den == 0) return num == 0 ? 0 : INFINITY;
   return std::sqrt(num / den);
