@@ -43,6 +43,10 @@ PCH_DIRS = {PCH_TYPES: "types", PCH_TENSOR: "types", PCH_EXTENSION: "ext"}
 PCH_INCLUDES = {PCH_EXTENSION: "torch/extension.h", PCH_TYPES: "torch/types.h",
                 PCH_TENSOR: "ATen/core/Tensor.h"}
 
+# How a split build's record begins when one of its parts did not compile
+# (_build_split); the build as written comes next, not the light one.
+_SPLIT_PART_FAILED = "split, a part did not build"
+
 _EXT_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
 
 
@@ -242,7 +246,7 @@ class ExtensionShim:
             # written (a compile-error answer's build took 27 s and 44 CPU-s
             # on the H100 machine, 2026-12-06). Straight to the build as
             # written, whose outcome is the answer's either way.
-            part_failed = record.get("split", "").startswith("split, a part did not build")
+            part_failed = record.get("split", "").startswith(_SPLIT_PART_FAILED)
         elif not cuda_list:
             module = self._build_thunks(name, _as_list(cpp_sources), functions, kwargs,
                                         directory, [], bool(kwargs.get("with_cuda")), record)
@@ -432,7 +436,7 @@ class ExtensionShim:
         except Exception as e:  # built whole below
             # The compilers' words quote the answer: kept out of the
             # line the report shows, in the record for bench/build_split.py.
-            record["split"] = "split, a part did not build (%s); built whole" % type(e).__name__
+            record["split"] = "%s (%s); built whole" % (_SPLIT_PART_FAILED, type(e).__name__)
             record["split_error"] = str(e)[-2000:]
             _clean_build_dir(directory)
             _forget_version(self.cpp_ext, name)

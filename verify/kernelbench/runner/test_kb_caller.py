@@ -249,6 +249,16 @@ def _definitions(directory):
     return obj
 
 
+@pytest.fixture(scope="module")
+def tensor_pch(tmp_path_factory):
+    """A precompiled headers' root holding ATen/core/Tensor.h's alone (made
+    once for the cases below)."""
+    pch = tmp_path_factory.mktemp("pch")
+    kb_load.make_pch(str(pch / "types"), variants=[], headers=[kb_load.PCH_TENSOR])
+    assert (pch / "types" / (kb_load.PCH_TENSOR + ".gch")).exists()
+    return pch
+
+
 @pytest.mark.parametrize("declared,functions,light", [
     # declarations only: the thunks compile after ATen/core/Tensor.h
     (DECLARED, ["add", "twice"], True),
@@ -257,13 +267,11 @@ def _definitions(directory):
     (DECLARED + "torch::autograd::Variable negated(torch::autograd::Variable a);\n",
      ["add", "twice", "negated"], False),
 ])
-def test_thunks_of_declarations_compile_after_the_tensor_header(built, tmp_path, declared,
-                                                                functions, light):
+def test_thunks_of_declarations_compile_after_the_tensor_header(built, tensor_pch, tmp_path,
+                                                                declared, functions, light):
     _, _, _, root = built
-    pch = tmp_path / "pch"
-    kb_load.make_pch(str(pch / "types"), variants=[], headers=[kb_load.PCH_TENSOR])
-    assert (pch / "types" / (kb_load.PCH_TENSOR + ".gch")).exists()
-    shim = kb_load.ExtensionShim("build", str(tmp_path / "build"), pch=str(pch), cache=str(root))
+    shim = kb_load.ExtensionShim("build", str(tmp_path / "build"), pch=str(tensor_pch),
+                                 cache=str(root))
     directory = tmp_path / "ext"
     directory.mkdir()
     obj = _definitions(str(tmp_path))

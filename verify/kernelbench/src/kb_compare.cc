@@ -104,7 +104,7 @@ void WireTensor::Read(int64_t begin, int64_t n, double* out) const {
 
 double WireTensor::at(int64_t i) const {
   double v = NAN;
-  if (i >= 0 && i < count) Read(i, 1, &v);
+  if (i >= 0 && i < numel()) Read(i, 1, &v);
   return v;
 }
 
@@ -135,7 +135,6 @@ Result<WireTensor> DecodeTensor(const json& desc, std::string blob) {
   }
   t.bytes = std::move(blob);
   t.offset = offset;
-  t.count = n;
   return t;
 }
 
@@ -234,8 +233,8 @@ auto Reader(const std::vector<double>& v) {
 CloseCheck AllClose(const WireTensor& want, const WireTensor& got, double atol,
                     double rtol, const std::vector<int64_t>& shape,
                     const std::vector<int64_t>& indices) {
-  return AllCloseIn(std::min(want.count, got.count), Reader(want), Reader(got),
-                    atol, rtol, shape, indices);
+  return AllCloseIn(std::min(want.numel(), got.numel()), Reader(want),
+                    Reader(got), atol, rtol, shape, indices);
 }
 
 CloseCheck AllClose(const std::vector<double>& want,
@@ -247,7 +246,7 @@ CloseCheck AllClose(const std::vector<double>& want,
 }
 
 double RelativeRmsError(const WireTensor& got, const WireTensor& exact) {
-  return RelativeRmsIn(std::min(got.count, exact.count), Reader(got),
+  return RelativeRmsIn(std::min(got.numel(), exact.numel()), Reader(got),
                        Reader(exact));
 }
 

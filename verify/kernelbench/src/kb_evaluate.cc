@@ -312,11 +312,11 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
         "the candidate's output could not be read: " + g.status().message());
     return false;
   }
-  if (g->count != w->count || (indices->empty() && g->shape != w->shape)) {
+  if (g->numel() != w->numel() || (indices->empty() && g->shape != w->shape)) {
     Add(wrong, "output " + std::to_string(which) + " of " + cand_id +
-                   " came as " + std::to_string(g->count) +
+                   " came as " + std::to_string(g->numel()) +
                    " elements of shape " + Shape(json(g->shape)) +
-                   ", the reference's as " + std::to_string(w->count) +
+                   ", the reference's as " + std::to_string(w->numel()) +
                    " of shape " + Shape(json(w->shape)));
     return false;
   }
@@ -446,7 +446,7 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
       if (r64.answered_ok() && !r64.header.value("missing", false)) {
         auto e = DecodeTensor(r64.header.value("tensor", json()),
                               std::move(r64.blob));
-        if (e.ok() && e->count == got.count) {
+        if (e.ok() && e->numel() == got.numel()) {
           const double err_c = RelativeRmsError(got, *e);
           const double err_r = RelativeRmsError(want, *e);
           const double floor = 64 * UnitRoundoff(ro[i].value("dtype", ""));

@@ -225,10 +225,9 @@ struct WireTensor {
   std::vector<int64_t> shape;
   std::string bytes;  // the reply's bytes; the tensor's start at `offset`
   int64_t offset = 0;
-  int64_t count = 0;  // elements held (the shape's product)
-  int64_t numel() const;
+  int64_t numel() const;  // the elements held: the shape's product
   // Elements [begin, begin + n) as doubles into `out`; the range lies
-  // inside [0, count).
+  // inside [0, numel()).
   void Read(int64_t begin, int64_t n, double* out) const;
   double at(int64_t i) const;
 };

@@ -178,7 +178,7 @@ TEST_CASE(
                         std::move(got_bytes));
   REQUIRE(w.ok());
   REQUIRE(g.ok());
-  CHECK(w->count == n);
+  CHECK(w->numel() == n);
   CHECK(g->at(9000) == 1.5);
   CHECK(std::isnan(g->at(n)));  // outside: never read
   const auto c = internal::AllClose(*w, *g, 1e-2, 1e-2, {100, 100});
