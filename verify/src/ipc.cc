@@ -70,7 +70,8 @@ Status SendMessage(int fd, const nlohmann::json& header,
 }
 
 Result<Message> ReceiveMessage(int fd, int timeout_ms,
-                               const MessageLimits& limits) {
+                               const MessageLimits& limits,
+                               std::string* reuse) {
   char prefix[16];
   SKILLDB_RETURN_IF_ERROR(ReadAll(fd, prefix, sizeof(prefix), timeout_ms));
   if (std::memcmp(prefix, kMagic, 4) != 0) {
@@ -88,7 +89,11 @@ Result<Message> ReceiveMessage(int fd, int timeout_ms,
   std::string header(hlen, '\0');
   SKILLDB_RETURN_IF_ERROR(ReadAll(fd, header.data(), hlen, timeout_ms));
   Message m;
-  m.blob.resize(blen);
+  if (reuse != nullptr && blen > 0 && reuse->capacity() >= blen) {
+    m.blob = std::move(*reuse);
+    reuse->clear();
+  }
+  m.blob.resize(blen);  // within the capacity: writes only past the old size
   SKILLDB_RETURN_IF_ERROR(ReadAll(fd, m.blob.data(), blen, timeout_ms));
   m.header = nlohmann::json::parse(header, nullptr, false);
   if (m.header.is_discarded() || !m.header.is_object()) {

@@ -35,8 +35,13 @@ Status SendMessage(int fd, const nlohmann::json& header,
 // Reads one frame, waiting at most `timeout_ms` (negative: forever) for
 // its first byte and for each later chunk. DeadlineExceeded on timeout,
 // Unavailable on EOF, Corruption for a bad frame or one over `limits`.
+// With `reuse` (a blob of an earlier message, given back), the blob is read
+// into its storage when that is large enough: memory already mapped, so a
+// blob of hundreds of MB costs the copy, not a new buffer's page faults
+// and zeroing. `*reuse` is left empty when taken, unchanged otherwise.
 Result<Message> ReceiveMessage(int fd, int timeout_ms,
-                               const MessageLimits& limits = {});
+                               const MessageLimits& limits = {},
+                               std::string* reuse = nullptr);
 
 }  // namespace skilldb::verify::internal
 

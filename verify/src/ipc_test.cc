@@ -33,6 +33,34 @@ TEST_CASE("a framed message with a large blob arrives intact") {
   CHECK(m->blob == blob);
 }
 
+TEST_CASE(
+    "a blob is read into the storage given back, when it is large enough") {
+  Pair p;
+  std::string first(1 << 20, 'a'), second(1 << 19, 'b');
+  std::thread writer([&] {
+    REQUIRE(SendMessage(p.fds[0], {{"op", "one"}}, first).ok());
+    REQUIRE(SendMessage(p.fds[0], {{"op", "two"}}, second).ok());
+    REQUIRE(SendMessage(p.fds[0], {{"op", "three"}}, first).ok());
+  });
+  std::string reuse;
+  auto a = ReceiveMessage(p.fds[1], 5000, {}, &reuse);  // nothing to reuse
+  REQUIRE(a.ok());
+  CHECK(a->blob == first);
+  reuse = std::move(a->blob);
+  const char* storage = reuse.data();
+  auto b = ReceiveMessage(p.fds[1], 5000, {}, &reuse);  // smaller: taken
+  REQUIRE(b.ok());
+  CHECK(b->blob == second);  // no byte of the first message past its end
+  CHECK(b->blob.data() == storage);
+  CHECK(reuse.empty());
+  std::string small(16, 'z');
+  auto c = ReceiveMessage(p.fds[1], 5000, {}, &small);  // too small: kept
+  writer.join();
+  REQUIRE(c.ok());
+  CHECK(c->blob == first);
+  CHECK(small == std::string(16, 'z'));
+}
+
 TEST_CASE("waiting for a message that never comes times out") {
   Pair p;
   auto m = ReceiveMessage(p.fds[1], 20);

@@ -211,7 +211,8 @@ WorkerFailure WorkerProcess::Reap(bool timed_out, double timeout_s) {
 }
 
 CallOutcome WorkerProcess::Call(const nlohmann::json& header,
-                                std::string_view blob, double timeout_s) {
+                                std::string_view blob, double timeout_s,
+                                std::string* reuse) {
   CallOutcome out;
   if (!alive_) {
     out.failure = {FindingCode::kCrashed, "the worker is not running"};
@@ -221,10 +222,10 @@ CallOutcome WorkerProcess::Call(const nlohmann::json& header,
     out.failure = Reap(false, timeout_s);
     return out;
   }
-  return Receive(timeout_s);
+  return Receive(timeout_s, reuse);
 }
 
-CallOutcome WorkerProcess::Receive(double timeout_s) {
+CallOutcome WorkerProcess::Receive(double timeout_s, std::string* reuse) {
   CallOutcome out;
   if (!alive_) {
     out.failure = {FindingCode::kCrashed, "the worker is not running"};
@@ -232,7 +233,7 @@ CallOutcome WorkerProcess::Receive(double timeout_s) {
   }
   const int timeout_ms = static_cast<int>(timeout_s * 1000);
   while (true) {
-    auto m = ReceiveMessage(fd_, timeout_ms);
+    auto m = ReceiveMessage(fd_, timeout_ms, {}, reuse);
     if (!m.ok()) {
       const bool timed_out = m.status().code() == StatusCode::kDeadlineExceeded;
       out.failure = Reap(timed_out, timeout_s);
@@ -243,7 +244,10 @@ CallOutcome WorkerProcess::Receive(double timeout_s) {
       }
       return out;
     }
-    if (m->header.value("op", "") == "progress") continue;
+    if (m->header.value("op", "") == "progress") {
+      if (reuse != nullptr && reuse->empty()) *reuse = std::move(m->blob);
+      continue;
+    }
     out.ok = true;
     out.reply = std::move(*m);
     return out;

@@ -64,12 +64,13 @@ class WorkerProcess {
   // (progress or final) must arrive within `timeout_s` of the previous one.
   // On death or timeout the process is killed and reaped, and the outcome
   // explains why (code kTimeout, kCrashed, kSandboxViolation,
-  // kResourceLimit or kStickyCudaError).
+  // kResourceLimit or kStickyCudaError). `reuse`: storage for the reply's
+  // blob (ReceiveMessage's).
   CallOutcome Call(const nlohmann::json& header, std::string_view blob,
-                   double timeout_s);
+                   double timeout_s, std::string* reuse = nullptr);
   // Waits for the next final frame without sending one (a greeting the
   // worker sends by itself when it is ready); same outcomes as Call.
-  CallOutcome Receive(double timeout_s);
+  CallOutcome Receive(double timeout_s, std::string* reuse = nullptr);
 
   bool alive() const { return alive_; }
   const std::string& scratch_dir() const { return scratch_; }

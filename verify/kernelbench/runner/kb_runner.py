@@ -78,6 +78,12 @@ def start_context(device, flush_bytes):
         info["gpu"] = props.name
         info["capability"] = "%d.%d" % (props.major, props.minor)
         torch.cuda.current_blas_handle()
+        # The caching host allocator's first use (kb_wire.host_copy), before
+        # the run sandbox: later fetches only ask the driver for pages.
+        try:
+            torch.empty(1, pin_memory=True)
+        except RuntimeError as e:
+            info["pinned"] = str(e)[:200]
         buf = torch.empty(KB_FLUSH_SHAPE, dtype=torch.int64, device=device)
     elif flush_bytes > 0:
         buf = torch.empty(flush_bytes // 8, dtype=torch.int64)

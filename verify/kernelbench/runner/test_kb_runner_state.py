@@ -56,6 +56,25 @@ def test_wire_bytes_are_a_copy_of_a_cpu_tensor():
     assert len(raw) == 16
 
 
+def test_inputs_are_read_from_the_received_blob_and_own_their_memory():
+    """decode_values reads each tensor where it lies in the frame's blob
+    (misaligned after a bool tensor, or in a read-only bytes object: then
+    through a copy), and the tensors it returns own their memory: the
+    blob's storage is reused for the next frame."""
+    for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.int64):
+        x = (torch.randn(3, 5) * 10).to(dtype)
+        flag = torch.tensor([True, False, True])  # 3 bytes: x starts at offset 3
+        w = kb_wire.BlobWriter()
+        desc = kb_wire.encode_values([flag, x], w)
+        assert desc[1]["offset"] == 3
+        blob = bytearray(b"".join(bytes(p) for p in w.parts))
+        back = kb_wire.decode_values(desc, blob)
+        assert torch.equal(back[0], flag) and torch.equal(back[1], x)
+        assert torch.equal(kb_wire.decode_values(desc, bytes(blob))[1], x)
+        blob[:] = bytes(len(blob))
+        assert torch.equal(back[1], x), dtype
+
+
 def test_a_build_the_cache_lost_is_the_verifiers_error(tmp_path):
     """The run step's shim: a library the build step reported built but the
     cache lacks, or a thunk library whose caller is missing, is the

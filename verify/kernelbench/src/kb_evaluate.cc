@@ -201,7 +201,7 @@ void Session::Fail(const Reply& r, const std::string& stage) {
 }
 
 Reply Session::Ref(const json& h, std::string_view blob, double* clock,
-                   double timeout_s) {
+                   double timeout_s, std::string* reuse) {
   json tagged = h;
   if (tagged.contains("id") && tagged["id"].is_string()) {
     tagged["id"] = tag_ + tagged["id"].get<std::string>();
@@ -214,7 +214,7 @@ Reply Session::Ref(const json& h, std::string_view blob, double* clock,
     std::lock_guard<std::mutex> lock(ref_entry_->mu);
     Part("ref_wait", tw);  // another session's request to the shared runner
     r = ref_entry_->runner->Request(
-        tagged, blob, timeout_s > 0 ? timeout_s : o_.call_timeout_s);
+        tagged, blob, timeout_s > 0 ? timeout_s : o_.call_timeout_s, reuse);
   }
   CountOp(h, r, &ref_ops_);
   if (clock) *clock += r.wall_ms;
@@ -222,10 +222,10 @@ Reply Session::Ref(const json& h, std::string_view blob, double* clock,
 }
 
 Reply Session::Cand(const json& h, std::string_view blob, double* clock,
-                    double timeout_s) {
+                    double timeout_s, std::string* reuse) {
   const auto device = Shared();
-  Reply r =
-      cand_->Request(h, blob, timeout_s > 0 ? timeout_s : o_.call_timeout_s);
+  Reply r = cand_->Request(
+      h, blob, timeout_s > 0 ? timeout_s : o_.call_timeout_s, reuse);
   if (clock) *clock += r.wall_ms;
   return r;
 }
@@ -249,7 +249,7 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
                 indices->size() * sizeof(int64_t));
   }
   h["id"] = ref_id;
-  Reply rr = Ref(h, blob, clock);
+  Reply rr = Ref(h, blob, clock, 0, &spare_ref_);
   int64_t call_numel = 1;  // this call's, as the reference kept it
   for (const json& d : rr.header.value("shape", json::array({numel}))) {
     call_numel *=
@@ -261,10 +261,10 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
     *indices = SampleIndices(call_numel, sample, 4096, &rng_);
     blob.assign(reinterpret_cast<const char*>(indices->data()),
                 indices->size() * sizeof(int64_t));
-    rr = Ref(h, blob, clock);
+    rr = Ref(h, blob, clock, 0, &spare_ref_);
   }
   h["id"] = cand_id;
-  Reply cr = Cand(h, blob, clock);
+  Reply cr = Cand(h, blob, clock, 0, &spare_cand_);
   if (ref_ms) *ref_ms = rr.wall_ms;
   if (cand_ms) *cand_ms = cr.wall_ms;
   if (!rr.answered_ok() || rr.header.value("missing", false)) {
@@ -323,6 +323,15 @@ bool Session::Fetch(const std::string& ref_id, const std::string& cand_id,
   *want = std::move(*w);
   *got = std::move(*g);
   return true;
+}
+
+void Session::Recycle(WireTensor* want, WireTensor* got) {
+  for (auto [t, spare] :
+       {std::pair{want, &spare_ref_}, std::pair{got, &spare_cand_}}) {
+    if (t == nullptr) continue;
+    if (t->bytes.capacity() > spare->capacity()) *spare = std::move(t->bytes);
+    t->bytes.clear();
+  }
 }
 
 std::shared_lock<DeviceGate> Session::Shared() {
@@ -434,15 +443,13 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
       }
     }
     if (precision_check && rr.header.value("f64", false)) {
-      WireTensor exact, unused;
-      std::vector<int64_t> idx64;
       json h = {{"op", "fetch"}, {"id", id + "/f64"}, {"output", static_cast<int>(i)}};
       std::string blob;
       if (!idx.empty()) {
         h["mode"] = "sample";
         blob.assign(reinterpret_cast<const char*>(idx.data()), idx.size() * sizeof(int64_t));
       }
-      Reply r64 = Ref(h, blob, &res_.times.reference_ms);
+      Reply r64 = Ref(h, blob, &res_.times.reference_ms, 0, &spare_ref_);
       if (r64.answered_ok() && !r64.header.value("missing", false)) {
         auto e = DecodeTensor(r64.header.value("tensor", json()),
                               std::move(r64.blob));
@@ -460,8 +467,10 @@ bool Session::CompareTrial(const std::string& id, const Reply& rr, const Reply& 
                     ": the candidate computes in a lower precision than the task's");
           }
         }
+        if (e.ok()) Recycle(&*e, nullptr);
       }
     }
+    Recycle(&want, &got);
   }
   return true;
 }

@@ -208,10 +208,11 @@ class Session {
   void Fail(const Reply& reply, const std::string& stage);
   // A request to the (shared) reference runner: its "id" and a "clear"
   // carry this session's tag; its time is added to ref_ops_.
+  // `reuse`: storage for the reply's blob (Runner::Request).
   Reply Ref(const json& h, std::string_view blob, double* clock,
-            double timeout_s = 0);
+            double timeout_s = 0, std::string* reuse = nullptr);
   Reply Cand(const json& h, std::string_view blob, double* clock,
-             double timeout_s = 0);
+             double timeout_s = 0, std::string* reuse = nullptr);
   // `whole_bytes`: outputs up to this size come whole, larger ones on a
   // sample of `sample` elements (and both ends) chosen now. A candidate
   // output not of the reference's shape (`desc`'s) is a finding `wrong`.
@@ -219,6 +220,9 @@ class Session {
              const json& desc, int64_t whole_bytes, int64_t sample,
              WireTensor* want, WireTensor* got, std::vector<int64_t>* indices,
              double* ref_ms, double* cand_ms, double* clock, FindingCode wrong);
+  // Gives fetched tensors' bytes back for the next fetch's reply (the
+  // larger storage of each side is kept).
+  void Recycle(WireTensor* want, WireTensor* got);
   bool CompareTrial(const std::string& id, const Reply& rr, const Reply& cr,
                     bool precision_check, bool* close);
   void Clear();
@@ -256,6 +260,10 @@ class Session {
   std::map<std::string, OpTime> ref_ops_;  // its requests to the reference
   std::map<std::string, OpTime> parts_;    // Part()'s
   std::unique_ptr<Runner> cand_;
+  // Fetched outputs' storage, given back after each comparison (Recycle):
+  // each trial's fetch of an output of hundreds of MB reads into memory
+  // already mapped.
+  std::string spare_ref_, spare_cand_;
   json spec_;                  // the reference's input specs
   json ref_outputs_;           // output descriptors of trial 0
   int64_t input_bytes_ = -1;

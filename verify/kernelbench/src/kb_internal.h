@@ -83,7 +83,9 @@ class Runner {
                                                const RunnerStart& start);
   ~Runner();
 
-  Reply Request(const json& header, std::string_view blob, double timeout_s);
+  // `reuse`: storage for the reply's blob (verify::internal::ReceiveMessage).
+  Reply Request(const json& header, std::string_view blob, double timeout_s,
+                std::string* reuse = nullptr);
   const json& hello() const { return hello_; }
   // Adds fields to the greeting (a candidate's "init" reply: its sandbox).
   void UpdateHello(const json& fields) {

@@ -545,6 +545,7 @@ void Session::TimeSkilldb() {
               "), though the correctness trials passed: a result cached across calls, or "
               "one that depends on earlier calls");
         }
+        Recycle(&want, &got);
       }
     }
     part.emplace(this, "round_end");

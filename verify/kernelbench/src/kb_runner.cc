@@ -331,14 +331,14 @@ void CountOp(const json& request, const Reply& reply,
 }
 
 Reply Runner::Request(const json& header, std::string_view blob,
-                      double timeout_s) {
+                      double timeout_s, std::string* reuse) {
   Reply r;
   if (!process_) {
     r.failure = {FindingCode::kCrashed, "the runner is not running"};
     return r;
   }
   const auto t0 = util::SteadyClock::now();
-  auto out = process_->Call(header, blob, timeout_s);
+  auto out = process_->Call(header, blob, timeout_s, reuse);
   r.wall_ms = util::MsSince(t0);
   r.ok = out.ok;
   if (out.ok) {
