@@ -250,6 +250,16 @@ double RelativeRmsError(const WireTensor& got, const WireTensor& exact) {
                        Reader(exact));
 }
 
+double RelativeRmsError(const WireTensor& got, const WireTensor& exact,
+                        const std::vector<int64_t>& at) {
+  const auto sampled = [&](int64_t begin, int64_t m, double* out) {
+    for (int64_t j = 0; j < m; ++j)
+      out[j] = got.at(at[static_cast<size_t>(begin + j)]);
+  };
+  return RelativeRmsIn(std::min(static_cast<int64_t>(at.size()), exact.numel()),
+                       sampled, Reader(exact));
+}
+
 double RelativeRmsError(const std::vector<double>& got,
                         const std::vector<double>& exact) {
   return RelativeRmsIn(static_cast<int64_t>(std::min(got.size(), exact.size())),

@@ -590,6 +590,25 @@ TEST_CASE("hack: precision lowered below the task's") {
   CHECK(HasFinding(r.findings, FindingCode::kPrecisionLowered));
 }
 
+TEST_CASE("hack: precision lowered, seen on a sample of the float64 result") {
+  // The output (2^18 float32, 1 MiB) comes whole; its float64 result (2
+  // MiB) would pass the transfer limit, so it comes on a sample, and the
+  // candidate's error is measured at those elements.
+  World& w = W();
+  EvalOptions o = w.options;
+  o.max_transfer_bytes = int64_t{1} << 20;
+  o.sample_elements = int64_t{1} << 14;
+  auto ev = Evaluator::Make(w.runner, o);
+  REQUIRE(ev.ok());
+  for (const std::string* answer : {&kHalf, &kCorrect}) {
+    auto r = (*ev)->Evaluate(w.scale_add, *answer);
+    REQUIRE(r.ok());
+    INFO(Codes(*r));
+    CHECK(HasFinding(r->findings, FindingCode::kPrecisionLowered) ==
+          (answer == &kHalf));
+  }
+}
+
 TEST_CASE("PyTorch doing the work is correct but not credited, unless asked") {
   const EvalResult r = W().Eval(kTorch);
   INFO(Codes(r));

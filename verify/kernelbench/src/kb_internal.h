@@ -267,6 +267,10 @@ CloseCheck AllClose(const std::vector<double>& want,
 double RelativeRmsError(const WireTensor& got, const WireTensor& exact);
 double RelativeRmsError(const std::vector<double>& got,
                         const std::vector<double>& exact);
+// The same over the elements `at` of `got` (flat indices inside it), whose
+// exact values are `exact`'s, in order: a sample's.
+double RelativeRmsError(const WireTensor& got, const WireTensor& exact,
+                        const std::vector<int64_t>& at);
 
 // Sample indices into `numel` elements: the first and last `edge`, then
 // `count` drawn from `rng`, sorted and unique.

@@ -200,6 +200,27 @@ TEST_CASE(
 
 TEST_CASE("relative RMS error and sample indices") {
   CHECK(internal::RelativeRmsError({1.0, 2.0}, {1.0, 2.0}) == 0.0);
+  {
+    // Over a sample: elements 1 and 3 of `got` against their exact values.
+    std::string got(4 * 8, '\0'), exact(2 * 8, '\0');
+    const double g[4] = {9.0, 1.1, 9.0, 2.0}, e[2] = {1.0, 2.0};
+    std::memcpy(got.data(), g, sizeof(g));
+    std::memcpy(exact.data(), e, sizeof(e));
+    auto gt = internal::DecodeTensor(internal::json{{"dtype", "float64"},
+                                                    {"shape", {4}},
+                                                    {"offset", 0},
+                                                    {"nbytes", 32}},
+                                     got);
+    auto et = internal::DecodeTensor(internal::json{{"dtype", "float64"},
+                                                    {"shape", {2}},
+                                                    {"offset", 0},
+                                                    {"nbytes", 16}},
+                                     exact);
+    REQUIRE(gt.ok());
+    REQUIRE(et.ok());
+    CHECK(internal::RelativeRmsError(*gt, *et, {1, 3}) ==
+          doctest::Approx(std::sqrt(0.01 / 5.0)));
+  }
   CHECK(internal::RelativeRmsError({1.1, 2.0}, {1.0, 2.0}) ==
         doctest::Approx(std::sqrt(0.01 / 5.0)));
   std::mt19937_64 rng(7);
