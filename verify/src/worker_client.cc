@@ -86,10 +86,16 @@ WorkerProcess::~WorkerProcess() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void WorkerProcess::Kill() {
+void WorkerProcess::Signal() {
   if (pid_ > 0) {
     ::kill(-pid_, SIGKILL);
     ::kill(pid_, SIGKILL);
+  }
+}
+
+void WorkerProcess::Kill() {
+  if (pid_ > 0) {
+    Signal();
     int status;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }

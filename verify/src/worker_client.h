@@ -80,6 +80,9 @@ class WorkerProcess {
   void TruncateLog();
   // Kills the worker (SIGKILL to its group) and reaps it.
   void Kill();
+  // Sends the SIGKILL of Kill without waiting for the process to end (its
+  // teardown: a CUDA context, device memory); Kill reaps it later.
+  void Signal();
 
  private:
   WorkerProcess() = default;

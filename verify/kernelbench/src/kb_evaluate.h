@@ -63,6 +63,10 @@ class ReferencePool {
   // exceeded while sessions hold them all).
   Result<std::shared_ptr<RefEntry>> Get(const std::string& key,
                                         const Loader& load);
+  // Loads `key` (in the caller's thread) when it has no live entry and no
+  // load under way, for a Get soon after; else returns at once. A failed
+  // load is what callers waiting for it get, as Get's.
+  void Warm(const std::string& key, const Loader& load);
   // Entries kept, and callers waiting for another's load (for tests).
   size_t size();
   size_t waiters();
@@ -70,6 +74,11 @@ class ReferencePool {
  private:
   const size_t capacity_;
   const size_t sessions_per_runner_;
+  // Get's and Warm's load of `key` (mu_ held by `lock`, let go meanwhile);
+  // entries that leave the pool go to `dropped`.
+  Result<std::shared_ptr<RefEntry>> Load(
+      std::unique_lock<std::mutex>& lock, const std::string& key,
+      const Loader& load, std::vector<std::shared_ptr<RefEntry>>* dropped);
   std::mutex mu_;
   std::condition_variable loaded_;
   std::vector<std::shared_ptr<RefEntry>>
@@ -134,9 +143,20 @@ class EvaluatorImpl final : public Evaluator {
   // device's pool, started and loaded if no evaluator has it.
   Result<std::shared_ptr<RefEntry>> Reference(const Problem& problem,
                                               double* load_ms);
+  // Loads the problem's reference runner in the background when the pool
+  // has none (ReferencePool::Warm): an evaluation calls it before it waits
+  // for its build, so that the runner's start and the problem's load are
+  // done by the time the candidate is (1.3-5.6 s an answer on the H100,
+  // 2026-12-06, where each problem's first answers waited for them).
+  void WarmReference(const Problem& problem);
   // A candidate runner (the one started ahead, if it came up), with the
   // answer's Triton cache copied in (REQUIRES: device_mu_ held).
   Result<std::unique_ptr<Runner>> TakeCandidate(const BuildRecord& build);
+  // Kills `runner` now and leaves the wait for its end (the teardown of its
+  // CUDA context and memory: up to 2 s on the H100) and its scratch's
+  // removal to a thread of their own, so that the next evaluation does not
+  // wait for them. The destructor waits for every one.
+  void Retire(std::unique_ptr<Runner> runner);
   // Cached baselines of a problem on this device and torch.
   std::optional<Baseline> CachedBaseline(const Problem& problem, const std::string& kind);
   void StoreBaseline(const Problem& problem, const Baseline& baseline);
@@ -151,6 +171,9 @@ class EvaluatorImpl final : public Evaluator {
   // A candidate runner, started and initialized (Runner::Start: its device
   // start-up's kernels under the device's shared hold).
   Result<std::unique_ptr<Runner>> StartCandidate();
+  std::string ReferenceKey(const Problem& problem) const;
+  // Starts and loads `problem`'s reference runner (a copy of it is kept).
+  ReferencePool::Loader ReferenceLoader(const Problem& problem);
   std::string BaselinePath(const Problem& problem, const std::string& kind) const;
 
   RunnerOptions runner_;
@@ -171,6 +194,9 @@ class EvaluatorImpl final : public Evaluator {
   std::future<Result<std::unique_ptr<Runner>>> warm_;  // GUARDED_BY(warm_mu_)
   std::unique_ptr<Builder> builder_;
   std::shared_ptr<BytecodeFill> bytecode_;  // set once, before any use
+  std::mutex retire_mu_;
+  std::vector<std::future<void>> retiring_;  // GUARDED_BY(retire_mu_)
+  std::vector<std::future<void>> warming_;   // GUARDED_BY(retire_mu_)
 };
 
 class Session {
@@ -192,7 +218,10 @@ class Session {
   void RunKernelBench();
   void StaticCheck();
   bool Correctness(bool skilldb);
-  void TimeSkilldb();
+  class Alone;
+  // This verifier's timed phase; `*alone` holds the device alone when it
+  // starts (and may be let go and taken again).
+  void TimeSkilldb(std::optional<Alone>* alone);
   // The reference's outputs' bytes (its trial 0's), and the device memory
   // kept buffers may take (EvalOptions::keep_alive_bytes or its default).
   int64_t OutputBytes() const;
@@ -250,7 +279,6 @@ class Session {
   void Release() {
     if (checking_.owns_lock()) checking_.unlock();
   }
-  class Alone;
   bool alone_ = false;  // this session holds the gate alone
   std::shared_lock<DeviceGate> checking_;  // CPU: load to timed phase
   EvalResult res_;

@@ -118,7 +118,8 @@ Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
       entries_.push_back(e);
       return e;
     }
-    if (!loading) break;  // none, or each serves its share: load one
+    if (!loading)
+      return Load(lock, key, load, &dropped);  // none, or each serves its share
     // The load under way: if it fails, its error is this caller's too
     // (each waiter trying again in turn would cost a load's time each).
     const uint64_t attempt = attempts_[key];
@@ -132,6 +133,24 @@ Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
       return f->second.second;
     }
   }
+}
+
+void ReferencePool::Warm(const std::string& key, const Loader& load) {
+  std::vector<std::shared_ptr<RefEntry>> dropped;  // stopped after the lock
+  std::unique_lock<std::mutex> lock(mu_);
+  if (loading_.count(key)) return;
+  for (const std::shared_ptr<RefEntry>& e : entries_) {
+    if (e->key != key) continue;
+    std::unique_lock<std::mutex> busy(e->mu, std::try_to_lock);
+    if (!busy.owns_lock() || !e->runner || e->runner->alive()) return;
+  }
+  // Its failure is the waiting callers' (as Get's); none waits for it here.
+  (void)Load(lock, key, load, &dropped);
+}
+
+Result<std::shared_ptr<RefEntry>> ReferencePool::Load(
+    std::unique_lock<std::mutex>& lock, const std::string& key,
+    const Loader& load, std::vector<std::shared_ptr<RefEntry>>* dropped) {
   loading_.insert(key);
   const uint64_t attempt = attempts_[key];
   lock.unlock();
@@ -149,7 +168,7 @@ Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
         ++i;
         continue;
       }
-      dropped.push_back(std::move(entries_[i]));
+      dropped->push_back(std::move(entries_[i]));
       entries_.erase(entries_.begin() + static_cast<long>(i));
     }
   } else {
@@ -191,6 +210,11 @@ EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options,
 }
 
 EvaluatorImpl::~EvaluatorImpl() {
+  {
+    std::lock_guard<std::mutex> lock(retire_mu_);
+    for (auto& f : warming_) f.wait();
+    for (auto& f : retiring_) f.wait();
+  }
   builder_.reset();  // joins the build threads first
   std::lock_guard<std::mutex> lock(device_mu_);
   std::lock_guard<std::mutex> warm(warm_mu_);
@@ -198,6 +222,17 @@ EvaluatorImpl::~EvaluatorImpl() {
     auto w = warm_.get();
     if (w.ok()) (*w)->Stop();
   }
+}
+
+void EvaluatorImpl::Retire(std::unique_ptr<Runner> runner) {
+  if (!runner) return;
+  runner->Signal();
+  std::lock_guard<std::mutex> lock(retire_mu_);
+  std::erase_if(retiring_, [](const std::future<void>& f) {
+    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  });
+  retiring_.push_back(
+      std::async(std::launch::async, [r = std::move(runner)] { r->Stop(); }));
 }
 
 uint64_t EvaluatorImpl::NextSeed() {
@@ -241,13 +276,35 @@ Result<DeviceInfo> EvaluatorImpl::Describe() {
   return info;
 }
 
+std::string EvaluatorImpl::ReferenceKey(const Problem& p) const {
+  return p.key() + "#" + p.code_hash + "#" +
+         std::string(ProtocolName(options_.protocol)) + "#" +
+         options_.precision;
+}
+
 Result<std::shared_ptr<RefEntry>> EvaluatorImpl::Reference(const Problem& p,
                                                            double* load_ms) {
-  const std::string key = p.key() + "#" + p.code_hash + "#" +
-                          std::string(ProtocolName(options_.protocol)) + "#" +
-                          options_.precision;
   const auto t0 = util::SteadyClock::now();
-  auto entry = refs_->Get(key, [&]() -> Result<std::shared_ptr<RefEntry>> {
+  auto entry = refs_->Get(ReferenceKey(p), ReferenceLoader(p));
+  if (load_ms) *load_ms += util::MsSince(t0);
+  return entry;
+}
+
+void EvaluatorImpl::WarmReference(const Problem& p) {
+  std::lock_guard<std::mutex> lock(retire_mu_);
+  std::erase_if(warming_, [](const std::future<void>& f) {
+    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  });
+  warming_.push_back(
+      std::async(std::launch::async,
+                 [this, key = ReferenceKey(p), load = ReferenceLoader(p)] {
+                   refs_->Warm(key, load);
+                 }));
+}
+
+ReferencePool::Loader EvaluatorImpl::ReferenceLoader(const Problem& problem) {
+  return [this, p = problem,
+          key = ReferenceKey(problem)]() -> Result<std::shared_ptr<RefEntry>> {
     RunnerStart s;
     s.role = "reference";
     s.device = runner_.device;
@@ -278,9 +335,7 @@ Result<std::shared_ptr<RefEntry>> EvaluatorImpl::Reference(const Problem& p,
     }
     e->runner = std::move(r);
     return e;
-  });
-  if (load_ms) *load_ms += util::MsSince(t0);
-  return entry;
+  };
 }
 
 // A candidate runner, started and initialized outside any timed phase: its

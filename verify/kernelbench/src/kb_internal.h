@@ -98,6 +98,11 @@ class Runner {
   std::string LogTail(size_t bytes) const;
   // Kills it (if running) and removes its scratch directory.
   void Stop();
+  // Kills it without waiting for its end (WorkerProcess::Signal): Stop
+  // then reaps it.
+  void Signal() {
+    if (process_) process_->Signal();
+  }
 
  private:
   Runner() = default;

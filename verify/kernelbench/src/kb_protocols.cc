@@ -45,6 +45,8 @@ EvalResult Session::Run() {
     Add(FindingCode::kUnsupportedFormat, res_.format.reason);
     return res_;
   }
+  // The reference runner loads while the build is waited for.
+  ev_->WarmReference(p_);
   // The build (on the pool, perhaps finished long ago).
   const auto tb = util::SteadyClock::now();
   bool repeat = given_repeat_;
@@ -113,7 +115,7 @@ EvalResult Session::Run() {
     if (ref_entry_) Ref({{"op", "clear"}}, "", &res_.times.reference_ms);
     if (cand_) {
       for (auto& [op, t] : cand_->TakeOpStats()) res_.times.ops["cand." + op] = t;
-      cand_->Stop();
+      ev_->Retire(std::move(cand_));
     }
     Release();
     Part("end", te);
@@ -245,10 +247,12 @@ void Session::RunSkilldb() {
   if (!correct_trials_) return;
   // Nothing else on the device from here: the next candidate's start-up
   // and other evaluators' answers wait (their requests and their runners'
-  // starts; this waits for the one request each has in flight).
-  Alone alone(this);
-  TimeSkilldb();
+  // starts; this waits for the one request each has in flight). On a GPU
+  // each round's checks let it go (TimeSkilldb).
+  std::optional<Alone> alone(std::in_place, this);
+  TimeSkilldb(&alone);
   if (res_.verdict.empty()) {
+    if (!alone) alone.emplace(this);
     {
       Timed part(this, "profile");
       Profile();
@@ -421,7 +425,13 @@ int64_t Session::KeepAliveBudget() const {
                                                : (int64_t{16} << 30);
 }
 
-void Session::TimeSkilldb() {
+void Session::TimeSkilldb(std::optional<Alone>* alone) {
+  // On a GPU the device is held alone for each round's calls, and shared
+  // for its spot checks (fetches of samples, the inputs' check: nothing
+  // they do is timed), so that other answers' rounds go between. On a CPU
+  // the checks' comparisons run on the cores a timed phase measures: held
+  // alone throughout.
+  const bool rounds_alone = ev_->runner_options().device != "cpu";
   const auto t0 = util::SteadyClock::now();
   const int64_t per_call =
       std::max<int64_t>(1, std::max<int64_t>(0, input_bytes_) + OutputBytes());
@@ -440,6 +450,7 @@ void Session::TimeSkilldb() {
     RoundSamples rs;
     std::vector<std::string> ids;
     std::vector<uint64_t> id_seeds;
+    if (!*alone) alone->emplace(this);
     std::optional<Timed> part(std::in_place, this, "timed_calls");
     const int total = o_.warmup_calls + o_.calls_per_round;
     for (int i = 0; i < total; ++i) {
@@ -487,6 +498,8 @@ void Session::TimeSkilldb() {
       rs.baseline_host_ms.push_back(rc.wall_ms);
       rs.candidate_host_ms.push_back(cc.wall_ms);
     }
+    part.reset();
+    if (rounds_alone) alone->reset();
     part.emplace(this, "spot_checks");
     // Spot checks: calls chosen now, among those both sides still keep.
     const int kept = std::min<int>(keep_last, static_cast<int>(ids.size()));

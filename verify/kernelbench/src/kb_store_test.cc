@@ -389,5 +389,55 @@ TEST_CASE(
   CHECK(loads.load() == 9);
 }
 
+TEST_CASE(
+    "a device's reference pool warms a problem once, for the Get that "
+    "follows") {
+  internal::ReferencePool pool(4);
+  int loads = 0;
+  auto entry = [&](const std::string& key) {
+    return [&loads, key]() -> Result<std::shared_ptr<internal::RefEntry>> {
+      ++loads;
+      auto e = std::make_shared<internal::RefEntry>();
+      e->key = key;
+      return e;
+    };
+  };
+  pool.Warm("a", entry("a"));
+  CHECK(loads == 1);
+  pool.Warm("a", entry("a"));  // it has one: nothing to do
+  CHECK(loads == 1);
+  auto a = pool.Get("a", entry("a"));  // the warmed one, no load
+  REQUIRE(a.ok());
+  CHECK(loads == 1);
+  CHECK((*a)->key == "a");
+  // A failed warm-up leaves nothing: the next caller loads.
+  pool.Warm("b", [&]() -> Result<std::shared_ptr<internal::RefEntry>> {
+    ++loads;
+    return Status::FailedPrecondition("the problem did not load");
+  });
+  CHECK(loads == 2);
+  REQUIRE(pool.Get("b", entry("b")).ok());
+  CHECK(loads == 3);
+  // A warm-up while a Get loads the problem returns at once.
+  std::atomic<bool> in_load{false}, warmed{false};
+  std::thread getter([&] {
+    auto r =
+        pool.Get("c", [&]() -> Result<std::shared_ptr<internal::RefEntry>> {
+          in_load = true;
+          const auto until =
+              std::chrono::steady_clock::now() + std::chrono::seconds(60);
+          while (!warmed && std::chrono::steady_clock::now() < until)
+            std::this_thread::yield();
+          return entry("c")();
+        });
+    CHECK(r.ok());
+  });
+  while (!in_load) std::this_thread::yield();
+  pool.Warm("c", entry("c"));
+  warmed = true;
+  getter.join();
+  CHECK(loads == 4);
+}
+
 }  // namespace
 }  // namespace skilldb::verify::kb
