@@ -5,9 +5,13 @@ the build may start it with, each precompiled as a cold burst makes it
 ATen/core/Tensor.h (the thunks of C++ sources that only declare their
 functions, kb_caller.light_eligible). Also an empty file after each, the
 headers' own cost, and a file whose C++ sources define a host function
-(a split's host part joined to them) after torch/types.h. Runs on this machine's torch (CPU is enough: nothing is
-linked or run); the compiler and flags are torch's own for a load_inline
-build (kb_load._torch_build_vars).
+(a split's host part joined to them) after torch/types.h. Where torch
+has CUDA, also an empty file that includes ATen/cuda/CUDAContext.h after
+torch/types.h (what KernelBench answers include for the current stream: a
+header the precompiled one does not hold). Runs on this machine's torch
+(CPU is enough but for that case: nothing is linked or run); the compiler
+and flags are torch's own for a load_inline build
+(kb_load._torch_build_vars).
 
   python3 thunk_headers.py [--runs N] [--flags=-O3] [--json]
 
@@ -71,6 +75,10 @@ def main():
                      headers=[kb_load.PCH_TYPES, kb_load.PCH_TENSOR])
     made_s = time.time() - t0
     v = kb_load._torch_build_vars(os.path.join(root, "probe"), False, user)
+    import torch
+    v_cuda = None
+    if torch.version.cuda and torch.cuda.is_available():
+        v_cuda = kb_load._torch_build_vars(os.path.join(root, "probe_cuda"), True, user)
     cases = []
     for header, light in ((kb_load.PCH_TYPES, False), (kb_load.PCH_TENSOR, True)):
         pch = os.path.join(root, "types", sub, header)
@@ -78,11 +86,15 @@ def main():
                  ("empty", kb_caller.thunk_source("", [], light))]
         if not light:
             files.append(("joined", kb_caller.thunk_source(JOINED, FUNCTIONS)))
+            if v_cuda:
+                files.append(("cuda_context", kb_caller.thunk_source(
+                    "#include <ATen/cuda/CUDAContext.h>\n", [], light)))
         for what, text in files:
             src = os.path.join(root, "%s_%s.cpp" % (what, light))
             with open(src, "w") as f:
                 f.write(text)
-            cmd = kb_load._cxx_command(v, "thunk_headers", src, src + ".o", pch,
+            cmd = kb_load._cxx_command(v_cuda if what == "cuda_context" else v,
+                                       "thunk_headers", src, src + ".o", pch,
                                        ["-I", kb_caller.HERE, "-Werror=invalid-pch"])
             walls = []
             for _ in range(a.runs):
@@ -98,7 +110,6 @@ def main():
     for c in cases:
         b = base.get(c["file"])
         c["vs_types_h"] = c["median_s"] / b if b else None
-    import torch
     out = {"torch": torch.__version__, "flags": a.flags, "pch_made_s": made_s, "cases": cases}
     if a.json:
         print(json.dumps(out))
