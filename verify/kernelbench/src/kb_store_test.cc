@@ -275,19 +275,23 @@ TEST_CASE(
       "compile", false, "OSError: [Errno 28] No space left on device"));
 }
 
+// A loader of `key`'s entry (no runner) that counts its loads.
+internal::ReferencePool::Loader CountedLoad(std::atomic<int>* loads,
+                                            const std::string& key) {
+  return [loads, key]() -> Result<std::shared_ptr<internal::RefEntry>> {
+    ++*loads;
+    auto e = std::make_shared<internal::RefEntry>();
+    e->key = key;
+    return e;
+  };
+}
+
 TEST_CASE(
     "a device's reference pool: one load per problem however many sessions "
     "ask") {
   internal::ReferencePool pool(2);
   std::atomic<int> loads{0};
-  auto entry = [&](const std::string& key) {
-    return [&loads, key]() -> Result<std::shared_ptr<internal::RefEntry>> {
-      ++loads;
-      auto e = std::make_shared<internal::RefEntry>();
-      e->key = key;
-      return e;
-    };
-  };
+  auto entry = [&](const std::string& key) { return CountedLoad(&loads, key); };
   // Four sessions of one problem at once: the first loads, the others wait
   // for its load (the loader returns only once all three wait).
   std::vector<std::shared_ptr<internal::RefEntry>> got(4);
@@ -393,15 +397,8 @@ TEST_CASE(
     "a device's reference pool warms a problem once, for the Get that "
     "follows") {
   internal::ReferencePool pool(4);
-  int loads = 0;
-  auto entry = [&](const std::string& key) {
-    return [&loads, key]() -> Result<std::shared_ptr<internal::RefEntry>> {
-      ++loads;
-      auto e = std::make_shared<internal::RefEntry>();
-      e->key = key;
-      return e;
-    };
-  };
+  std::atomic<int> loads{0};
+  auto entry = [&](const std::string& key) { return CountedLoad(&loads, key); };
   pool.Warm("a", entry("a"));
   CHECK(loads == 1);
   pool.Warm("a", entry("a"));  // it has one: nothing to do
