@@ -117,9 +117,16 @@ Builder::Builder(RunnerOptions runner, EvalOptions options,
   util::StartThreads(jobs, [this] { Work(); }, &threads_);
   std::lock_guard<std::mutex> lock(made_->mu);
   made_->threads += static_cast<int>(threads_.size());
+  made_->builders.push_back(this);
 }
 
 Builder::~Builder() {
+  {
+    // No other builder's thread takes a job from this one after this (a
+    // thief holds made_->mu while it looks).
+    std::lock_guard<std::mutex> lock(made_->mu);
+    std::erase(made_->builders, this);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -310,20 +317,58 @@ void Builder::Work() {
     std::unique_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      // Another builder's queue is looked at now and then: its Submit
+      // cannot wake this thread without a race (it holds its own mutex).
+      cv_.wait_for(lock, std::chrono::milliseconds(200),
+                   [this] { return stop_ || !queue_.empty() || AnyWaiting(); });
       if (stop_ && queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-      if (job->format.backend != "triton") {
-        std::lock_guard<std::mutex> made(made_->mu);
-        --made_->waiting;
+      if (!queue_.empty()) {
+        job = std::move(queue_.front());
+        queue_.pop_front();
+        if (job->format.backend != "triton") {
+          std::lock_guard<std::mutex> made(made_->mu);
+          --made_->waiting;
+        }
+        ++running_;
       }
-      ++running_;
+    }
+    if (!job) job = Steal();
+    if (!job) {
+      // Builds are waiting, none this thread may take: their builders'
+      // own threads take them.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
     }
     BuildAndGive(job.get());
-    std::lock_guard<std::mutex> lock(mu_);
     --running_;
   }
+}
+
+bool Builder::AnyWaiting() {
+  std::lock_guard<std::mutex> made(made_->mu);  // mu_ then made_->mu
+  return made_->waiting > 0;
+}
+
+std::unique_ptr<Builder::Job> Builder::Steal() {
+  std::lock_guard<std::mutex> made(made_->mu);
+  for (Builder* b : made_->builders) {
+    if (b == this || b->runner_.extra_env != runner_.extra_env ||
+        b->runner_.device != runner_.device) {
+      continue;
+    }
+    // Never waited for: its Submit holds its mutex, then made_->mu.
+    std::unique_lock<std::mutex> theirs(b->mu_, std::try_to_lock);
+    if (!theirs.owns_lock() || b->stop_) continue;
+    for (auto it = b->queue_.begin(); it != b->queue_.end(); ++it) {
+      if ((*it)->format.backend == "triton") continue;
+      std::unique_ptr<Job> job = std::move(*it);
+      b->queue_.erase(it);
+      --made_->waiting;
+      ++running_;
+      return job;
+    }
+  }
+  return nullptr;
 }
 
 void Builder::BuildAndGive(Job* job) {

@@ -130,6 +130,15 @@ class Builder {
     std::string ext_cache;
   };
   void Work();
+  // A C++/CUDA job taken from the queue of another builder of this cache
+  // that starts runners the same way (the same device), or null: a build
+  // thread with nothing of its own to do takes one (on the H100,
+  // 2026-12-06, a cold run's last answer waited 32 s behind two long builds
+  // on its own builder while the seven others were idle). Triton builds
+  // need their builder's device and are never taken.
+  std::unique_ptr<Job> Steal();
+  // Whether any builder of this cache has a C++/CUDA build queued.
+  bool AnyWaiting();
   // Builds `job`, gives its record, then makes what the build said is
   // wanted (torch/extension.h's header).
   void BuildAndGive(Job* job);
@@ -173,6 +182,7 @@ class Builder {
     int waiting = 0;      // GUARDED_BY(mu)
     std::set<std::string> compiled;  // GUARDED_BY(mu): extension keys
     int threads = 0;  // GUARDED_BY(mu): build threads of its builders
+    std::vector<Builder*> builders;  // GUARDED_BY(mu): alive, for Steal
     static std::shared_ptr<MadeOnce> For(const std::string& cache_root);
   };
   std::shared_ptr<MadeOnce> made_;
@@ -196,7 +206,7 @@ class Builder {
   std::mutex spare_mu_;
   std::vector<Spare> spares_;  // GUARDED_BY(spare_mu_)
   bool stop_ = false;                                          // GUARDED_BY(mu_)
-  int running_ = 0;  // builds under way on the threads; GUARDED_BY(mu_)
+  std::atomic<int> running_{0};  // builds under way on the threads
   std::vector<std::thread> threads_;
 };
 

@@ -218,10 +218,7 @@ class Session {
   void RunKernelBench();
   void StaticCheck();
   bool Correctness(bool skilldb);
-  class Alone;
-  // This verifier's timed phase; `*alone` holds the device alone when it
-  // starts (and may be let go and taken again).
-  void TimeSkilldb(std::optional<Alone>* alone);
+  void TimeSkilldb();
   // The reference's outputs' bytes (its trial 0's), and the device memory
   // kept buffers may take (EvalOptions::keep_alive_bytes or its default).
   int64_t OutputBytes() const;
@@ -279,6 +276,7 @@ class Session {
   void Release() {
     if (checking_.owns_lock()) checking_.unlock();
   }
+  class Alone;
   bool alone_ = false;  // this session holds the gate alone
   std::shared_lock<DeviceGate> checking_;  // CPU: load to timed phase
   EvalResult res_;

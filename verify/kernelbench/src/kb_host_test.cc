@@ -1093,6 +1093,39 @@ TEST_CASE(
   CHECK(r->results[1].problem == 2);
 }
 
+TEST_CASE(
+    "a build thread with nothing to do takes a build queued on another "
+    "builder") {
+  // Two builders of one cache, one thread each; three answers (new to the
+  // cache: a nonce) queued on the first. The second, with none of its own,
+  // takes one of them while the first builds.
+  World& w = W();
+  const RunnerOptions r = WithDefaults(w.runner);
+  EvalOptions o = w.options;
+  o.build_jobs = 1;
+  internal::Builder a(r, o, w.cache, nullptr, nullptr);
+  internal::Builder b(r, o, w.cache, nullptr, nullptr);
+  const std::string nonce = "\n# " + std::to_string(util::NowUnixMs()) + "\n";
+  std::vector<std::shared_future<internal::BuildRecord>> built;
+  for (const std::string* answer : {&kCorrect, &kWrong, &kInputs}) {
+    const std::string text = *answer + nonce;
+    built.push_back(a.Submit(w.scale_add, text, DetectFormat(text)));
+  }
+  bool took = false;
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!took && std::chrono::steady_clock::now() < until &&
+         built.back().wait_for(std::chrono::milliseconds(10)) !=
+             std::future_status::ready) {
+    took = b.Load() > 0;
+  }
+  CHECK(took);
+  for (auto& f : built) {
+    INFO(f.get().message);
+    CHECK(f.get().ok);
+  }
+}
+
 TEST_CASE("two evaluators on one device judge a run directory, reported in answer order") {
   World& w = W();
   RunnerOptions two = w.runner;

@@ -114,6 +114,12 @@ EvalResult Session::Run() {
     const auto te = util::SteadyClock::now();
     if (ref_entry_) Ref({{"op", "clear"}}, "", &res_.times.reference_ms);
     if (cand_) {
+      // Its device memory goes back now (PyTorch's cache holds what its
+      // tensors freed), before the next answer's buffers: the process's
+      // end, reaped later, would free it only with its context.
+      if (ev_->runner_options().device == "cuda") {
+        Cand({{"op", "clear"}, {"empty_cache", true}}, "", nullptr, 10);
+      }
       for (auto& [op, t] : cand_->TakeOpStats()) res_.times.ops["cand." + op] = t;
       ev_->Retire(std::move(cand_));
     }
@@ -247,12 +253,15 @@ void Session::RunSkilldb() {
   if (!correct_trials_) return;
   // Nothing else on the device from here: the next candidate's start-up
   // and other evaluators' answers wait (their requests and their runners'
-  // starts; this waits for the one request each has in flight). On a GPU
-  // each round's checks let it go (TimeSkilldb).
-  std::optional<Alone> alone(std::in_place, this);
-  TimeSkilldb(&alone);
+  // starts; this waits for the one request each has in flight). Held
+  // through the rounds' spot checks too: each round's buffers stay alive
+  // until its end (up to KeepAliveBudget a side), and were another answer
+  // timed meanwhile, two answers' would be alive at once (on the H100,
+  // 2026-12-06, letting the device go for the spot checks ran it out of
+  // memory with problem 40's answers).
+  Alone alone(this);
+  TimeSkilldb();
   if (res_.verdict.empty()) {
-    if (!alone) alone.emplace(this);
     {
       Timed part(this, "profile");
       Profile();
@@ -425,13 +434,7 @@ int64_t Session::KeepAliveBudget() const {
                                                : (int64_t{16} << 30);
 }
 
-void Session::TimeSkilldb(std::optional<Alone>* alone) {
-  // On a GPU the device is held alone for each round's calls, and shared
-  // for its spot checks (fetches of samples, the inputs' check: nothing
-  // they do is timed), so that other answers' rounds go between. On a CPU
-  // the checks' comparisons run on the cores a timed phase measures: held
-  // alone throughout.
-  const bool rounds_alone = ev_->runner_options().device != "cpu";
+void Session::TimeSkilldb() {
   const auto t0 = util::SteadyClock::now();
   const int64_t per_call =
       std::max<int64_t>(1, std::max<int64_t>(0, input_bytes_) + OutputBytes());
@@ -450,7 +453,6 @@ void Session::TimeSkilldb(std::optional<Alone>* alone) {
     RoundSamples rs;
     std::vector<std::string> ids;
     std::vector<uint64_t> id_seeds;
-    if (!*alone) alone->emplace(this);
     std::optional<Timed> part(std::in_place, this, "timed_calls");
     const int total = o_.warmup_calls + o_.calls_per_round;
     for (int i = 0; i < total; ++i) {
@@ -498,8 +500,6 @@ void Session::TimeSkilldb(std::optional<Alone>* alone) {
       rs.baseline_host_ms.push_back(rc.wall_ms);
       rs.candidate_host_ms.push_back(cc.wall_ms);
     }
-    part.reset();
-    if (rounds_alone) alone->reset();
     part.emplace(this, "spot_checks");
     // Spot checks: calls chosen now, among those both sides still keep.
     const int kept = std::min<int>(keep_last, static_cast<int>(ids.size()));
