@@ -107,6 +107,26 @@ Builder::Builder(RunnerOptions runner, EvalOptions options,
       describe_(std::move(describe)),
       gate_(gate) {
   made_ = MadeOnce::For(cache_root_);
+  same_way_ = json({{"options", AnswerKey(Problem{}, "", FormatInfo{}, options_,
+                                          "", RunnerCode(runner_.runner_dir))},
+                    {"generic_caller", options_.generic_caller},
+                    {"use_pch", options_.use_pch},
+                    {"protocol", static_cast<int>(options_.protocol)},
+                    {"build_timeout_s", options_.build_timeout_s},
+                    {"python", runner_.python},
+                    {"runner_dir", runner_.runner_dir},
+                    {"launcher", runner_.launcher},
+                    {"sandbox_lib", runner_.sandbox_lib},
+                    {"scratch_root", runner_.scratch_root},
+                    {"device", runner_.device},
+                    {"confine", runner_.confine},
+                    {"memory_bytes", runner_.memory_bytes},
+                    {"cpu_seconds", runner_.cpu_seconds},
+                    {"output_bytes", runner_.output_bytes},
+                    {"omp_threads", runner_.omp_threads},
+                    {"env", runner_.extra_env},
+                    {"visible", runner_.extra_visible}})
+                  .dump();
   int jobs = options_.build_jobs;
   if (jobs <= 0) {
     const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -352,10 +372,7 @@ bool Builder::AnyWaiting() {
 std::unique_ptr<Builder::Job> Builder::Steal() {
   std::lock_guard<std::mutex> made(made_->mu);
   for (Builder* b : made_->builders) {
-    if (b == this || b->runner_.extra_env != runner_.extra_env ||
-        b->runner_.device != runner_.device) {
-      continue;
-    }
+    if (b == this || b->same_way_ != same_way_) continue;
     // Never waited for: its Submit holds its mutex, then made_->mu.
     std::unique_lock<std::mutex> theirs(b->mu_, std::try_to_lock);
     if (!theirs.owns_lock() || b->stop_) continue;

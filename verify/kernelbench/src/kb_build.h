@@ -131,7 +131,7 @@ class Builder {
   };
   void Work();
   // A C++/CUDA job taken from the queue of another builder of this cache
-  // that starts runners the same way (the same device), or null: a build
+  // that builds the same way (same_way_), or null: a build
   // thread with nothing of its own to do takes one (on the H100,
   // 2026-12-06, a cold run's last answer waited 32 s behind two long builds
   // on its own builder while the seven others were idle). Triton builds
@@ -207,6 +207,11 @@ class Builder {
   std::vector<Spare> spares_;  // GUARDED_BY(spare_mu_)
   bool stop_ = false;                                          // GUARDED_BY(mu_)
   std::atomic<int> running_{0};  // builds under way on the threads
+  // What a build depends on besides the answer (the options that change
+  // it, the runners' interpreter, sources, limits, device and environment):
+  // builders with the same one may build each other's queued answers (a
+  // build under another's options would be cached under this one's key).
+  std::string same_way_;
   std::vector<std::thread> threads_;
 };
 

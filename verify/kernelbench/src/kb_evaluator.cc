@@ -154,7 +154,17 @@ Result<std::shared_ptr<RefEntry>> ReferencePool::Load(
   loading_.insert(key);
   const uint64_t attempt = attempts_[key];
   lock.unlock();
-  Result<std::shared_ptr<RefEntry>> made = load();
+  // A loader that throws (a thread the system refuses) is a failed load:
+  // the key must not stay "loading", with its callers waiting for ever.
+  Result<std::shared_ptr<RefEntry>> made =
+      [&]() -> Result<std::shared_ptr<RefEntry>> {
+    try {
+      return load();
+    } catch (const std::exception& ex) {
+      return Status::Internal(std::string("the reference did not load: ") +
+                              ex.what());
+    }
+  }();
   lock.lock();
   loading_.erase(key);
   ++attempts_[key];
@@ -472,6 +482,10 @@ class MultiEvaluator final : public Evaluator {
     // then loads it from the shared cache instead of compiling it again,
     // and its record (what it cost) is this answer's wherever it is judged.
     const size_t home = Home(problem, answer);
+    // Its reference loads while the build is waited for (Session::Run's
+    // warm-up comes after it here: on the H100, 2026-12-06f, that one
+    // overlapped nothing, 25.9 s of reference waits against 27.6 s).
+    devices_[home]->WarmReference(problem);
     bool repeat = false;
     auto built = devices_[home]->WaitBuilt(problem, answer, declared, &repeat);
     size_t pick = home;

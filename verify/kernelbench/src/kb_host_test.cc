@@ -1105,21 +1105,28 @@ TEST_CASE(
   o.build_jobs = 1;
   internal::Builder a(r, o, w.cache, nullptr, nullptr);
   internal::Builder b(r, o, w.cache, nullptr, nullptr);
+  // A third builds another way (its runners' thread count): it takes none
+  // (its build would be cached under the first's key).
+  RunnerOptions other = r;
+  other.omp_threads = r.omp_threads + 1;
+  internal::Builder c(other, o, w.cache, nullptr, nullptr);
   const std::string nonce = "\n# " + std::to_string(util::NowUnixMs()) + "\n";
   std::vector<std::shared_future<internal::BuildRecord>> built;
   for (const std::string* answer : {&kCorrect, &kWrong, &kInputs}) {
     const std::string text = *answer + nonce;
     built.push_back(a.Submit(w.scale_add, text, DetectFormat(text)));
   }
-  bool took = false;
+  bool took = false, other_took = false;
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!took && std::chrono::steady_clock::now() < until &&
+  while (std::chrono::steady_clock::now() < until &&
          built.back().wait_for(std::chrono::milliseconds(10)) !=
              std::future_status::ready) {
-    took = b.Load() > 0;
+    took = took || b.Load() > 0;
+    other_took = other_took || c.Load() > 0;
   }
   CHECK(took);
+  CHECK_FALSE(other_took);
   for (auto& f : built) {
     INFO(f.get().message);
     CHECK(f.get().ok);
