@@ -194,9 +194,13 @@ class EvaluatorImpl final : public Evaluator {
   std::future<Result<std::unique_ptr<Runner>>> warm_;  // GUARDED_BY(warm_mu_)
   std::unique_ptr<Builder> builder_;
   std::shared_ptr<BytecodeFill> bytecode_;  // set once, before any use
-  std::mutex retire_mu_;
-  std::vector<std::future<void>> retiring_;  // GUARDED_BY(retire_mu_)
-  std::vector<std::future<void>> warming_;   // GUARDED_BY(retire_mu_)
+  // Work off the evaluations' path (Retire's reaping, WarmReference's
+  // loads), waited for by the destructor; finished ones are dropped as
+  // new ones come.
+  template <typename Fn>
+  void Aside(Fn&& fn);
+  std::mutex aside_mu_;
+  std::vector<std::future<void>> aside_;  // GUARDED_BY(aside_mu_)
 };
 
 class Session {

@@ -221,9 +221,8 @@ EvaluatorImpl::EvaluatorImpl(RunnerOptions runner, EvalOptions options,
 
 EvaluatorImpl::~EvaluatorImpl() {
   {
-    std::lock_guard<std::mutex> lock(retire_mu_);
-    for (auto& f : warming_) f.wait();
-    for (auto& f : retiring_) f.wait();
+    std::lock_guard<std::mutex> lock(aside_mu_);
+    for (auto& f : aside_) f.wait();
   }
   builder_.reset();  // joins the build threads first
   std::lock_guard<std::mutex> lock(device_mu_);
@@ -234,15 +233,19 @@ EvaluatorImpl::~EvaluatorImpl() {
   }
 }
 
+template <typename Fn>
+void EvaluatorImpl::Aside(Fn&& fn) {
+  std::lock_guard<std::mutex> lock(aside_mu_);
+  std::erase_if(aside_, [](const std::future<void>& f) {
+    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  });
+  aside_.push_back(std::async(std::launch::async, std::forward<Fn>(fn)));
+}
+
 void EvaluatorImpl::Retire(std::unique_ptr<Runner> runner) {
   if (!runner) return;
   runner->Signal();
-  std::lock_guard<std::mutex> lock(retire_mu_);
-  std::erase_if(retiring_, [](const std::future<void>& f) {
-    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-  });
-  retiring_.push_back(
-      std::async(std::launch::async, [r = std::move(runner)] { r->Stop(); }));
+  Aside([r = std::move(runner)] { r->Stop(); });
 }
 
 uint64_t EvaluatorImpl::NextSeed() {
@@ -301,15 +304,9 @@ Result<std::shared_ptr<RefEntry>> EvaluatorImpl::Reference(const Problem& p,
 }
 
 void EvaluatorImpl::WarmReference(const Problem& p) {
-  std::lock_guard<std::mutex> lock(retire_mu_);
-  std::erase_if(warming_, [](const std::future<void>& f) {
-    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  Aside([this, key = ReferenceKey(p), load = ReferenceLoader(p)] {
+    refs_->Warm(key, load);
   });
-  warming_.push_back(
-      std::async(std::launch::async,
-                 [this, key = ReferenceKey(p), load = ReferenceLoader(p)] {
-                   refs_->Warm(key, load);
-                 }));
 }
 
 ReferencePool::Loader EvaluatorImpl::ReferenceLoader(const Problem& problem) {

@@ -45,8 +45,9 @@ EvalResult Session::Run() {
     Add(FindingCode::kUnsupportedFormat, res_.format.reason);
     return res_;
   }
-  // The reference runner loads while the build is waited for.
-  ev_->WarmReference(p_);
+  // The reference runner loads while the build is waited for (a build
+  // given by MultiEvaluator was waited for there, which warmed it first).
+  if (!given_build_.valid()) ev_->WarmReference(p_);
   // The build (on the pool, perhaps finished long ago).
   const auto tb = util::SteadyClock::now();
   bool repeat = given_repeat_;
