@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -400,11 +401,18 @@ Result<StepStats> Learner::Step(const std::vector<TrainSequence>& batch) {
                                 : std::numeric_limits<double>::infinity();
     st.grad_norm = torch::nn::utils::clip_grad_norm_(m.params, max_norm);
     st.lr = m.LearningRate(m.step);
-    for (auto& group : m.optimizer->param_groups()) {
-      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(st.lr);
+    // No signal (the same on every rank: the gradient is the ranks' mean):
+    // Adam would still move the weights along its moments, the drift that
+    // took a policy out of its answer format in steps whose groups all
+    // scored 0.
+    st.applied = st.grad_norm != 0;
+    if (st.applied) {
+      for (auto& group : m.optimizer->param_groups()) {
+        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(st.lr);
+      }
+      m.optimizer->step();
+      ++m.step;
     }
-    m.optimizer->step();
-    ++m.step;
   } catch (const c10::Error& e) {
     return Status::Internal(std::string("learner step: ") +
                             e.what_without_backtrace());
@@ -454,6 +462,13 @@ Status Learner::SaveCheckpoint(const std::string& dir,
       model_ar.write(m.names[i], m.params[i].detach().to(torch::kCPU));
     }
     model_ar.save_to(dir + "/model.pt");
+    if (m.reference) {
+      torch::serialize::OutputArchive ref_ar;
+      for (const auto& p : m.reference->module().named_parameters()) {
+        ref_ar.write(p.key(), p.value().detach().to(torch::kCPU));
+      }
+      ref_ar.save_to(dir + "/reference.pt");
+    }
     torch::save(*m.optimizer, dir + "/optimizer.pt");
     torch::serialize::OutputArchive rng_ar;
     {
@@ -512,6 +527,22 @@ Result<CheckpointInfo> Learner::LoadCheckpoint(const std::string& dir) {
       }
       m.params[i].copy_(t);
     }
+    // A checkpoint written with the KL term holds its reference (anchored
+    // after the cold start); one without keeps the reference loaded at
+    // Create.
+    if (m.reference && std::filesystem::exists(dir + "/reference.pt")) {
+      torch::serialize::InputArchive ref_ar;
+      ref_ar.load_from(dir + "/reference.pt");
+      for (auto& p : m.reference->module().named_parameters()) {
+        torch::Tensor t;
+        if (!ref_ar.try_read(p.key(), t) ||
+            !t.sizes().equals(p.value().sizes())) {
+          return Status::Corruption(dir + "/reference.pt: '" + p.key() +
+                                    "' is missing or has another shape");
+        }
+        p.value().copy_(t);
+      }
+    }
     torch::load(*m.optimizer, dir + "/optimizer.pt");
     torch::serialize::InputArchive rng_ar;
     rng_ar.load_from(dir + "/rng.pt");
@@ -532,6 +563,27 @@ Result<CheckpointInfo> Learner::LoadCheckpoint(const std::string& dir) {
   }
   m.step = info.step;
   return info;
+}
+
+Status Learner::AnchorReference() {
+  Impl& m = *impl_;
+  if (!m.reference) return Status::Ok();
+  try {
+    torch::NoGradGuard no_grad;
+    auto to = m.reference->module().named_parameters();
+    for (size_t i = 0; i < m.params.size(); ++i) {
+      torch::Tensor* t = to.find(m.names[i]);
+      if (t == nullptr) {
+        return Status::Internal("learner: the reference has no '" + m.names[i] +
+                                "'");
+      }
+      t->copy_(m.params[i]);
+    }
+  } catch (const c10::Error& e) {
+    return Status::Internal(std::string("learner: anchoring the reference: ") +
+                            e.what_without_backtrace());
+  }
+  return Status::Ok();
 }
 
 std::vector<float> Learner::FlatParameters() const {

@@ -232,6 +232,48 @@ TEST_CASE("KL to the frozen reference starts at zero and grows") {
   CHECK(later.loss == doctest::Approx(later.pg_loss + 0.5 * later.kl));
 }
 
+TEST_CASE("a step without a signal leaves the weights where they were") {
+  auto l = Learner::Create(kModel, Opts()).value();
+  auto batch = Batch(*l, 4);
+  REQUIRE(l->Step(batch).value().applied);  // Adam's moments now nonzero
+  auto silent = batch;
+  for (auto& s : silent) s.advantage = 0.0;
+  const std::vector<float> before = l->FlatParameters();
+  const double lr = l->NextLearningRate();
+  const StepStats st = l->Step(silent).value();
+  CHECK_FALSE(st.applied);
+  CHECK(st.grad_norm == 0.0);
+  CHECK(st.step == 1);
+  CHECK(l->NextLearningRate() == lr);
+  // Without the check AdamW moves every weight along its first moment.
+  CHECK(MaxAbsDiff(before, l->FlatParameters()) == 0.0);
+  CHECK(l->Step(batch).value().step == 2);
+
+  // The KL term is a signal of its own once the policy has moved.
+  auto o = Opts();
+  o.optim.kl_coef = 0.5;
+  auto k = Learner::Create(kModel, o).value();
+  k->Step(batch).value();
+  const StepStats kl = k->Step(silent).value();
+  CHECK(kl.applied);
+  CHECK(kl.grad_norm > 0);
+}
+
+TEST_CASE("the KL reference anchored to the weights as they are") {
+  auto o = Opts();
+  o.optim.kl_coef = 0.5;
+  auto l = Learner::Create(kModel, o).value();
+  auto batch = Batch(*l, 4);
+  StepStats st;
+  for (int i = 0; i < 3; ++i) st = l->Step(batch).value();
+  REQUIRE(st.kl > 1e-6);  // moved away from the loaded checkpoint
+  REQUIRE(l->AnchorReference().ok());
+  CHECK(l->Step(batch).value().kl == doctest::Approx(0.0).epsilon(1e-7));
+  // Without the KL term there is no reference to anchor.
+  auto plain = Learner::Create(kModel, Opts()).value();
+  CHECK(plain->AnchorReference().ok());
+}
+
 TEST_CASE("linear warmup and clipping") {
   auto o = Opts();
   o.optim.lr = 0.1;
@@ -258,6 +300,9 @@ TEST_CASE("a checkpoint resumes to the same next step bit for bit") {
   auto a = Learner::Create(kModel, o).value();
   auto b1 = Batch(*a, 5, 0), b2 = Batch(*a, 5, 100);
   a->Step(b1).value();
+  // The reference anchored here (moved from the loaded checkpoint) must come
+  // back from the files: the KL term is in the compared loss.
+  REQUIRE(a->AnchorReference().ok());
   a->Step(b1).value();
   REQUIRE(a->SaveCheckpoint(dir, {.step = a->step(),
                                   .library_version = 42,

@@ -531,6 +531,8 @@ Result<std::string> Trainer::Impl::ColdStart() {
     return line.dump();
   }
   SKILLDB_RETURN_IF_ERROR(SftEpochs(&seqs, &line));
+  // The KL term (optim.kl_coef) holds RL near the fine-tuned policy.
+  SKILLDB_RETURN_IF_ERROR(learner->AnchorReference());
   return line.dump();
 }
 

@@ -418,7 +418,7 @@ Status StepRun::Update() {
   const auto start = util::SteadyClock::now();
   if (any_tokens) {
     SKILLDB_ASSIGN_OR_RETURN(stats_, run_.learner->Step(seqs_));
-    trained_ = true;
+    trained_ = stats_.applied;
   }
   train_ms_ = util::MsSince(start);
   return Status::Ok();

@@ -54,6 +54,11 @@ struct LearnerOptions {
 
 struct StepStats {
   int64_t step = 0;  // optimizer steps taken, this one included
+  // False when the global gradient was exactly zero (every advantage 0 and
+  // no KL term): the optimizer did not step, so Adam's moments from earlier
+  // steps did not move the weights without a signal, and `step` and the
+  // learning-rate schedule did not advance.
+  bool applied = true;
   double loss = 0;   // objective + KL term (this rank)
   double pg_loss = 0;
   double kl = 0;         // aggregated k3 (0 when off)
@@ -101,9 +106,11 @@ class Learner {
   std::vector<int32_t> EosIds() const;
 
   // One optimizer step over `batch`. Sequences without completion tokens
-  // are skipped. Errors: InvalidArgument when no sequence has completion
-  // tokens or an id is out of range or a sequence is longer than the
-  // model's context; Internal for a torch failure (message kept).
+  // are skipped. A zero global gradient (after the ranks' mean) takes no
+  // step (StepStats::applied false), on every rank alike. Errors:
+  // InvalidArgument when no sequence has completion tokens or an id is out of
+  // range or a sequence is longer than the model's context; Internal for a
+  // torch failure (message kept).
   Result<StepStats> Step(const std::vector<TrainSequence>& batch);
   // The token-mean NLL of the completions (no gradients, no step).
   Result<double> MeanNll(const std::vector<TrainSequence>& batch);
@@ -115,7 +122,8 @@ class Learner {
   // The rate the next step will use (linear warmup to optim.lr).
   double NextLearningRate() const;
 
-  // Writes model.pt, optimizer.pt, rng.pt and meta.json into `dir`
+  // Writes model.pt, reference.pt (with the KL term), optimizer.pt, rng.pt
+  // and meta.json into `dir`
   // (created). Errors: IOError, Internal.
   Status SaveCheckpoint(const std::string& dir,
                         const CheckpointInfo& info) const;
@@ -131,6 +139,12 @@ class Learner {
   double RandomProbe();
   // Rank 0's parameters to every rank (no-op without a process group).
   Status BroadcastParameters();
+  // The frozen reference of the KL term becomes a copy of the weights as
+  // they are now: called after the cold start, so that RL is held near the
+  // fine-tuned policy and not the checkpoint it was fine-tuned from. Kept
+  // by SaveCheckpoint and restored by LoadCheckpoint. No-op when
+  // optim.kl_coef is 0. Errors: Internal for a torch failure.
+  Status AnchorReference();
 
   class Impl;
 
