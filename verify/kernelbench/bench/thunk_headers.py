@@ -8,7 +8,10 @@ headers' own cost, and a file whose C++ sources define a host function
 (a split's host part joined to them) after torch/types.h. Where torch
 has CUDA, also an empty file that includes ATen/cuda/CUDAContext.h after
 torch/types.h (what KernelBench answers include for the current stream: a
-header the precompiled one does not hold). Runs on this machine's torch
+header the precompiled one does not hold), and that file again after a
+header precompiled with it (torch/types.h then ATen/cuda/CUDAContext.h,
+under the CUDA build's flags): what holding it in the precompiled header
+would save each CUDA answer's host part. Runs on this machine's torch
 (CPU is enough but for that case: nothing is linked or run); the compiler
 and flags are torch's own for a load_inline build
 (kb_load._torch_build_vars).
@@ -106,6 +109,40 @@ def main():
                                                                   done.stderr[-2000:]))
             cases.append({"file": what, "header": kb_load.PCH_INCLUDES[header],
                           "median_s": statistics.median(walls), "runs": a.runs})
+    if v_cuda:
+        # torch/types.h and CUDAContext.h precompiled together with the CUDA
+        # build's C++ flags (as make_pch makes its headers with the C++
+        # build's), then the cuda_context file after it.
+        import shlex
+        flags = [f for f in shlex.split(v_cuda["cflags"]) + shlex.split(v_cuda.get("post_cflags", ""))
+                 if not f.startswith("-DTORCH_EXTENSION_NAME=")] + user
+        header = os.path.join(root, "cuda_pch", "skilldb_torch_types_cuda.h")
+        os.makedirs(os.path.dirname(header), exist_ok=True)
+        with open(header, "w") as f:
+            f.write("#include <torch/types.h>\n#include <ATen/cuda/CUDAContext.h>\n")
+        t = time.time()
+        done = subprocess.run([v_cuda["cxx"]] + flags + ["-x", "c++-header", header, "-o",
+                                                        header + ".gch"],
+                              capture_output=True, text=True)
+        made_cuda_s = time.time() - t
+        if done.returncode != 0:
+            sys.exit("the CUDAContext.h header did not precompile:\n" + done.stderr[-2000:])
+        src = os.path.join(root, "cuda_context_held.cpp")
+        with open(src, "w") as f:
+            f.write(kb_caller.thunk_source("#include <ATen/cuda/CUDAContext.h>\n", [], False))
+        cmd = kb_load._cxx_command(v_cuda, "thunk_headers", src, src + ".o", header,
+                                   ["-I", kb_caller.HERE, "-Werror=invalid-pch"])
+        walls = []
+        for _ in range(a.runs):
+            t = time.time()
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            walls.append(time.time() - t)
+            if done.returncode != 0:
+                sys.exit("cuda_context after its own header did not compile:\n" +
+                         done.stderr[-2000:])
+        cases.append({"file": "cuda_context", "header": "torch/types.h + ATen/cuda/CUDAContext.h",
+                      "median_s": statistics.median(walls), "runs": a.runs,
+                      "pch_made_s": made_cuda_s})
     base = {c["file"]: c["median_s"] for c in cases if c["header"] == "torch/types.h"}
     for c in cases:
         b = base.get(c["file"])

@@ -1,15 +1,16 @@
-#include "skilldb/verify/kernelbench_commands.h"
-
 #include <ostream>
 
 #include "kb_internal.h"
+#include "skilldb/util/clock.h"
 #include "skilldb/util/exit_code.h"
 #include "skilldb/util/text.h"
+#include "skilldb/verify/kernelbench_commands.h"
 
 namespace skilldb::verify::kb {
 namespace {
 
 using internal::json;
+using internal::Num;
 
 int Fail(const CommandIo& io, const Status& s) {
   const int code = util::ExitCodeFor(s.code());
@@ -101,6 +102,7 @@ int RunEvalCommand(const EvalCommandArgs& a, const CommandIo& io) {
   if (a.run_dir.empty()) return Fail(io, Status::InvalidArgument("give the run directory"));
   auto store = TaskStore::Open(StoreDir(a.store));
   if (!store.ok()) return Fail(io, store.status());
+  const auto made = util::SteadyClock::now();
   auto ev = Evaluator::Make(a.runner, a.eval);
   if (!ev.ok()) return Fail(io, ev.status());
   RunOptions o;
@@ -110,12 +112,25 @@ int RunEvalCommand(const EvalCommandArgs& a, const CommandIo& io) {
   o.results_path = a.results;
   o.declared_backend = a.backend;
   o.progress = Progress(io);
+  // The run's edges, on stderr with the answers' lines: making the
+  // evaluator, and stopping it (its runners ended, its build threads
+  // joined) after the report is out.
+  if (o.progress)
+    o.progress("evaluator made in " +
+               Num(util::MsSince(made) / 1000.0, "%.1f") + " s");
   auto report = EvaluateRunDir(o, ev->get(), *store);
   if (!report.ok()) return Fail(io, report.status());
   if (io.json) {
     *io.out << RunReportToJson(*report) << "\n";
   } else {
     *io.out << util::EscapeBlock(FormatRunReport(*report));
+  }
+  io.out->flush();
+  const auto stopping = util::SteadyClock::now();
+  ev->reset();
+  if (o.progress) {
+    o.progress("evaluator stopped in " +
+               Num(util::MsSince(stopping) / 1000.0, "%.1f") + " s");
   }
   return 0;
 }
