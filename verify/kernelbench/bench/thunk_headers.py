@@ -59,6 +59,22 @@ JOINED = ("#include <torch/extension.h>\n"
           "std::vector<torch::Tensor> two(torch::Tensor a, int64_t k) { return {a, a * k}; }\n")
 
 
+def timed(v, src, pch, runs, what):
+    """The median wall of `runs` compiles of `src` after the precompiled
+    header `pch` with the build variables `v`; exits naming `what` if one
+    fails."""
+    cmd = kb_load._cxx_command(v, "thunk_headers", src, src + ".o", pch,
+                               ["-I", kb_caller.HERE, "-Werror=invalid-pch"])
+    walls = []
+    for _ in range(runs):
+        t = time.time()
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        walls.append(time.time() - t)
+        if done.returncode != 0:
+            sys.exit("%s did not compile:\n%s" % (what, done.stderr[-2000:]))
+    return statistics.median(walls)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -96,19 +112,10 @@ def main():
             src = os.path.join(root, "%s_%s.cpp" % (what, light))
             with open(src, "w") as f:
                 f.write(text)
-            cmd = kb_load._cxx_command(v_cuda if what == "cuda_context" else v,
-                                       "thunk_headers", src, src + ".o", pch,
-                                       ["-I", kb_caller.HERE, "-Werror=invalid-pch"])
-            walls = []
-            for _ in range(a.runs):
-                t = time.time()
-                done = subprocess.run(cmd, capture_output=True, text=True)
-                walls.append(time.time() - t)
-                if done.returncode != 0:
-                    sys.exit("%s after %s did not compile:\n%s" % (what, header,
-                                                                  done.stderr[-2000:]))
+            median = timed(v_cuda if what == "cuda_context" else v, src, pch, a.runs,
+                           "%s after %s" % (what, header))
             cases.append({"file": what, "header": kb_load.PCH_INCLUDES[header],
-                          "median_s": statistics.median(walls), "runs": a.runs})
+                          "median_s": median, "runs": a.runs})
     if v_cuda:
         # torch/types.h and CUDAContext.h precompiled together with the CUDA
         # build's C++ flags (as make_pch makes its headers with the C++
@@ -130,19 +137,9 @@ def main():
         src = os.path.join(root, "cuda_context_held.cpp")
         with open(src, "w") as f:
             f.write(kb_caller.thunk_source("#include <ATen/cuda/CUDAContext.h>\n", [], False))
-        cmd = kb_load._cxx_command(v_cuda, "thunk_headers", src, src + ".o", header,
-                                   ["-I", kb_caller.HERE, "-Werror=invalid-pch"])
-        walls = []
-        for _ in range(a.runs):
-            t = time.time()
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            walls.append(time.time() - t)
-            if done.returncode != 0:
-                sys.exit("cuda_context after its own header did not compile:\n" +
-                         done.stderr[-2000:])
+        median = timed(v_cuda, src, header, a.runs, "cuda_context after its own header")
         cases.append({"file": "cuda_context", "header": "torch/types.h + ATen/cuda/CUDAContext.h",
-                      "median_s": statistics.median(walls), "runs": a.runs,
-                      "pch_made_s": made_cuda_s})
+                      "median_s": median, "runs": a.runs, "pch_made_s": made_cuda_s})
     base = {c["file"]: c["median_s"] for c in cases if c["header"] == "torch/types.h"}
     for c in cases:
         b = base.get(c["file"])
