@@ -1,10 +1,11 @@
+#include "skilldb/verify/kernelbench_commands.h"
+
 #include <ostream>
 
 #include "kb_internal.h"
 #include "skilldb/util/clock.h"
 #include "skilldb/util/exit_code.h"
 #include "skilldb/util/text.h"
-#include "skilldb/verify/kernelbench_commands.h"
 
 namespace skilldb::verify::kb {
 namespace {

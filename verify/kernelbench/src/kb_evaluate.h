@@ -52,9 +52,6 @@ class ReferencePool {
       : capacity_(capacity < 1 ? 1 : capacity),
         sessions_per_runner_(sessions_per_runner < 1 ? 1
                                                      : sessions_per_runner) {}
-  // Every runner is signalled before the first is reaped: their ends (the
-  // driver releasing each one's device and page-locked memory) overlap.
-  ~ReferencePool();
 
   using Loader = std::function<Result<std::shared_ptr<RefEntry>>()>;
   // The live entry of `key` serving the fewest sessions, or the one `load`

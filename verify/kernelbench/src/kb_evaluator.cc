@@ -2,7 +2,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,7 +12,6 @@
 #include "file_util.h"
 #include "kb_evaluate.h"
 #include "skilldb/util/clock.h"
-#include "skilldb/util/parallel.h"
 
 namespace skilldb::verify::kb {
 namespace internal {
@@ -78,12 +76,6 @@ std::string GateKey(const RunnerOptions& r) {
     if (e.rfind(var, 0) == 0) id = e.substr(var.size());
   }
   return "cuda:" + (id.empty() ? VisibleDevice(0) : id);
-}
-
-ReferencePool::~ReferencePool() {
-  for (const auto& e : entries_) {
-    if (e->runner) e->runner->Signal();
-  }
 }
 
 Result<std::shared_ptr<RefEntry>> ReferencePool::Get(const std::string& key,
@@ -480,15 +472,6 @@ class MultiEvaluator final : public Evaluator {
  public:
   explicit MultiEvaluator(std::vector<std::unique_ptr<EvaluatorImpl>> devices)
       : devices_(std::move(devices)), busy_(devices_.size(), 0) {}
-  // The evaluators stop side by side: each waits for its own runners' ends
-  // and build threads, which one after the other added up at a run's end.
-  ~MultiEvaluator() override {
-    std::atomic<size_t> next{0};
-    util::RunOnThreads(devices_.size(), [&] {
-      for (size_t i = next++; i < devices_.size(); i = next++)
-        devices_[i].reset();
-    });
-  }
 
   Result<EvalResult> Evaluate(const Problem& problem, std::string_view answer,
                               std::string_view declared) override {
