@@ -102,6 +102,25 @@ TEST_CASE("work that keeps the device busy after the end event is hidden work") 
                     FindingCode::kHiddenWork));
 }
 
+TEST_CASE("hidden work must show in most rounds, not in one disturbed round") {
+  // Round 0 all 0.4 ms past its events, the other two rounds on 14 of 30
+  // calls: over half of all calls (58 of 90), so the pooled medians pass
+  // the limit, but only one round's own median does.
+  auto rounds = Rounds(3, 30, 1.0, 2.0, 0.01, 11);
+  for (size_t k = 0; k < rounds.size(); ++k) {
+    auto& h = rounds[k].candidate_host_ms;
+    for (size_t i = 0; i < h.size(); ++i) {
+      if (k == 0 || i < 14) h[i] += 0.4;
+    }
+  }
+  CHECK(!HasFinding(CheckClocks(rounds, {}), FindingCode::kHiddenWork));
+  // The same tail on 16 calls of round 1: two rounds of three.
+  for (size_t i = 14; i < 16; ++i) rounds[1].candidate_host_ms[i] += 0.4;
+  const auto found = CheckClocks(rounds, {});
+  REQUIRE(HasFinding(found, FindingCode::kHiddenWork));
+  CHECK(found.back().message.find("2 of 3 rounds") != std::string::npos);
+}
+
 TEST_CASE("a tail small beside a slow candidate's own timed work is not hidden work") {
   // 100 ms calls (speedup 0.01) with the same 0.4 ms tail: under 10% of
   // the candidate's own time, it cannot make the candidate look faster.
