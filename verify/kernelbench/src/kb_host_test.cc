@@ -859,7 +859,13 @@ TEST_CASE(
   int made = 0;
   for (const EvalResult& r : results) {
     INFO(Codes(r));
-    CHECK(r.verdict == "correct");
+    // Each answer's own outcome, from its correctness trials: the headers
+    // compile beside these evaluations, and what that load adds to the
+    // timed calls' clocks on a 2-core host is not this test's (a CI run
+    // once judged one `untimed_work`: its fetches 7.5 ms against 1.12).
+    CHECK(r.compiled);
+    CHECK(r.trials > 0);
+    CHECK(r.trials_passed == r.trials);
     for (const std::string& n : r.notes)
       made += n.rfind("precompiled torch headers: made in", 0) == 0;
   }
