@@ -122,14 +122,36 @@ std::vector<Finding> CheckClocks(const std::vector<RoundSamples>& rounds,
   int violations = 0, calls = 0;
   double worst_device = 0, worst_host = 0;
   std::vector<double> base_excess, cand_excess, base_ms, cand_ms;
+  // The fraction is of the longer side's median: a tail after the end
+  // event that is small beside the candidate's own timed work cannot make
+  // it look faster (an honest answer 270x slower than the baseline showed
+  // 0.19 ms of tail per 14.5 ms call on the H200).
+  auto limit_of = [&](const std::vector<double>& b,
+                      const std::vector<double>& c) {
+    return std::max(
+        options.hidden_work_min_ms,
+        options.hidden_work_fraction * std::max(Median(b), Median(c)));
+  };
+  // Work hidden by the candidate is there in every round; one round's
+  // disturbance is not. On the H100 (2026-12-06g) a candidate's first
+  // round ran 2-4x slower than its others in the four records looked at,
+  // and two honest answers' pooled medians passed the 0.1 ms floor by
+  // 0.7 and 7.6 us. So most rounds must pass their own limit too.
+  int over = 0, judged = 0;
   for (const RoundSamples& r : rounds) {
     violations += CountTimerViolations(r.candidate_ms, r.candidate_host_ms,
                                        options, &worst_device, &worst_host);
     violations += CountTimerViolations(r.baseline_ms, r.baseline_host_ms,
                                        options, &worst_device, &worst_host);
     calls += static_cast<int>(r.candidate_ms.size() + r.baseline_ms.size());
-    Append(&base_excess, Excess(r.baseline_ms, r.baseline_host_ms));
-    Append(&cand_excess, Excess(r.candidate_ms, r.candidate_host_ms));
+    const auto b = Excess(r.baseline_ms, r.baseline_host_ms);
+    const auto c = Excess(r.candidate_ms, r.candidate_host_ms);
+    if (!b.empty() && !c.empty()) {
+      ++judged;
+      over += Median(c) - Median(b) > limit_of(r.baseline_ms, r.candidate_ms);
+    }
+    Append(&base_excess, b);
+    Append(&cand_excess, c);
     Append(&base_ms, r.baseline_ms);
     Append(&cand_ms, r.candidate_ms);
   }
@@ -141,32 +163,9 @@ std::vector<Finding> CheckClocks(const std::vector<RoundSamples>& rounds,
              "interval that encloses them (e.g. " + Num(worst_device) +
              " ms inside " + Num(worst_host) + " ms)"});
   }
-  // The fraction is of the longer side's median: a tail after the end
-  // event that is small beside the candidate's own timed work cannot make
-  // it look faster (an honest answer 270x slower than the baseline showed
-  // 0.19 ms of tail per 14.5 ms call on the H200).
-  auto limit_of = [&](const std::vector<double>& b,
-                      const std::vector<double>& c) {
-    return std::max(
-        options.hidden_work_min_ms,
-        options.hidden_work_fraction * std::max(Median(b), Median(c)));
-  };
   if (!base_excess.empty() && !cand_excess.empty()) {
     const double hidden = Median(cand_excess) - Median(base_excess);
     const double limit = limit_of(base_ms, cand_ms);
-    // Work hidden by the candidate is there in every round; one round's
-    // disturbance is not. On the H100 (2026-12-06g) a candidate's first
-    // round ran 2-4x slower than its others in the four records looked at,
-    // and two honest answers' pooled medians passed the 0.1 ms floor by
-    // 0.7 and 7.6 us. So most rounds must pass their own limit too.
-    int over = 0, judged = 0;
-    for (const RoundSamples& r : rounds) {
-      const auto b = Excess(r.baseline_ms, r.baseline_host_ms);
-      const auto c = Excess(r.candidate_ms, r.candidate_host_ms);
-      if (b.empty() || c.empty()) continue;
-      ++judged;
-      over += Median(c) - Median(b) > limit_of(r.baseline_ms, r.candidate_ms);
-    }
     if (hidden > limit && 2 * over > judged) {
       findings.push_back(
           {FindingCode::kHiddenWork,
