@@ -20,6 +20,7 @@ the sum of seconds. The parts, in a session's order:
   static_check      KernelBench's static checker (the reference runner)
   correctness       the trials, whole outputs compared
   gate_alone_wait   the device alone: every other answer's checks and starts
+  prime             both runners' allocators given a round's blocks (alone)
   timed_calls, spot_checks, round_end, statistics
                     the timed phase (device held alone), by round
   profile           the candidate's kernels profiled (device held alone)
@@ -36,7 +37,7 @@ import json
 import statistics
 
 PARTS = ["evaluator_wait", "reference", "take_candidate", "gate_shared_wait", "load",
-         "static_check", "correctness", "gate_alone_wait", "timed_calls", "spot_checks",
+         "static_check", "correctness", "gate_alone_wait", "prime", "timed_calls", "spot_checks",
          "round_end", "statistics", "profile", "compile_baseline", "kb_timing", "end",
          "ref_wait"]
 

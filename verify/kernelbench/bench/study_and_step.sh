@@ -72,7 +72,8 @@ except Exception as e:
     print("harness: no kb.json:", e)
 PY
   for f in "$RUN"/study/ours*.jsonl; do  # where each run's seconds went
-    [ -s "$f" ] && { echo "== split of $(basename "$f")"; python3 "$HERE/op_split.py" "$f"; }
+    [ -s "$f" ] && { echo "== split of $(basename "$f")"; python3 "$HERE/op_split.py" "$f"
+      python3 "$HERE/round_drift.py" "$f"; }
   done
   echo "== step"; cat "$RES/step/step.json" 2> /dev/null
   cat "$RES/step/op_split.txt" 2> /dev/null

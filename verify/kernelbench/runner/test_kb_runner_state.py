@@ -269,3 +269,36 @@ def test_check_inputs_skips_replayed_inputs():
     assert r.op_check_inputs({"id": "r0c1", "seed": 3}, b"")["modified"] == []
     r.specs = [{"kind": "tensor", "dist": "randn", "dtype": "float32", "shape": [2]}]
     assert r.op_check_inputs({"id": "r0c1", "seed": 3}, b"")["modified"] == [0]
+
+
+def test_storage_bytes_counts_each_storage_once_and_whole():
+    base = torch.zeros(4, 8)  # 128 bytes
+    other = torch.zeros(3, dtype=torch.float64)  # 24 bytes
+    assert sorted(kb_runner.storage_bytes([base[1:], base, other, 7, torch.zeros(0)])) == [24, 128]
+
+
+def test_prime_plans_a_rounds_blocks_within_its_budget():
+    """op_prime makes `count` sets of the storages the last trial's call held
+    (inputs and outputs), capped by max_bytes; on a CPU it only answers the
+    plan (the allocation is the GPU's: kb_protocols.cc's TimeSkilldb)."""
+    r = runner()
+    assert r.op_prime({"count": 31}, b"") == {"ok": True, "sets": 31, "bytes": 0, "allocated": 0}
+    r.call_blocks = kb_runner.storage_bytes([torch.zeros(16), torch.zeros(16), torch.zeros(8)])
+    assert r.op_prime({"count": 31, "max_bytes": 1 << 20}, b"") == {
+        "ok": True, "sets": 31, "bytes": 31 * 160, "allocated": 0}
+    assert r.op_prime({"count": 31, "max_bytes": 1000}, b"")["sets"] == 6
+    assert r.op_prime({"count": 10 ** 9}, b"")["sets"] == 10000
+    assert r.op_prime({"count": -3}, b"")["sets"] == 0
+
+
+def test_a_trial_records_the_blocks_its_call_held(tmp_path):
+    """The sets op_prime makes are the last trial's input and output
+    storages (PROBLEM: 64 float32 in, 64 out)."""
+    r = kb_runner.Runner("reference", None, str(tmp_path), "cpu", 0)
+    reply = r.op_load({"problem": PROBLEM, "protocol": "skilldb"}, b"")
+    reply = reply[0] if isinstance(reply, tuple) else reply
+    assert reply["ok"], reply
+    reply, _ = r.op_trial({"id": "t0", "seed": 1}, b"")
+    assert reply["ok"], reply
+    assert r.call_blocks == [256, 256]
+    assert r.op_prime({"count": 3}, b"")["bytes"] == 3 * 512
