@@ -4,6 +4,9 @@
 // for a few steps; with gradients all-reduced the parameters stay
 // identical. Writes the flat parameters to OUT_DIR/params.rankR.bin.
 // --no-allreduce trains without the group (the control: they diverge).
+// --empty-step: rank 1's second batch has no completion tokens (its
+// rollouts all failed): it still joins the step's all-reduce, with a zero
+// gradient, and the parameters stay identical.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -17,13 +20,16 @@ using namespace skilldb::trainer;
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(
-        stderr,
-        "usage: trainer_dist_check MODEL_DIR OUT_DIR [--no-allreduce]\n");
+    std::fprintf(stderr,
+                 "usage: trainer_dist_check MODEL_DIR OUT_DIR [--no-allreduce] "
+                 "[--empty-step]\n");
     return 1;
   }
-  const bool allreduce =
-      !(argc > 3 && std::strcmp(argv[3], "--no-allreduce") == 0);
+  bool allreduce = true, empty_step = false;
+  for (int i = 3; i < argc; ++i) {
+    allreduce &= std::strcmp(argv[i], "--no-allreduce") != 0;
+    empty_step |= std::strcmp(argv[i], "--empty-step") == 0;
+  }
   auto env = DistEnvFromEnvironment("gloo");
   if (!env.ok()) {
     std::fprintf(stderr, "%s\n", env.status().ToString().c_str());
@@ -59,6 +65,7 @@ int main(int argc, char** argv) {
           (*l)->EncodeText("tile=" + std::to_string(16 << (i + env->rank)))
               .value();
       s.advantage = env->rank == 0 ? 1.0 : -0.5 + i;
+      if (empty_step && env->rank == 1 && step == 1) s.completion_ids.clear();
       batch.push_back(std::move(s));
     }
     auto st = (*l)->Step(batch);

@@ -1,6 +1,7 @@
 // Two CPU processes (gloo) train on different data; with the gradient
 // all-reduce their parameters stay identical, without it they diverge.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,18 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "skilldb/trainer/report.h"
 #include "test_dir.h"
-#include "build_paths.h"
 
 namespace {
 
-int RunPair(const std::string& out, int port, bool allreduce) {
+// Runs both ranks; the number that failed. A pair still running after
+// `limit_s` (a rank waiting for a collective the other never joins) is
+// killed, and both count as failed.
+int RunPair(const std::string& out, int port, bool allreduce,
+            bool empty_step = false, int limit_s = 300) {
   // Argument and environment vectors are made before fork: the child may
   // only make async-signal-safe calls before exec.
   const std::string model = std::string(SKILLDB_MODELS_TESTDATA) + "/qwen2-tiny";
   std::vector<std::string> args = {TRAINER_DIST_CHECK, model, out};
   if (!allreduce) args.push_back("--no-allreduce");
+  if (empty_step) args.push_back("--empty-step");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -53,10 +59,25 @@ int RunPair(const std::string& out, int port, bool allreduce) {
     }
   }
   int failures = 0;
-  for (pid_t pid : pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  bool done[2] = {false, false};
+  for (int waited_ms = 0; !(done[0] && done[1]); waited_ms += 50) {
+    if (waited_ms > limit_s * 1000) {
+      for (int rank = 0; rank < 2; ++rank) {
+        if (done[rank]) continue;
+        kill(pids[rank], SIGKILL);
+        waitpid(pids[rank], nullptr, 0);
+        done[rank] = true;
+      }
+      return 2;
+    }
+    for (int rank = 0; rank < 2; ++rank) {
+      int status = 0;
+      if (done[rank] || waitpid(pids[rank], &status, WNOHANG) != pids[rank])
+        continue;
+      done[rank] = true;
+      failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    usleep(50 * 1000);
   }
   return failures;
 }
@@ -79,6 +100,21 @@ TEST_CASE("two gloo ranks keep identical parameters") {
   REQUIRE(c.ok());
   REQUIRE(d.ok());
   CHECK(*c != *d);  // the control: without the all-reduce they diverge
+}
+
+TEST_CASE(
+    "a rank with no completion tokens still joins the step's all-reduce") {
+  // Before, its Step failed (InvalidArgument) and the RL step skipped it,
+  // and the other rank waited in the all-reduce for it.
+  skilldb::trainer::ScopedTempDir temp("skilldb_dist_test");
+  const std::string out = temp.path();
+  const int port = 20000 + static_cast<int>((getpid() + 7) % 20000);
+  REQUIRE(RunPair(out, port, true, /*empty_step=*/true, /*limit_s=*/120) == 0);
+  auto a = skilldb::trainer::ReadFile(out + "/params.rank0.bin");
+  auto b = skilldb::trainer::ReadFile(out + "/params.rank1.bin");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(*a == *b);
 }
 
 }  // namespace

@@ -331,7 +331,9 @@ Result<StepStats> Learner::Step(const std::vector<TrainSequence>& batch) {
     seqs.push_back(&s);
     total_tokens += static_cast<int64_t>(s.completion_ids.size());
   }
-  if (seqs.empty()) {
+  // With a process group a rank with nothing to learn from still takes part
+  // in the gradients' all-reduce (with zeros): the other ranks wait for it.
+  if (seqs.empty() && !m.options.process_group) {
     return Status::InvalidArgument(
         "learner: no sequence has completion tokens");
   }

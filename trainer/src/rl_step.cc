@@ -406,7 +406,8 @@ Status StepRun::HeldOut() {
 }
 
 // Advantages, then one learner step on every decision's completion tokens
-// (skipped when no decision has any).
+// (skipped when no decision has any, unless other ranks train beside this
+// one: then its zero gradient joins theirs, or they would wait for it).
 Status StepRun::Update() {
   SKILLDB_ASSIGN_OR_RETURN(advantages_,
                            ComputeAdvantages(decisions_, config_.advantages));
@@ -416,7 +417,7 @@ Status StepRun::Update() {
     any_tokens |= !seqs_[i].completion_ids.empty();
   }
   const auto start = util::SteadyClock::now();
-  if (any_tokens) {
+  if (any_tokens || run_.group) {
     SKILLDB_ASSIGN_OR_RETURN(stats_, run_.learner->Step(seqs_));
     trained_ = stats_.applied;
   }

@@ -107,8 +107,11 @@ class Learner {
 
   // One optimizer step over `batch`. Sequences without completion tokens
   // are skipped. A zero global gradient (after the ranks' mean) takes no
-  // step (StepStats::applied false), on every rank alike. Errors:
-  // InvalidArgument when no sequence has completion tokens or an id is out of
+  // step (StepStats::applied false), on every rank alike. With a process
+  // group every rank must call Step each step: a rank whose batch has no
+  // completion tokens contributes a zero gradient to the ranks' mean.
+  // Errors: InvalidArgument when (without a process group) no sequence has
+  // completion tokens or an id is out of
   // range or a sequence is longer than the model's context; Internal for a
   // torch failure (message kept).
   Result<StepStats> Step(const std::vector<TrainSequence>& batch);
