@@ -428,6 +428,10 @@ TEST_CASE("a correct C++ answer passes with a speedup, in a confined runner") {
   CHECK(r.rounds.size() == 2);
   CHECK(r.rounds[0].candidate_ms.size() == 8);
   CHECK(r.own_share() > 0.5);
+  // Both runners answered the allocator's priming (a plan only on a CPU).
+  CHECK(r.times.ops.count("ref.prime") == 1);
+  CHECK(r.times.ops.count("cand.prime") == 1);
+  for (const std::string& n : r.notes) CHECK(n.find("primed") == std::string::npos);
   CHECK(r.isolation.namespaces);
   CHECK(r.isolation.seccomp);
   CHECK_FALSE(r.isolation.network);
