@@ -7,7 +7,12 @@
 // --empty-step: rank 1's second batch has no completion tokens (its
 // rollouts all failed): it still joins the step's all-reduce, with a zero
 // gradient, and the parameters stay identical.
+// --stagger S: rank 0 sleeps S seconds before its second step (a rank that
+// falls behind, as rank 0 does while it distills and evaluates).
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -22,13 +27,17 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: trainer_dist_check MODEL_DIR OUT_DIR [--no-allreduce] "
-                 "[--empty-step]\n");
+                 "[--empty-step] [--stagger S]\n");
     return 1;
   }
   bool allreduce = true, empty_step = false;
+  int stagger_s = 0;
   for (int i = 3; i < argc; ++i) {
     allreduce &= std::strcmp(argv[i], "--no-allreduce") != 0;
     empty_step |= std::strcmp(argv[i], "--empty-step") == 0;
+    if (std::strcmp(argv[i], "--stagger") == 0 && i + 1 < argc) {
+      stagger_s = std::atoi(argv[++i]);
+    }
   }
   auto env = DistEnvFromEnvironment("gloo");
   if (!env.ok()) {
@@ -53,6 +62,7 @@ int main(int argc, char** argv) {
   }
   if (!(*l)->BroadcastParameters().ok()) return 1;
   for (int step = 0; step < 3; ++step) {
+    if (step == 1 && env->rank == 0 && stagger_s > 0) sleep(stagger_s);
     std::vector<TrainSequence> batch;
     for (int i = 0; i < 3; ++i) {
       TrainSequence s;

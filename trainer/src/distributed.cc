@@ -82,6 +82,9 @@ Result<DistEnv> DistEnvFromEnvironment(const std::string& backend) {
   SKILLDB_ASSIGN_OR_RETURN(env.master_port,
                            EnvInt("MASTER_PORT", 29500, 1, 65535));
   if (const char* a = std::getenv("MASTER_ADDR"); a && *a) env.master_addr = a;
+  SKILLDB_ASSIGN_OR_RETURN(
+      env.collective_timeout_s,
+      EnvInt("SKILLDB_DIST_TIMEOUT_S", env.collective_timeout_s, 1, 86400));
   return env;
 }
 
@@ -108,7 +111,7 @@ Result<std::shared_ptr<ProcessGroupHandle>> InitProcessGroup(
           "distributed: this build's libtorch has no gloo headers");
 #else
       auto o = c10d::ProcessGroupGloo::Options::create(
-          std::chrono::seconds(env.timeout_s));
+          std::chrono::seconds(env.collective_timeout_s));
       o->devices.push_back(
           c10d::ProcessGroupGloo::createDeviceForHostname(env.master_addr));
       h->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(h->store, env.rank,

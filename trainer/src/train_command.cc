@@ -62,7 +62,9 @@ const char* kUsage =
     "  --kb-cache-dir DIR    builds and baselines\n"
     "Data-parallel: one process per device with RANK, WORLD_SIZE, "
     "MASTER_ADDR,\n"
-    "MASTER_PORT set (gloo on cpu, nccl on cuda).\n";
+    "MASTER_PORT set (gloo on cpu, nccl on cuda); SKILLDB_DIST_TIMEOUT_S "
+    "(default 1800)\n"
+    "bounds how long a gloo collective waits for a rank that falls behind.\n";
 
 // Messages quote config values, paths and file contents: escaped, so
 // nothing in them acts on a terminal.
