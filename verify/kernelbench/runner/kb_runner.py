@@ -621,9 +621,10 @@ class Runner:
         trial's call held (its inputs and outputs), made and freed, within
         `max_bytes`. A round keeps its calls' buffers alive, so a fresh
         runner would otherwise cudaMalloc each call's output inside its timed
-        window through its first round (the H100 study of 2026-12-06g: the
-        candidates' first-round medians 1.5-9x their later ones, the long-lived
-        references' not). On a CPU it only answers the plan."""
+        window through its first round (the H100 study of 2026-12-06g,
+        bench/round_drift.py: the candidates' first-round medians 1.55 and
+        2.18 times their later ones, cold and warm, up to 8.9; the long-lived
+        references' 1.09 and 1.06). On a CPU it only answers the plan."""
         count = max(0, min(int(h.get("count", 0)), 10000))
         cap = int(h.get("max_bytes", 0))
         per = sum(self.call_blocks)
