@@ -30,7 +30,8 @@ if [[ "${1:-}" != "--sanitize" ]]; then
     SKILLDB_REQUIRE_CHROMIUM=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
     python/tests verify/kernelbench/runner/test_kb_split.py \
     verify/kernelbench/runner/test_kb_caller.py \
-    verify/kernelbench/runner/test_kb_runner_state.py || rc=$?
+    verify/kernelbench/runner/test_kb_runner_state.py \
+    verify/kernelbench/bench/test_timeline.py || rc=$?
   echo "test.sh: pytest $((SECONDS - start)) s" >&2
 fi
 exit $rc

@@ -24,7 +24,7 @@
 # every judged turn (turns.jsonl), the host's CPU busy share), table.json
 # (kernelbench run's closing table, if it got there), gpu.csv (nvidia-smi
 # every 250 ms), proc_cpu.json (CPU seconds by kind of process:
-# proc_cpu.py; per judged answer in step.json), op_split.txt, the logs in logs.tgz (with the builds' records
+# proc_cpu.py; per judged answer in step.json), op_split.txt, timeline.txt (timeline.py: where the wall went), the logs in logs.tgz (with the builds' records
 # and the run's turns.jsonl).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -190,6 +190,7 @@ print(json.dumps(out, indent=1))
 EOF
 cat "$OUT/step.json"
 python3 "$HERE/op_split.py" "$RUN/out/turns.jsonl" > "$OUT/op_split.txt" 2>&1 || true
+python3 "$HERE/timeline.py" "$RUN/out/turns.jsonl" > "$OUT/timeline.txt" 2>&1 || true
 # The builds' records (time, precompiled header, split, the compiler's
 # words for failures: bounded by the builder) and the turns judged so far.
 tar -czf "$OUT/logs.tgz" -C "$RUN" run.log server.log import.log replies.jsonl cache/builds \

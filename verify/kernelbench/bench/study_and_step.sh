@@ -73,10 +73,11 @@ except Exception as e:
 PY
   for f in "$RUN"/study/ours*.jsonl; do  # where each run's seconds went
     [ -s "$f" ] && { echo "== split of $(basename "$f")"; python3 "$HERE/op_split.py" "$f"
-      python3 "$HERE/round_drift.py" "$f"; }
+      python3 "$HERE/round_drift.py" "$f"; python3 "$HERE/timeline.py" "$f"; }
   done
   echo "== step"; cat "$RES/step/step.json" 2> /dev/null
   cat "$RES/step/op_split.txt" 2> /dev/null
+  cat "$RES/step/timeline.txt" 2> /dev/null
 } | tee "$OUT/summary.txt"
 kill "$snap" 2> /dev/null; wait "$snap" 2> /dev/null
 snapshot

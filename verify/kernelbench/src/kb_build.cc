@@ -390,8 +390,12 @@ std::unique_ptr<Builder::Job> Builder::Steal() {
 
 void Builder::BuildAndGive(Job* job) {
   std::optional<ExtensionPch> later;
+  const auto started = util::SteadyClock::now();
   BuildRecord r = Build(*job, &later);
   r.key = job->key;
+  r.queued = job->queued;
+  r.started = started;
+  r.finished = util::SteadyClock::now();
   job->promise.set_value(r);
   if (later) {  // after the answer's record is given: its wait is not this
     BuildRecord made;

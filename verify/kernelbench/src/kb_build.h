@@ -66,6 +66,9 @@ struct BuildRecord {
   std::map<std::string, OpTime> ops;
   bool cached = false;   // read from the cache, not built now
   std::string key;       // the answer key
+  // When a build made now was queued, started and finished (the sessions'
+  // spans "build_queue" and "build"); unset (epoch) for a cached one.
+  util::SteadyClock::time_point queued, started, finished;
 };
 
 class Builder {
@@ -122,6 +125,7 @@ class Builder {
     FormatInfo format;
     std::string key;
     std::promise<BuildRecord> promise;
+    util::SteadyClock::time_point queued = util::SteadyClock::now();
   };
   // torch/extension.h to precompile after an answer's build (Build says).
   struct ExtensionPch {

@@ -345,7 +345,9 @@ std::shared_lock<DeviceGate> Session::Shared() {
 void Session::Part(const char* name, util::SteadyClock::time_point t0) {
   OpTime& t = parts_[name];
   ++t.calls;
-  t.wall_ms += util::MsSince(t0);
+  const auto now = util::SteadyClock::now();
+  t.wall_ms += std::chrono::duration<double, std::milli>(now - t0).count();
+  AddSpan(&res_.times, name, t0, now);
 }
 
 void Session::Clear() {

@@ -453,7 +453,10 @@ std::shared_future<BuildRecord> EvaluatorImpl::WaitBuilt(
 
 Result<EvalResult> EvaluatorImpl::Evaluate(const Problem& problem, std::string_view answer,
                                            std::string_view declared) {
-  return EvaluateBuilt(problem, answer, declared, {}, false);
+  const auto t0 = util::SteadyClock::now();
+  auto r = EvaluateBuilt(problem, answer, declared, {}, false);
+  if (r.ok()) AddSpan(&r->times, "answer", t0, util::SteadyClock::now());
+  return r;
 }
 
 Result<EvalResult> EvaluatorImpl::EvaluateBuilt(
@@ -475,6 +478,7 @@ class MultiEvaluator final : public Evaluator {
 
   Result<EvalResult> Evaluate(const Problem& problem, std::string_view answer,
                               std::string_view declared) override {
+    const auto t0 = util::SteadyClock::now();
     // The build its prebuild started, finished first: another evaluator
     // then loads it from the shared cache instead of compiling it again,
     // and its record (what it cost) is this answer's wherever it is judged.
@@ -495,6 +499,7 @@ class MultiEvaluator final : public Evaluator {
     }
     auto r =
         devices_[pick]->EvaluateBuilt(problem, answer, declared, built, repeat);
+    if (r.ok()) AddSpan(&r->times, "answer", t0, util::SteadyClock::now());
     std::lock_guard<std::mutex> lock(mu_);
     --busy_[pick];
     return r;

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <thread>
 
 #include "file_util.h"
@@ -432,6 +433,20 @@ TEST_CASE("a correct C++ answer passes with a speedup, in a confined runner") {
   CHECK(r.times.ops.count("ref.prime") == 1);
   CHECK(r.times.ops.count("cand.prime") == 1);
   for (const std::string& n : r.notes) CHECK(n.find("primed") == std::string::npos);
+  // Its parts on the process's clock: each ends after it starts, the
+  // correctness trials before the timed calls, all inside the answer.
+  std::map<std::string, std::pair<double, double>> first;
+  for (const Span& s : r.times.spans) {
+    CHECK(s.end_ms >= s.start_ms);
+    first.emplace(s.name, std::make_pair(s.start_ms, s.end_ms));
+  }
+  REQUIRE(first.count("correctness"));
+  REQUIRE(first.count("timed_calls"));
+  REQUIRE(first.count("answer"));
+  CHECK(first["correctness"].second <= first["timed_calls"].first);
+  CHECK(first["answer"].first <= first["correctness"].first);
+  CHECK(first["answer"].second >= first["timed_calls"].second);
+  CHECK(r.times.spans.back().name == "answer");
   CHECK(r.isolation.namespaces);
   CHECK(r.isolation.seccomp);
   CHECK_FALSE(r.isolation.network);
@@ -908,10 +923,25 @@ TEST_CASE("a build's CPU time counts its compilers") {
   // compilers' time the request's CPU is a few percent of its wall.
   CHECK(b.cpu_ms >= 0.25 * b.wall_ms);
   CHECK(r.times.ops.at("build.start").cpu_ms > 0);
+  // Its span: queued, then built, before the candidate is loaded.
+  auto span = [](const EvalResult& e, const std::string& name) -> const Span* {
+    for (const Span& s : e.times.spans) {
+      if (s.name == name) return &s;
+    }
+    return nullptr;
+  };
+  REQUIRE(span(r, "build_queue") != nullptr);
+  REQUIRE(span(r, "build") != nullptr);
+  REQUIRE(span(r, "load") != nullptr);
+  CHECK(span(r, "build_queue")->end_ms <= span(r, "build")->start_ms);
+  // The span is the whole build: its runner's start, then the request.
+  CHECK(span(r, "build")->end_ms - span(r, "build")->start_ms >= b.wall_ms - 1);
+  CHECK(span(r, "build")->end_ms <= span(r, "load")->start_ms);
   // A cached build adds none.
   const EvalResult again = w.Eval(answer);
   CHECK(again.times.build_cached);
   CHECK(again.times.ops.count("build.build") == 0);
+  CHECK(span(again, "build") == nullptr);
 }
 
 TEST_CASE(

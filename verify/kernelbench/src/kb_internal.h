@@ -7,8 +7,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "skilldb/status.h"
+#include "skilldb/util/clock.h"
 #include "skilldb/verify/kernelbench.h"
 #include "worker_client.h"
 
@@ -285,6 +286,14 @@ std::vector<int64_t> SampleIndices(int64_t numel, int64_t count, int64_t edge,
 // ---- Small helpers (kb_util.cc) ----------------------------------------
 
 std::string Num(double v, const char* fmt = "%.3g");  // snprintf'd number
+// Milliseconds from the process's start (its static initialization) to
+// `t`: the clock of Span.
+double ProcessMs(util::SteadyClock::time_point t);
+// Adds the span [start, end] named `name` to `split`, or counts it dropped
+// past PhaseSplit::kMaxSpans.
+void AddSpan(PhaseSplit* split, std::string name,
+             util::SteadyClock::time_point start,
+             util::SteadyClock::time_point end);
 std::string Env(const char* name);                    // "" when unset
 bool IsDirectory(const std::string& path);
 std::vector<std::string> ListDir(const std::string& dir);  // sorted, no . ..

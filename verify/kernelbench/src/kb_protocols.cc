@@ -62,6 +62,10 @@ EvalResult Session::Run() {
   res_.times.build_cached = cached;
   if (!cached) {
     for (const auto& [op, t] : build.ops) res_.times.ops["build." + op] = t;
+    if (build.started != util::SteadyClock::time_point{}) {
+      AddSpan(&res_.times, "build_queue", build.queued, build.started);
+      AddSpan(&res_.times, "build", build.started, build.finished);
+    }
   }
   if (!build.ok) {
     if (build.kind == "compile") {

@@ -20,6 +20,16 @@ json OpsJson(const std::map<std::string, OpTime>& ops) {
   return j;
 }
 
+// [[name, start ms, end ms], ...] on the process's clock, to 0.1 ms.
+json SpansJson(const std::vector<Span>& spans) {
+  json j = json::array();
+  for (const Span& s : spans) {
+    j.push_back({s.name, std::round(s.start_ms * 10) / 10,
+                 std::round(s.end_ms * 10) / 10});
+  }
+  return j;
+}
+
 std::optional<double> OptFrom(const json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
   return j[key].get<double>();
@@ -92,8 +102,10 @@ std::string ResultToJson(const EvalResult& r) {
       {"baseline_compile", BaselineJson(r.compiled_baseline)},
       {"speedup_eager", Opt(r.speedup_eager)},
       {"speedup_compile", Opt(r.speedup_compile)},
-      {"speedup_ci", {{"low", r.estimate.ci_low}, {"high", r.estimate.ci_high},
-                      {"confidence", r.estimate.confidence}}},
+      {"speedup_ci",
+       {{"low", r.estimate.ci_low},
+        {"high", r.estimate.ci_high},
+        {"confidence", r.estimate.confidence}}},
       {"rounds", rounds},
       {"max_plausible_speedup", Opt(r.max_plausible_speedup)},
       {"custom_kernel_cuda_time_in_profiling_us", r.own_kernel_us},
@@ -101,14 +113,23 @@ std::string ResultToJson(const EvalResult& r) {
       {"num_custom_kernels", r.own_kernels},
       {"num_total_kernels", r.total_kernels},
       {"kernels", kernels},
-      {"isolation", {{"namespaces", r.isolation.namespaces}, {"seccomp", r.isolation.seccomp},
-                     {"network", r.isolation.network}, {"pid_namespace", r.isolation.pid_namespace},
-                     {"compiler_confined", r.isolation.compiler_confined},
-                     {"notes", r.isolation.notes}}},
-      {"times_ms", {{"build", r.times.build_ms}, {"build_cached", r.times.build_cached},
-                    {"reference", r.times.reference_ms}, {"correctness", r.times.correctness_ms},
-                    {"timing", r.times.timing_ms}, {"total", r.times.total_ms},
-                    {"ops", OpsJson(r.times.ops)}}},
+      {"isolation",
+       {{"namespaces", r.isolation.namespaces},
+        {"seccomp", r.isolation.seccomp},
+        {"network", r.isolation.network},
+        {"pid_namespace", r.isolation.pid_namespace},
+        {"compiler_confined", r.isolation.compiler_confined},
+        {"notes", r.isolation.notes}}},
+      {"times_ms",
+       {{"build", r.times.build_ms},
+        {"build_cached", r.times.build_cached},
+        {"reference", r.times.reference_ms},
+        {"correctness", r.times.correctness_ms},
+        {"timing", r.times.timing_ms},
+        {"total", r.times.total_ms},
+        {"ops", OpsJson(r.times.ops)},
+        {"spans", SpansJson(r.times.spans)},
+        {"spans_dropped", r.times.spans_dropped}}},
       {"device", r.device},
       {"torch", r.torch_version},
       {"error_code", r.error_code},
@@ -180,6 +201,18 @@ Result<EvalResult> ResultFromJson(std::string_view text) {
       r.times.ops[op] = {v[0].get<int>(), v[1].get<double>(),
                          v[2].get<double>(),
                          v.size() == 4 ? v[3].get<double>() : 0.0};
+    }
+    for (const json& v : t.value("spans", json::array())) {
+      // [name, start, end] (lines before 2026-12-07 have none).
+      if (v.is_array() && v.size() == 3 && v[0].is_string() &&
+          v[1].is_number() && v[2].is_number() &&
+          r.times.spans.size() < PhaseSplit::kMaxSpans) {
+        r.times.spans.push_back(
+            {v[0].get<std::string>(), v[1].get<double>(), v[2].get<double>()});
+      }
+    }
+    if (t.contains("spans_dropped") && t["spans_dropped"].is_number_integer()) {
+      r.times.spans_dropped = t["spans_dropped"].get<int>();
     }
     const json iso = j.value("isolation", json::object());
     r.isolation.namespaces = iso.value("namespaces", false);

@@ -244,6 +244,8 @@ TEST_CASE("a result survives JSON and back") {
   r.own_kernel_us = 10;
   r.total_kernel_us = 40;
   r.times.ops["cand.call"] = {105, 420.5, 96.25, 80.5};
+  r.times.spans = {{"build", 10.04, 4020.5}, {"correctness", 4100, 4700.25}};
+  r.times.spans_dropped = 2;
   auto back = ResultFromJson(ResultToJson(r));
   REQUIRE(back.ok());
   CHECK(back->level == 2);
@@ -262,6 +264,13 @@ TEST_CASE("a result survives JSON and back") {
   CHECK(back->times.ops["cand.call"].wall_ms == 420.5);
   CHECK(back->times.ops["cand.call"].runner_ms == 96.25);
   CHECK(back->times.ops["cand.call"].cpu_ms == 80.5);
+  // Spans to 0.1 ms.
+  REQUIRE(back->times.spans.size() == 2);
+  CHECK(back->times.spans[0].name == "build");
+  CHECK(back->times.spans[0].start_ms == doctest::Approx(10.0));
+  CHECK(back->times.spans[0].end_ms == doctest::Approx(4020.5));
+  CHECK(back->times.spans[1].end_ms == doctest::Approx(4700.3));
+  CHECK(back->times.spans_dropped == 2);
   // A line from before the CPU time: [calls, wall, runner].
   internal::json old_line = internal::json::parse(ResultToJson(r));
   old_line["times_ms"]["ops"]["cand.call"] = {105, 420.5, 96.25};

@@ -15,6 +15,25 @@ std::string Num(double v, const char* fmt) {
   return buf;
 }
 
+namespace {
+// Static initialization, before main: the process's start, near enough.
+const util::SteadyClock::time_point kProcessStart = util::SteadyClock::now();
+}  // namespace
+
+double ProcessMs(util::SteadyClock::time_point t) {
+  return std::chrono::duration<double, std::milli>(t - kProcessStart).count();
+}
+
+void AddSpan(PhaseSplit* split, std::string name,
+             util::SteadyClock::time_point start,
+             util::SteadyClock::time_point end) {
+  if (split->spans.size() >= PhaseSplit::kMaxSpans) {
+    ++split->spans_dropped;
+    return;
+  }
+  split->spans.push_back({std::move(name), ProcessMs(start), ProcessMs(end)});
+}
+
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";

@@ -338,6 +338,16 @@ struct OpTime {
   double cpu_ms = 0;
 };
 
+// One part of an evaluation on the process's clock: milliseconds since the
+// process started (one clock for every answer a process judges, so answers
+// judged side by side line up: bench/timeline.py draws a run from them).
+struct Span {
+  std::string name;  // a part ("correctness", "timed_calls", ...), "build",
+                     // "build_queue" or "answer" (the whole evaluation)
+  double start_ms = 0;
+  double end_ms = 0;
+};
+
 // The split of one evaluation's wall time, in milliseconds.
 struct PhaseSplit {
   double build_ms = 0;
@@ -349,6 +359,13 @@ struct PhaseSplit {
   // By "ref.<op>" and "cand.<op>" (the candidate's start-up included; the
   // warm reference's from this answer on).
   std::map<std::string, OpTime> ops;
+  // The evaluation's parts as they happened, in the order they ended, at
+  // most kMaxSpans (later ones are dropped, counted in spans_dropped). A
+  // build read from the cache or given to an earlier answer has no
+  // "build" span here.
+  static constexpr size_t kMaxSpans = 160;
+  std::vector<Span> spans;
+  int spans_dropped = 0;
 };
 
 struct Baseline {
