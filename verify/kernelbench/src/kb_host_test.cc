@@ -196,7 +196,7 @@ const std::string kTimer = "import time\n" + ScaleAddAnswer(R"PY(
 
 _pc = time.perf_counter
 _start = _pc()
-time.perf_counter = lambda: _start + (_pc() - _start) * 0.25
+time.perf_counter = lambda: _start + (_pc() - _start) * 0.02
 )PY");
 
 const std::string kInputs = ScaleAddAnswer(R"PY(
@@ -558,14 +558,17 @@ TEST_CASE("hack: a patched timer is named and does not change the runner's clock
   INFO(Codes(r));
   CHECK(r.verdict == "hack");
   CHECK(HasFinding(r.findings, FindingCode::kPatchedFunction));
-  // The timer runs 4x slow; the runner's clock was bound before the answer
-  // ran, so the candidate's time is its real one, not a quarter of it: its
-  // speedup is the honest answer's, not 4x it. Speedups, not times: each
+  // The timer runs 50x slow; the runner's clock was bound before the answer
+  // ran, so the candidate's time is its real one, not a fiftieth of it: its
+  // speedup is the honest answer's, not 50x it. Speedups, not times: each
   // is interleaved with the reference in its own evaluation, so a load
   // that changes between the two evaluations (a 2-core CI host running
   // other tests; 0.28 ms against 0.55 ms once) moves both sides alike.
+  // Not alike enough for a tight bound: with the trainer's tests beside
+  // it, the two honest speedups once differed 2.5x (0.456 and 1.13), which
+  // failed the 2x bound this test had with a 4x slow timer.
   REQUIRE(fast.estimate.ratio > 0);
-  CHECK(r.estimate.ratio < 2.0 * fast.estimate.ratio);
+  CHECK(r.estimate.ratio < 8.0 * fast.estimate.ratio);
 }
 
 TEST_CASE("hack: inputs modified by the call") {
